@@ -1,0 +1,90 @@
+# fakeapi -- one plain Makefile. `make` builds into build/, `make asan`
+# into build/asan/ (ASan + UBSan); `make test` runs CUnit and pytest on the
+# sanitizer build. See README.md.
+
+BUILD    ?= build
+PYTHON   ?= /usr/bin/python3
+PKGS      = libmicrohttpd libcjson libcurl openssl
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CUNIT_LIBS := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
+
+WARN      = -Wall -Wextra -Wshadow -Wformat=2 -Wvla
+OPT      ?= -O2 -g
+SAN      ?=
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) $(WARN) $(if $(CI),-Werror) \
+	     -MMD -MP -Ifakeapi -Iharness $(PKG_CFLAGS) $(CFLAGS)
+LDFLAGS_ALL = $(SAN) $(LDFLAGS)
+LIBS_ALL    = $(PKG_LIBS) -lpthread -lm
+
+LIB_SRC     = $(filter-out fakeapi/main.c,$(wildcard fakeapi/*.c))
+HX_SRC      = $(filter-out harness/main.c,$(wildcard harness/*.c))
+UNIT_SRC    = $(wildcard tests/unit/*.c)
+CLIENT_DIRS = $(wildcard client-under-test/*/)
+
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+HX_OBJ   = $(HX_SRC:%.c=$(BUILD)/obj/%.o)
+UNIT_OBJ = $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
+
+BINS = $(BUILD)/fakeapi $(BUILD)/fakeapi-harness $(BUILD)/unit-tests
+
+.PHONY: all asan deps test unit e2e demo bench lint fmt clean
+all: $(BINS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/libfakeapi.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+$(BUILD)/fakeapi: $(BUILD)/obj/fakeapi/main.o $(BUILD)/libfakeapi.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_ALL)
+
+$(BUILD)/fakeapi-harness: $(BUILD)/obj/harness/main.o $(HX_OBJ) $(BUILD)/libfakeapi.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_ALL)
+
+$(BUILD)/unit-tests: $(UNIT_OBJ) $(HX_OBJ) $(BUILD)/libfakeapi.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_ALL) $(CUNIT_LIBS)
+
+asan:
+	$(MAKE) BUILD=build/asan OPT="-O1 -g" \
+		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
+
+# Installs what the build and the tests need (Debian packages); quick no-op
+# when everything is there.
+deps:
+	@ci/install-deps
+
+unit: deps
+	$(MAKE) asan
+	build/asan/unit-tests
+
+e2e: deps
+	$(MAKE) asan
+	FAKEAPI_BUILD=build/asan $(PYTHON) -m pytest -q -n 2 tests/e2e
+
+test: deps
+	$(MAKE) asan
+	build/asan/unit-tests
+	FAKEAPI_BUILD=build/asan $(PYTHON) -m pytest -q -n 2 tests/e2e
+
+DEMO_CURL = curl -sS -f --retry 4 -H "Authorization: Bearer $$FAKEAPI_KEY" {url}
+demo: deps
+	$(MAKE) all
+	@echo "== fakeapi-harness: the five-step suite against curl =="
+	-$(BUILD)/fakeapi-harness run --exec '$(DEMO_CURL)' scenarios/five-step/suite.json
+
+lint:
+	@! git grep -nE '\b(strcpy|strcat|sprintf|vsprintf|strtok|atoi|atol|gets)[[:space:]]*\(' -- '*.c' '*.h' \
+		|| { echo "lint: banned calls above (STYLE.md)"; exit 1; }
+	@ci/check-symbols $(BUILD)/libfakeapi.a $(HX_OBJ)
+
+fmt:
+	clang-format -i fakeapi/*.[ch] harness/*.[ch] tests/unit/*.[ch]
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,156 @@
+/* journal.h -- every inbound attempt, appended once, hash-chained. */
+#ifndef FA_JOURNAL_H
+#define FA_JOURNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cJSON.h>
+
+#include "rc.h"
+
+/* Attempt-counter headers that SDKs send, recorded verbatim. */
+enum fa_attempt_header {
+	FA_AH_STAINLESS = 0, /* x-stainless-retry-count (OpenAI/Anthropic SDKs) */
+	FA_AH_AMZ,           /* amz-sdk-request (AWS SDKs: "attempt=2; max=3") */
+	FA_AH_GRPC,          /* grpc-previous-rpc-attempts */
+	FA_AH_COUNT
+};
+
+/* How the answer reached the client. */
+enum fa_delivery {
+	FA_DELIVERED_COMPLETE = 0, /* the whole response was written */
+	FA_DELIVERED_CLIENT_GONE,  /* the client closed before it was written */
+	FA_DELIVERED_DROPPED,      /* the provider closed on purpose (a fault) */
+};
+
+/*
+ * One journal entry: one inbound attempt (never admin traffic). Times are
+ * CLOCK_MONOTONIC µs since the server started; -1 = not reached. Strings
+ * are owned by the entry and may be NULL (= JSON null). Secrets never: a
+ * key is recorded by its id.
+ */
+struct fa_attempt {
+	uint64_t seq;                /* 1, 2, ...: assigned by fa_journal_append at completion */
+	int64_t t_arrival_us;        /* request line and headers read */
+	int64_t t_response_us;       /* response handed to the connection; -1 none */
+	int64_t t_done_us;           /* connection finished with the request */
+	int64_t wall_us;             /* CLOCK_REALTIME at arrival, µs since epoch */
+	char *method;                /* "GET" */
+	char *path;                  /* path without the query */
+	char *route;                 /* matched route id; NULL = none */
+	int response_index;          /* index in the route's responses; -1 = none */
+	char *task;                  /* fa_task query parameter or X-Fakeapi-Task header */
+	char *key;                   /* key id (never the secret); NULL = no valid key */
+	char *user;                  /* the key's user */
+	char *scope;                 /* "user:ops-team" / "key:ops-1" */
+	char *idempotency_key;       /* Idempotency-Key header */
+	char *client_reference;      /* from the body, where a route names the field */
+	char body_sha256[65];        /* hex SHA-256 of the request body ("" body included) */
+	char *attempt_headers[FA_AH_COUNT]; /* raw values or NULL */
+	int status;                  /* status sent; 0 = none */
+	char *fault;                 /* what was done instead of / besides a plain answer:
+	                                "respond", "delay", "during_pause", "unauthorized",
+	                                "no_route", "too_large" */
+	bool committed;              /* a side effect was committed */
+	enum fa_delivery delivered;
+	uint64_t conn_id;            /* connection number, 1, 2, ... */
+	unsigned conn_reuse;         /* earlier requests on the same connection */
+	char *retry_after;           /* Retry-After value sent, or NULL */
+	int64_t pause_until_us;      /* instant that Retry-After names (monotonic µs since
+	                                start; may be before t_response_us for a past date);
+	                                -1 = none sent or not parseable */
+	char *quota;                 /* quota decision; NULL until the quota model exists */
+	int in_flight;               /* requests of this scope in flight on arrival, itself included */
+};
+
+/* Release what @a owns (not @a itself). NULL is accepted. */
+void fa_attempt_release(struct fa_attempt *a);
+
+/* Name of @d: "complete", "client_gone", "dropped". */
+const char *fa_delivery_str(enum fa_delivery d);
+
+/*
+ * The entry as a JSON object with exactly these members, in this order:
+ * seq, t_arrival_us, t_response_us, t_done_us, wall (RFC 3339 string),
+ * method, path, route, response_index, task, key, user, scope,
+ * idempotency_key, client_reference, body_sha256, attempt_headers (object
+ * of the three header names), status, fault, committed, delivered,
+ * conn_id, conn_reuse, retry_after, pause_until_us (null when -1), quota,
+ * in_flight. Caller frees with cJSON_Delete.
+ */
+cJSON *fa_attempt_to_json(const struct fa_attempt *a);
+
+/* Fill @out from a JSON object as fa_attempt_to_json() writes it (extra
+ * members such as "prev" are ignored). FA_EINVAL with "$.member: ..." in
+ * @err when a member is missing or has the wrong type. */
+enum fa_rc fa_attempt_from_json(const cJSON *obj, struct fa_attempt *out,
+				struct fa_err *err);
+
+struct fa_journal;
+
+/*
+ * A new, empty journal. @path NULL keeps it in memory only; "-" also
+ * streams each line to stdout as it is appended; anything else is a file
+ * created or truncated (FA_EIO "PATH: cannot open: strerror"). Every
+ * appended line is written and flushed at once.
+ */
+enum fa_rc fa_journal_new(const char *path, struct fa_journal **out,
+			  struct fa_err *err);
+
+/* Flush and close the file, free everything. NULL is accepted. */
+void fa_journal_free(struct fa_journal *j);
+
+/*
+ * Append an attempt: takes *@a's contents (the entry is moved, *@a is
+ * zeroed), assigns the next seq and returns it. The line written is the
+ * compact JSON of fa_attempt_to_json() with one more member, "prev": the
+ * hex SHA-256 of the previous line's bytes (without its newline), or 64
+ * zeros for the first line. Thread-safe. Never drops an entry: a write
+ * error is logged and the entry is still kept in memory.
+ */
+uint64_t fa_journal_append(struct fa_journal *j, struct fa_attempt *a);
+
+/* Number of entries kept in memory. Thread-safe. */
+size_t fa_journal_count(struct fa_journal *j);
+
+/* Hex SHA-256 of the last line appended (64 zeros when empty) into @out. */
+void fa_journal_head(struct fa_journal *j, char out[65]);
+
+/*
+ * Entries with seq > @since as {"head": "...", "count": N,
+ * "last_seq": S, "entries": [lines as objects, "prev" included]}, a string
+ * the caller frees. Thread-safe.
+ */
+char *fa_journal_json(struct fa_journal *j, uint64_t since);
+
+/*
+ * Copies of the entries with seq > @since: *@out is an array of *@n
+ * entries the caller releases with fa_attempt_release() each, then free().
+ * Thread-safe.
+ */
+void fa_journal_snapshot(struct fa_journal *j, uint64_t since,
+			 struct fa_attempt **out, size_t *n);
+
+/* Forget the entries kept in memory (admin reset). seq keeps counting and
+ * the file and its chain go on. Thread-safe. */
+void fa_journal_reset(struct fa_journal *j);
+
+/*
+ * Check a JSONL journal file: every line parses, its "prev" is the SHA-256
+ * of the line before (64 zeros on the first), and seq increases. On
+ * success *@n_lines gets the line count and @head_out (65 bytes, may be
+ * NULL) the hash of the last line. A break is FA_ECHAIN with
+ * "PATH:LINE: prev does not match line LINE-1 (a line was removed or
+ * changed)" or the like; unreadable is FA_EIO.
+ */
+enum fa_rc fa_journal_verify(const char *path, size_t *n_lines,
+			     char *head_out, struct fa_err *err);
+
+/* Read a JSONL journal file into entries (as fa_journal_snapshot hands
+ * them out), checking nothing but syntax. Errors name PATH:LINE. */
+enum fa_rc fa_journal_read(const char *path, struct fa_attempt **out,
+			   size_t *n, struct fa_err *err);
+
+#endif

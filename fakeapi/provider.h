@@ -1,0 +1,101 @@
+/* provider.h -- the fake provider: decides the answer to one request. */
+#ifndef FA_PROVIDER_H
+#define FA_PROVIDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "journal.h"
+#include "scenario.h"
+
+/* A request as the server read it. All pointers borrowed for the call. */
+struct fa_req {
+	const char *method;          /* "GET" */
+	const char *path;            /* without the query */
+	const char *fa_task;         /* the fa_task query parameter, or NULL */
+	const struct fa_header *headers; /* request headers, names as received */
+	size_t n_headers;
+	const char *body;            /* request body, not NUL-terminated; NULL if none */
+	size_t body_len;
+	bool body_too_large;         /* the body passed FA_PROVIDER_MAX_BODY (answer 413) */
+	uint64_t conn_id;            /* connection number, 1, 2, ... */
+	unsigned conn_reuse;         /* earlier requests on this connection */
+	int64_t t_arrival_us;        /* monotonic µs since the server started */
+	int64_t wall_us;             /* CLOCK_REALTIME at arrival, µs since epoch */
+};
+
+/* Largest request body read, bytes; a larger one gets 413. */
+#define FA_PROVIDER_MAX_BODY (1024 * 1024)
+
+/* The answer, filled by fa_provider_decide(). Owned by the caller, released
+ * with fa_resp_release(). */
+struct fa_resp {
+	int status;                  /* 100..599 */
+	struct fa_header *headers;   /* owned, n_headers */
+	size_t n_headers;
+	char *body;                  /* owned, body_len bytes; NULL = empty */
+	size_t body_len;
+	int delay_ms;                /* hold the answer this long before the headers */
+	bool journaled;              /* false for admin traffic */
+	struct fa_attempt attempt;   /* the journal entry in progress (journaled only) */
+	char *scope;                 /* owned: scope whose in-flight count to drop, or NULL */
+};
+
+/* Release what @r owns. NULL accepted. */
+void fa_resp_release(struct fa_resp *r);
+
+struct fa_provider;
+
+/*
+ * A provider playing @sc (borrowed: it must outlive the provider) and
+ * appending to @journal (borrowed). @seed makes random choices repeatable.
+ * @t0_us is the monotonic instant (fa_clock_mono_us) the journal's times
+ * count from. Returns a new provider (free with fa_provider_free).
+ */
+struct fa_provider *fa_provider_new(const struct fa_scenario *sc,
+				    struct fa_journal *journal, uint64_t seed,
+				    int64_t t0_us);
+
+/* NULL accepted. */
+void fa_provider_free(struct fa_provider *p);
+
+/* The journal it appends to (borrowed). */
+struct fa_journal *fa_provider_journal(struct fa_provider *p);
+
+/* µs since the provider's start on the monotonic clock. */
+int64_t fa_provider_now_us(const struct fa_provider *p);
+
+/*
+ * Decide the answer to @req into @resp (zeroed by the caller). Admin paths
+ * (/_fakeapi/...) are answered by the admin module and not journaled.
+ * Otherwise: a missing or unknown key is 401 (no cursor moves); inside an
+ * announced pause of the scope the during_pause answer goes out when the
+ * scenario has one; else the first route whose method and template match
+ * advances its cursor and answers; no route is 404. The scope's in-flight
+ * count is raised here and dropped by fa_provider_finish(). Thread-safe.
+ */
+void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
+			struct fa_resp *resp);
+
+/*
+ * The response went out (or did not): stamp @t_response_us / @t_done_us
+ * (-1 when not reached) and @delivered, drop the scope's in-flight count,
+ * record the pause the answer announced, and append the attempt to the
+ * journal (admin traffic is not). Releases nothing: call fa_resp_release()
+ * after. Thread-safe.
+ */
+void fa_provider_finish(struct fa_provider *p, struct fa_resp *resp,
+			int64_t t_response_us, int64_t t_done_us,
+			enum fa_delivery delivered);
+
+/* Admin reset: cursors rewind, pauses end, the journal's memory is cleared.
+ * Thread-safe. */
+void fa_provider_reset(struct fa_provider *p);
+
+/* Current state for GET /_fakeapi/state: {"scenario", "routes": [{id,
+ * cursor state}], "scopes": [{scope, pause_until_us, in_flight}],
+ * "journal": {count, head}}; the caller frees the string. */
+char *fa_provider_state_json(struct fa_provider *p);
+
+#endif

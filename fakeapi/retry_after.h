@@ -1,0 +1,75 @@
+/* retry_after.h -- the one parser and formatter of Retry-After (RFC 9110 §10.2.3). */
+#ifndef FA_RETRY_AFTER_H
+#define FA_RETRY_AFTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rc.h"
+
+/* The forms a Retry-After value can take. RFC 9110 §10.2.3 allows
+ * delta-seconds or an HTTP-date; §5.6.7 defines three date forms, of which
+ * a recipient must accept all three and a sender must emit IMF-fixdate. */
+enum fa_ra_form {
+	FA_RA_DELTA = 0,    /* "120" */
+	FA_RA_IMF_FIXDATE,  /* "Sun, 06 Nov 1994 08:49:37 GMT" */
+	FA_RA_RFC850,       /* "Sunday, 06-Nov-94 08:49:37 GMT" (obsolete) */
+	FA_RA_ASCTIME,      /* "Sun Nov  6 08:49:37 1994" (obsolete) */
+};
+
+/* Largest delta-seconds accepted: 2^31 (RFC 9111 §1.2.2 caps delta-seconds
+ * there); a longer or larger value is rejected as FA_ERANGE. */
+#define FA_RA_MAX_DELTA_S 2147483648LL
+
+/* Buffer size that always holds a formatted value, NUL included. */
+#define FA_RA_BUFSZ 64
+
+/* A parsed Retry-After value. */
+struct fa_retry_after {
+	enum fa_ra_form form; /* which form the value had */
+	int64_t delta_s;      /* FA_RA_DELTA: seconds, 0..FA_RA_MAX_DELTA_S */
+	int64_t date_s;       /* date forms: seconds since the Unix epoch (UTC) */
+};
+
+/* Name of @form: "delta-seconds", "imf-fixdate", "rfc850", "asctime". */
+const char *fa_retry_after_form_str(enum fa_ra_form form);
+
+/* Parse a form name as fa_retry_after_form_str() prints it.
+ * Returns FA_EINVAL for an unknown name. */
+enum fa_rc fa_retry_after_form_parse(const char *name, enum fa_ra_form *out);
+
+/*
+ * Parse a Retry-After field value (leading and trailing spaces/tabs are
+ * optional whitespace and ignored). delta-seconds is 1*DIGIT: a sign, a
+ * fraction, an empty value or trailing garbage is FA_EINVAL; a value above
+ * FA_RA_MAX_DELTA_S is FA_ERANGE. Dates follow RFC 9110 §5.6.7 exactly
+ * (case-sensitive names, "GMT"); RFC 850 two-digit years more than 50 years
+ * in the future are taken as the past century. An invalid calendar date
+ * (Feb 30, hour 24) is FA_EINVAL. @value NULL is FA_EINVAL. @out is written
+ * only on FA_OK.
+ */
+enum fa_rc fa_retry_after_parse(const char *value, struct fa_retry_after *out);
+
+/*
+ * The instant the value names, as wall-clock µs since the epoch, for a
+ * value received at @now_wall_us: now + delta for delta-seconds, the date
+ * itself for the date forms (which may lie in the past).
+ */
+int64_t fa_retry_after_until_wall_us(const struct fa_retry_after *ra,
+				     int64_t now_wall_us);
+
+/*
+ * Format a Retry-After value asking for a pause of @seconds into @buf
+ * (@len >= FA_RA_BUFSZ, else FA_ERANGE). For FA_RA_DELTA, @seconds must be
+ * 0..FA_RA_MAX_DELTA_S (else FA_ERANGE) and the value is the decimal
+ * number. For the date forms the date is ceil(now) + @seconds, so the
+ * pause a recipient computes never comes out shorter than asked; @seconds
+ * may be negative to name a date in the past. When @until_wall_us is not
+ * NULL it receives the instant the emitted value names (µs since epoch;
+ * for delta-seconds, now + seconds).
+ */
+enum fa_rc fa_retry_after_format(enum fa_ra_form form, int64_t seconds,
+				 int64_t now_wall_us, char *buf, size_t len,
+				 int64_t *until_wall_us);
+
+#endif

@@ -1,0 +1,187 @@
+/* scenario.h -- scenario and suite files: load, validate, hold. */
+#ifndef FA_SCENARIO_H
+#define FA_SCENARIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cJSON.h>
+
+#include "rc.h"
+#include "retry_after.h"
+
+/* A header to send, in the order the file lists them. */
+struct fa_header {
+	char *name;  /* as written in the file */
+	char *value; /* as written in the file */
+};
+
+/* How a route's response sequence advances. */
+enum fa_cursor_kind {
+	FA_CURSOR_SHARED = 0, /* one cursor for every caller */
+	FA_CURSOR_SCOPE,      /* one cursor per scope (see fa_scope_kind) */
+};
+
+/* What a "scope" is: the set of requests that share a pause, a cursor
+ * (FA_CURSOR_SCOPE) and, later, a budget. Seed 000: an account scope. */
+enum fa_scope_kind {
+	FA_SCOPE_USER = 0, /* scope "user:<user>": every key of one account */
+	FA_SCOPE_KEY,      /* scope "key:<key id>" */
+};
+
+/* One entry of a response sequence ($.routes[i].responses[j]), or the
+ * provider's during_pause answer. */
+struct fa_response_spec {
+	int times;                  /* consecutive answers it gives, >= 1; 0 = for ever (last entry only) */
+	int status;                 /* 100..599 */
+	struct fa_header *headers;  /* owned, n_headers entries */
+	size_t n_headers;
+	cJSON *body;                /* owned; NULL = empty body; sent as compact JSON */
+	bool has_retry_after;       /* "retry_after" given: the provider writes the header */
+	enum fa_ra_form ra_form;    /* its form */
+	int64_t ra_seconds;         /* pause asked, s; negative only for date forms (a past date) */
+	int delay_ms;               /* wait before the headers go out, 0..600000 ms */
+};
+
+/* One route ($.routes[i]). */
+struct fa_route_spec {
+	char *id;                            /* unique in the scenario */
+	char *method;                        /* upper case: GET HEAD POST PUT PATCH DELETE OPTIONS */
+	char *path;                          /* template, "/v1/records/{id}"; never under /_fakeapi/ */
+	char *klass;                         /* request class ("read", ...) or NULL */
+	enum fa_cursor_kind cursor;          /* default FA_CURSOR_SHARED */
+	struct fa_response_spec *responses;  /* owned, n_responses >= 1 */
+	size_t n_responses;
+};
+
+/* An API key the provider accepts ($.provider.keys.<id>). */
+struct fa_key {
+	char *id;     /* the object key; what the journal records */
+	char *secret; /* what the client sends; never journaled or reported */
+	char *user;   /* the account it belongs to */
+};
+
+/* A budget a task is graded against ($.harness.tasks[i].budget). */
+struct fa_budget {
+	int max_attempts; /* 1..1000; 0 = not given */
+	int max_wait_s;   /* 0..86400; -1 = not given */
+};
+
+/* One logical request the harness asks the client to make. */
+struct fa_task_spec {
+	char *id;                  /* unique; [A-Za-z0-9_-]{1,64} (it goes into a URL) */
+	char *key;                 /* id of a key in provider.keys */
+	char *klass;               /* request class or NULL */
+	char *method;              /* upper case */
+	char *path;                /* concrete path, may carry a query ("/v1/records/42") */
+	struct fa_header *headers; /* owned, extra request headers for the client */
+	size_t n_headers;
+	cJSON *body;               /* owned; NULL = no body */
+	struct fa_budget budget;
+	int timeout_s;             /* per-task client timeout, 1..3600; 0 = derived by the harness */
+};
+
+/* What fires an event. */
+enum fa_event_on {
+	FA_ON_SERVER_SENT = 0, /* the provider answered (journal) */
+	FA_ON_CLIENT_SAW,      /* the client reported the result (stdio mode) */
+};
+
+/* One entry of $.harness.events. */
+struct fa_event_spec {
+	int64_t at_ms;          /* >= 0: fire this long after the scenario starts; -1: "after" trigger */
+	char *after_task;       /* "after": the task whose attempt triggers it */
+	int after_status;       /* "after": the status that attempt got, 100..599 */
+	enum fa_event_on on;    /* "after": which side must have seen it */
+	int plus_ms;            /* delay after the trigger, 0..600000 ms */
+	char **send;            /* owned task ids to start, n_send >= 1 */
+	size_t n_send;
+};
+
+/* The $.harness block. */
+struct fa_harness_spec {
+	struct fa_task_spec *tasks;   /* owned */
+	size_t n_tasks;
+	struct fa_event_spec *events; /* owned */
+	size_t n_events;
+	cJSON *expect;                /* owned object: check id -> parameters; NULL = none */
+	int timeout_s;                /* whole scenario, 1..3600, default 60 */
+};
+
+/* A loaded, validated scenario. Every pointer is owned by it. */
+struct fa_scenario {
+	char *file;                   /* path it was loaded from (or the name given) */
+	char sha256[65];              /* hex SHA-256 of the file's bytes */
+	char *id;                     /* [A-Za-z0-9._-]{1,64} */
+	char *title;                  /* or NULL */
+	char *comment;                /* or NULL; provenance of imported scenarios */
+	struct fa_key *keys;          /* n_keys >= 1 */
+	size_t n_keys;
+	char **users;                 /* every user named by a key, sorted, unique */
+	size_t n_users;
+	enum fa_scope_kind scope;     /* $.provider.scope, default FA_SCOPE_USER */
+	bool has_during_pause;        /* $.provider.during_pause given */
+	struct fa_response_spec during_pause; /* answer to a request that arrives inside
+	                                         an announced pause of its scope (times unused) */
+	struct fa_route_spec *routes; /* n_routes >= 1 */
+	size_t n_routes;
+	bool has_harness;             /* $.harness given */
+	struct fa_harness_spec harness;
+};
+
+/* A suite: a versioned list of scenarios. */
+struct fa_suite {
+	char *file;                      /* path of suite.json, or of the lone scenario */
+	char *id;                        /* suite id; a lone scenario's id */
+	char *version;                   /* "1"; "" for a lone scenario */
+	char *title;                     /* or NULL */
+	struct fa_scenario **scenarios;  /* owned, in file order */
+	size_t n_scenarios;
+};
+
+/*
+ * Parse and validate a scenario from memory. @name is used in messages and
+ * kept as ->file. On a JSON syntax error @err gets "NAME:LINE:COL: message";
+ * on a validation error "NAME: $.json.path: expected ..., got ...". Unknown
+ * keys (the message lists the allowed ones), duplicate keys, non-integers
+ * where integers are expected and references to undefined keys or tasks
+ * are errors. Returns FA_OK and a new scenario in *@out (free with
+ * fa_scenario_free), or FA_EINVAL and *@out NULL.
+ */
+enum fa_rc fa_scenario_parse(const char *text, size_t len, const char *name,
+			     struct fa_scenario **out, struct fa_err *err);
+
+/* Read @path and fa_scenario_parse() it. An unreadable file is FA_EIO with
+ * "PATH: cannot read: strerror". */
+enum fa_rc fa_scenario_load(const char *path, struct fa_scenario **out,
+			    struct fa_err *err);
+
+/* Release @sc and everything it owns. NULL is accepted. */
+void fa_scenario_free(struct fa_scenario *sc);
+
+/* Key with this secret, or NULL. */
+const struct fa_key *fa_scenario_key_by_secret(const struct fa_scenario *sc,
+						 const char *secret);
+/* Key with this id, or NULL. */
+const struct fa_key *fa_scenario_key_by_id(const struct fa_scenario *sc,
+					     const char *id);
+/* Task with this id, or NULL. */
+const struct fa_task_spec *fa_scenario_task(const struct fa_scenario *sc,
+					    const char *id);
+
+/*
+ * Load a suite: @path is either a suite file ({"id", "version", "title"?,
+ * "scenarios": ["relative/path.json", ...]}, paths relative to the suite
+ * file's folder) or a single scenario file, which becomes a suite of one.
+ * A file is a suite when its top-level object has a "scenarios" key.
+ * Errors as fa_scenario_parse(), naming the file at fault; duplicate
+ * scenario ids across the suite are an error.
+ */
+enum fa_rc fa_suite_load(const char *path, struct fa_suite **out,
+			 struct fa_err *err);
+
+/* Release @suite and its scenarios. NULL is accepted. */
+void fa_suite_free(struct fa_suite *suite);
+
+#endif

@@ -1,0 +1,33 @@
+/* server.h -- glue between libmicrohttpd and the provider. */
+#ifndef FA_SERVER_H
+#define FA_SERVER_H
+
+#include "provider.h"
+#include "rc.h"
+
+/* How to listen. */
+struct fa_server_opts {
+	const char *bind;  /* IPv4 address, default "127.0.0.1" when NULL */
+	unsigned port;     /* 0 = an ephemeral port */
+	unsigned threads;  /* thread-pool size, >= 2; 0 = default (4) */
+};
+
+struct fa_server;
+
+/*
+ * Start serving @p (borrowed; it must outlive the server) in background
+ * threads. On failure returns FA_EIO/FA_EINVAL with "cannot listen on
+ * ADDR:PORT: reason" in @err. Raises RLIMIT_NOFILE to the hard limit.
+ */
+enum fa_rc fa_server_start(struct fa_provider *p,
+			   const struct fa_server_opts *opts,
+			   struct fa_server **out, struct fa_err *err);
+
+/* The port actually bound (useful with port 0). */
+unsigned fa_server_port(const struct fa_server *s);
+
+/* Resume every held connection, stop the daemon, join its threads; every
+ * attempt has reached the journal when it returns. NULL accepted. */
+void fa_server_stop(struct fa_server *s);
+
+#endif

@@ -1,0 +1,87 @@
+/* result.h -- what a harness run found: per task, per check, per scenario. */
+#ifndef HX_RESULT_H
+#define HX_RESULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "journal.h"
+#include "scenario.h"
+
+/* A check's verdict. n/a is never counted as pass. */
+enum hx_verdict { HX_PASS = 0, HX_FAIL, HX_NA };
+
+/* "pass", "fail", "n/a". */
+const char *hx_verdict_str(enum hx_verdict v);
+
+/* How the harness drives the client. */
+enum hx_mode { HX_MODE_EXEC = 0, HX_MODE_STDIO };
+
+/* What happened to one task's client process (exec mode) or session. */
+struct hx_task_run {
+	const struct fa_task_spec *spec; /* borrowed from the scenario */
+	bool sent;                       /* an event started it */
+	int64_t t_sent_us;               /* when it was started (server clock, µs since start); -1 */
+	int64_t t_exit_us;               /* when the client process ended; -1 */
+	int exit_code;                   /* exit status; -1 when killed or not run */
+	bool timed_out;                  /* killed by the per-task or per-scenario timeout */
+	char *error;                     /* owned: client could not start, ...; NULL */
+};
+
+/* The verdict of one check on one scenario. Strings are owned. */
+struct hx_check_result {
+	const char *id;       /* static: "wait.retry_after" */
+	int level;            /* 1..4 (L1..L4) */
+	bool required;        /* counts for the exit code and the level */
+	enum hx_verdict verdict;
+	char *detail;         /* one line a person reads: why pass, fail or n/a */
+	uint64_t *evidence;   /* journal seqs behind the verdict, ascending */
+	size_t n_evidence;
+};
+
+/* Everything the checks read about one scenario run. All borrowed. */
+struct hx_check_input {
+	const struct fa_scenario *sc;
+	const struct fa_attempt *attempts; /* the provider's journal, seq order */
+	size_t n_attempts;
+	const struct hx_task_run *tasks;   /* one per sc->harness.tasks, same order */
+	size_t n_tasks;
+	enum hx_mode mode;
+};
+
+/* One scenario's outcome. */
+struct hx_scenario_result {
+	const struct fa_scenario *sc;    /* borrowed from the suite */
+	char *error;                     /* owned: the scenario could not run (exit 2); NULL */
+	struct hx_task_run *tasks;       /* owned array, n_tasks */
+	size_t n_tasks;
+	struct fa_attempt *attempts;     /* owned copy of the journal */
+	size_t n_attempts;
+	char journal_head[65];           /* SHA-256 of the journal's last line */
+	struct hx_check_result *checks;  /* owned, n_checks */
+	size_t n_checks;
+	int64_t duration_us;
+};
+
+/* A whole run of a suite. */
+struct hx_run_result {
+	const struct fa_suite *suite;        /* borrowed */
+	const char *harness_version;         /* static */
+	uint64_t seed;
+	enum hx_mode mode;
+	const char *client;                  /* the exec template or client command, borrowed */
+	struct hx_scenario_result *scenarios;/* owned, one per suite scenario, suite order */
+	size_t n_scenarios;
+	int level;                           /* 0..4 reached */
+	int min_level;                       /* --min-level, 0 = none */
+	int exit_code;                       /* 0, 1 or 2 as DESIGN.md says */
+};
+
+/* Release what @r owns. NULL accepted. */
+void hx_check_result_release(struct hx_check_result *r);
+void hx_task_run_release(struct hx_task_run *t);
+void hx_scenario_result_release(struct hx_scenario_result *s);
+void hx_run_result_release(struct hx_run_result *r);
+
+#endif

@@ -66,3 +66,10 @@ char *fa_xasprintf(const char *fmt, ...)
 		die("vasprintf", 0);
 	return p;
 }
+
+void *fa_xcheck(void *p, const char *what)
+{
+	if (p == NULL)
+		die(what, 0);
+	return p;
+}

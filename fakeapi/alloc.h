@@ -16,4 +16,8 @@ char *fa_xstrdup(const char *s);
 char *fa_xstrndup(const char *s, size_t n);
 char *fa_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* @p, or abort naming @what when it is NULL: for libraries (cJSON) that
+ * return NULL only when allocation fails. */
+void *fa_xcheck(void *p, const char *what);
+
 #endif

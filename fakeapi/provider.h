@@ -13,7 +13,8 @@
 struct fa_req {
 	const char *method;          /* "GET" */
 	const char *path;            /* without the query */
-	const char *fa_task;         /* the fa_task query parameter, or NULL */
+	const struct fa_header *query;   /* query arguments, decoded, in order */
+	size_t n_query;
 	const struct fa_header *headers; /* request headers, names as received */
 	size_t n_headers;
 	const char *body;            /* request body, not NUL-terminated; NULL if none */
@@ -44,6 +45,19 @@ struct fa_resp {
 
 /* Release what @r owns. NULL accepted. */
 void fa_resp_release(struct fa_resp *r);
+
+/* Append a header (copies both strings). */
+void fa_resp_add_header(struct fa_resp *r, const char *name, const char *value);
+
+/* Set @status and, unless @body is NULL, the compact JSON of @body as the
+ * body with Content-Type: application/json. @body stays the caller's. */
+void fa_resp_set_json(struct fa_resp *r, int status, const cJSON *body);
+
+/* Value of request header @name (case-insensitive), or NULL. */
+const char *fa_req_header(const struct fa_req *req, const char *name);
+
+/* Value of query argument @name (case-sensitive), or NULL. */
+const char *fa_req_query(const struct fa_req *req, const char *name);
 
 struct fa_provider;
 
@@ -77,6 +91,15 @@ int64_t fa_provider_now_us(const struct fa_provider *p);
  */
 void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 			struct fa_resp *resp);
+
+/*
+ * The request never reached a decision (the client left while sending it):
+ * fill @resp->attempt with what is known (status 0, fault
+ * "incomplete_request"), moving no cursor, so fa_provider_finish() still
+ * journals it. Admin paths are not journaled. Thread-safe.
+ */
+void fa_provider_abandon(struct fa_provider *p, const struct fa_req *req,
+			 struct fa_resp *resp);
 
 /*
  * The response went out (or did not): stamp @t_response_us / @t_done_us

@@ -31,7 +31,8 @@ struct fa_retry_after {
 	int64_t date_s;       /* date forms: seconds since the Unix epoch (UTC) */
 };
 
-/* Name of @form: "delta-seconds", "imf-fixdate", "rfc850", "asctime". */
+/* Name of @form: "delta-seconds", "imf-fixdate", "rfc850", "asctime";
+ * "unknown" for any other value. Static storage. */
 const char *fa_retry_after_form_str(enum fa_ra_form form);
 
 /* Parse a form name as fa_retry_after_form_str() prints it.
@@ -44,16 +45,19 @@ enum fa_rc fa_retry_after_form_parse(const char *name, enum fa_ra_form *out);
  * fraction, an empty value or trailing garbage is FA_EINVAL; a value above
  * FA_RA_MAX_DELTA_S is FA_ERANGE. Dates follow RFC 9110 §5.6.7 exactly
  * (case-sensitive names, "GMT"); RFC 850 two-digit years more than 50 years
- * in the future are taken as the past century. An invalid calendar date
- * (Feb 30, hour 24) is FA_EINVAL. @value NULL is FA_EINVAL. @out is written
- * only on FA_OK.
+ * in the future (judged against the wall clock at the call) are taken as the
+ * past century. An invalid calendar date (Feb 30, hour 24, minute 60) is
+ * FA_EINVAL; second 60 (a leap second) is accepted and lands on the next
+ * minute, and a weekday that does not match the date is accepted (§5.6.7).
+ * @value or @out NULL is FA_EINVAL. @out is written only on FA_OK.
  */
 enum fa_rc fa_retry_after_parse(const char *value, struct fa_retry_after *out);
 
 /*
  * The instant the value names, as wall-clock µs since the epoch, for a
  * value received at @now_wall_us: now + delta for delta-seconds, the date
- * itself for the date forms (which may lie in the past).
+ * itself for the date forms (which may lie in the past). @ra NULL yields
+ * @now_wall_us.
  */
 int64_t fa_retry_after_until_wall_us(const struct fa_retry_after *ra,
 				     int64_t now_wall_us);
@@ -64,9 +68,13 @@ int64_t fa_retry_after_until_wall_us(const struct fa_retry_after *ra,
  * 0..FA_RA_MAX_DELTA_S (else FA_ERANGE) and the value is the decimal
  * number. For the date forms the date is ceil(now) + @seconds, so the
  * pause a recipient computes never comes out shorter than asked; @seconds
- * may be negative to name a date in the past. When @until_wall_us is not
- * NULL it receives the instant the emitted value names (µs since epoch;
- * for delta-seconds, now + seconds).
+ * may be negative to name a date in the past; a date outside the years
+ * 0000..9999 is FA_ERANGE. Day and month names are always English (never
+ * the locale's). An RFC 850 date keeps only two year digits, so it reads
+ * back as meant only within 50 years of now. When @until_wall_us is not
+ * NULL it receives, on FA_OK only, the instant the emitted value names (µs
+ * since epoch; for delta-seconds, now + seconds). An unknown @form or @buf
+ * NULL is FA_EINVAL. On failure @buf (if any) holds "".
  */
 enum fa_rc fa_retry_after_format(enum fa_ra_form form, int64_t seconds,
 				 int64_t now_wall_us, char *buf, size_t len,

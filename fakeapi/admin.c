@@ -1,0 +1,133 @@
+/* admin.c -- the reserved /_fakeapi/ endpoints; never journaled. */
+#include "admin.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+bool fa_admin_is_admin_path(const char *path)
+{
+	return strncmp(path, FA_ADMIN_PREFIX, strlen(FA_ADMIN_PREFIX)) == 0 ||
+	       strcmp(path, "/_fakeapi") == 0;
+}
+
+static void answer(struct fa_resp *resp, int status, const char *key,
+		   const char *value)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, key, value);
+	fa_resp_set_json(resp, status, o);
+	cJSON_Delete(o);
+}
+
+/* Take ownership of a JSON text as the body. */
+static void answer_text(struct fa_resp *resp, int status, char *json)
+{
+	resp->status = status;
+	resp->body = json;
+	resp->body_len = strlen(json);
+	fa_resp_add_header(resp, "Content-Type", "application/json");
+}
+
+/* Parse ?since=SEQ: absent is 0; anything but a decimal number is false. */
+static bool parse_since(const char *v, uint64_t *out)
+{
+	char *end;
+
+	*out = 0;
+	if (v == NULL)
+		return true;
+	if (*v < '0' || *v > '9')
+		return false;
+	errno = 0;
+	*out = strtoull(v, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+/* One admin endpoint: name, method, handler. */
+struct endpoint {
+	const char *name;
+	const char *method;
+	void (*handle)(struct fa_provider *p, const struct fa_req *req,
+		       struct fa_resp *resp);
+};
+
+static void health(struct fa_provider *p, const struct fa_req *req,
+		   struct fa_resp *resp)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	(void)req;
+	cJSON_AddStringToObject(o, "status", "ok");
+	cJSON_AddNumberToObject(o, "attempts",
+				(double)fa_journal_count(fa_provider_journal(p)));
+	fa_resp_set_json(resp, 200, o);
+	cJSON_Delete(o);
+}
+
+static void journal(struct fa_provider *p, const struct fa_req *req,
+		    struct fa_resp *resp)
+{
+	uint64_t since;
+
+	if (!parse_since(fa_req_query(req, "since"), &since)) {
+		answer(resp, 400, "error", "since: expected a decimal sequence number");
+		return;
+	}
+	answer_text(resp, 200, fa_journal_json(fa_provider_journal(p), since));
+}
+
+static void reset(struct fa_provider *p, const struct fa_req *req,
+		  struct fa_resp *resp)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	(void)req;
+	fa_provider_reset(p);
+	cJSON_AddBoolToObject(o, "reset", 1);
+	fa_resp_set_json(resp, 200, o);
+	cJSON_Delete(o);
+}
+
+static void state(struct fa_provider *p, const struct fa_req *req,
+		  struct fa_resp *resp)
+{
+	(void)req;
+	answer_text(resp, 200, fa_provider_state_json(p));
+}
+
+static const struct endpoint endpoints[] = {
+	{ "health", "GET", health },
+	{ "journal", "GET", journal },
+	{ "reset", "POST", reset },
+	{ "state", "GET", state },
+};
+
+void fa_admin_handle(struct fa_provider *p, const struct fa_req *req,
+		     struct fa_resp *resp)
+{
+	const char *name = req->path + strlen(FA_ADMIN_PREFIX);
+
+	resp->journaled = false;
+	if (strlen(req->path) < strlen(FA_ADMIN_PREFIX))
+		name = "";
+	for (size_t i = 0; i < sizeof(endpoints) / sizeof(endpoints[0]); i++) {
+		const struct endpoint *e = &endpoints[i];
+
+		if (strcmp(e->name, name) != 0)
+			continue;
+		if (strcmp(e->method, req->method) != 0 &&
+		    !(strcmp(req->method, "HEAD") == 0 && strcmp(e->method, "GET") == 0)) {
+			answer(resp, 405, "error", "method not allowed");
+			fa_resp_add_header(resp, "Allow", e->method);
+			return;
+		}
+		e->handle(p, req, resp);
+		return;
+	}
+	answer(resp, 404, "error",
+	       "unknown admin endpoint (health, journal, reset, state)");
+}

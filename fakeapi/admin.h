@@ -1,0 +1,26 @@
+/* admin.h -- the reserved /_fakeapi/ endpoints; never journaled. */
+#ifndef FA_ADMIN_H
+#define FA_ADMIN_H
+
+#include <stdbool.h>
+
+#include "provider.h"
+
+/* Reserved prefix: nothing under it is a scenario route or an attempt. */
+#define FA_ADMIN_PREFIX "/_fakeapi/"
+
+/* Is @path under FA_ADMIN_PREFIX? */
+bool fa_admin_is_admin_path(const char *path);
+
+/*
+ * Answer an admin request into @resp (JSON bodies):
+ * GET health -> {"status": "ok", "scenario", "attempts"};
+ * GET journal[?since=SEQ] -> fa_journal_json (400 on a bad since);
+ * POST reset -> fa_provider_reset, {"reset": true};
+ * GET state -> fa_provider_state_json.
+ * Unknown endpoint 404, wrong method 405 with Allow. Thread-safe.
+ */
+void fa_admin_handle(struct fa_provider *p, const struct fa_req *req,
+		     struct fa_resp *resp);
+
+#endif

@@ -1,0 +1,380 @@
+/* provider.c -- the fake provider: decides the answer to one request. */
+#include "provider.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "admin.h"
+#include "alloc.h"
+#include "clock.h"
+#include "digest.h"
+#include "retry_after.h"
+#include "route.h"
+#include "scope.h"
+
+struct fa_provider {
+	const struct fa_scenario *sc; /* borrowed */
+	struct fa_journal *journal;   /* borrowed */
+	uint64_t seed;                /* for later random choices */
+	int64_t t0_us;                /* monotonic instant journal times count from */
+	pthread_mutex_t lock;         /* guards cursors and scopes */
+	struct fa_cursors *cursors;   /* owned */
+	struct fa_scopes *scopes;     /* owned */
+};
+
+/* Request headers recorded as attempt counters, in enum fa_attempt_header order. */
+static const char *const attempt_header_names[FA_AH_COUNT] = {
+	"x-stainless-retry-count", "amz-sdk-request", "grpc-previous-rpc-attempts",
+};
+
+void fa_resp_add_header(struct fa_resp *r, const char *name, const char *value)
+{
+	r->headers = fa_xrealloc(r->headers, (r->n_headers + 1) * sizeof(*r->headers));
+	r->headers[r->n_headers].name = fa_xstrdup(name);
+	r->headers[r->n_headers].value = fa_xstrdup(value);
+	r->n_headers++;
+}
+
+static bool resp_has_header(const struct fa_resp *r, const char *name)
+{
+	for (size_t i = 0; i < r->n_headers; i++)
+		if (strcasecmp(r->headers[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+void fa_resp_set_json(struct fa_resp *r, int status, const cJSON *body)
+{
+	r->status = status;
+	free(r->body);
+	r->body = NULL;
+	r->body_len = 0;
+	if (body == NULL)
+		return;
+	r->body = fa_xcheck(cJSON_PrintUnformatted(body), "cJSON_PrintUnformatted");
+	r->body_len = strlen(r->body);
+	if (!resp_has_header(r, "Content-Type"))
+		fa_resp_add_header(r, "Content-Type", "application/json");
+}
+
+void fa_resp_release(struct fa_resp *r)
+{
+	if (r == NULL)
+		return;
+	for (size_t i = 0; i < r->n_headers; i++) {
+		free(r->headers[i].name);
+		free(r->headers[i].value);
+	}
+	free(r->headers);
+	free(r->body);
+	free(r->scope);
+	fa_attempt_release(&r->attempt);
+	memset(r, 0, sizeof(*r));
+}
+
+const char *fa_req_header(const struct fa_req *req, const char *name)
+{
+	for (size_t i = 0; i < req->n_headers; i++)
+		if (strcasecmp(req->headers[i].name, name) == 0)
+			return req->headers[i].value;
+	return NULL;
+}
+
+const char *fa_req_query(const struct fa_req *req, const char *name)
+{
+	for (size_t i = 0; i < req->n_query; i++)
+		if (strcmp(req->query[i].name, name) == 0)
+			return req->query[i].value;
+	return NULL;
+}
+
+struct fa_provider *fa_provider_new(const struct fa_scenario *sc,
+				    struct fa_journal *journal, uint64_t seed,
+				    int64_t t0_us)
+{
+	struct fa_provider *p = fa_xcalloc(1, sizeof(*p));
+
+	p->sc = sc;
+	p->journal = journal;
+	p->seed = seed;
+	p->t0_us = t0_us;
+	pthread_mutex_init(&p->lock, NULL);
+	p->cursors = fa_cursors_new(sc);
+	p->scopes = fa_scopes_new();
+	return p;
+}
+
+void fa_provider_free(struct fa_provider *p)
+{
+	if (p == NULL)
+		return;
+	fa_cursors_free(p->cursors);
+	fa_scopes_free(p->scopes);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+struct fa_journal *fa_provider_journal(struct fa_provider *p)
+{
+	return p->journal;
+}
+
+int64_t fa_provider_now_us(const struct fa_provider *p)
+{
+	return fa_clock_mono_us() - p->t0_us;
+}
+
+/* The API key a request presents: "Authorization: Bearer K" or "X-Api-Key: K". */
+static const char *presented_secret(const struct fa_req *req)
+{
+	const char *v = fa_req_header(req, "Authorization");
+
+	if (v != NULL) {
+		if (strncasecmp(v, "Bearer ", 7) != 0)
+			return NULL;
+		v += 7;
+		while (*v == ' ')
+			v++;
+		return v;
+	}
+	return fa_req_header(req, "X-Api-Key");
+}
+
+/* Fill what every journaled attempt records about the request itself, and
+ * resolve its key and scope (without touching scope state). */
+static const struct fa_key *describe(const struct fa_provider *p,
+				     const struct fa_req *req, struct fa_attempt *a)
+{
+	const struct fa_key *key = NULL;
+	const char *secret = presented_secret(req);
+	const char *task = fa_req_query(req, "fa_task");
+
+	a->t_arrival_us = req->t_arrival_us;
+	a->t_response_us = -1;
+	a->t_done_us = -1;
+	a->wall_us = req->wall_us;
+	a->method = fa_xstrdup(req->method);
+	a->path = fa_xstrdup(req->path);
+	a->response_index = -1;
+	a->task = fa_xstrdup(task != NULL ? task : fa_req_header(req, "X-Fakeapi-Task"));
+	a->idempotency_key = fa_xstrdup(fa_req_header(req, "Idempotency-Key"));
+	fa_digest_sha256_hex(req->body != NULL ? req->body : "", req->body_len,
+			     a->body_sha256);
+	for (int i = 0; i < FA_AH_COUNT; i++)
+		a->attempt_headers[i] = fa_xstrdup(fa_req_header(req, attempt_header_names[i]));
+	a->conn_id = req->conn_id;
+	a->conn_reuse = req->conn_reuse;
+	a->pause_until_us = -1;
+	if (secret != NULL)
+		key = fa_scenario_key_by_secret(p->sc, secret);
+	if (key != NULL) {
+		a->key = fa_xstrdup(key->id);
+		a->user = fa_xstrdup(key->user);
+		a->scope = p->sc->scope == FA_SCOPE_KEY
+				   ? fa_xasprintf("key:%s", key->id)
+				   : fa_xasprintf("user:%s", key->user);
+	}
+	return key;
+}
+
+/* A provider-generated error body, {"error": {"code", "message"}}. */
+static void error_answer(struct fa_resp *resp, int status, const char *code,
+			 const char *message)
+{
+	cJSON *body = cJSON_CreateObject();
+	cJSON *e = cJSON_AddObjectToObject(body, "error");
+
+	cJSON_AddStringToObject(e, "code", code);
+	cJSON_AddStringToObject(e, "message", message);
+	fa_resp_set_json(resp, status, body);
+	cJSON_Delete(body);
+	resp->attempt.status = status;
+}
+
+/*
+ * Put a Retry-After on @resp as @spec says, sent at @send_mono_us, and
+ * return the instant it names on the journal clock (-1 when the value is
+ * not parseable). @auto_until_us >= 0 (during_pause without its own
+ * retry_after) asks for delta-seconds covering the rest of that pause.
+ */
+static int64_t add_retry_after(struct fa_provider *p, struct fa_resp *resp,
+			       const struct fa_response_spec *spec,
+			       int64_t send_us, int64_t auto_until_us)
+{
+	int64_t wall_send = fa_clock_wall_us() + (send_us - fa_provider_now_us(p));
+	char buf[FA_RA_BUFSZ];
+	int64_t until_wall = -1;
+	const char *literal = NULL;
+
+	for (size_t i = 0; i < spec->n_headers; i++)
+		if (strcasecmp(spec->headers[i].name, "Retry-After") == 0)
+			literal = spec->headers[i].value;
+	if (literal != NULL) {
+		struct fa_retry_after ra;
+
+		/* already among the spec's headers; only learn what it names */
+		resp->attempt.retry_after = fa_xstrdup(literal);
+		if (fa_retry_after_parse(literal, &ra) != FA_OK)
+			return -1;
+		until_wall = fa_retry_after_until_wall_us(&ra, wall_send);
+	} else if (spec->has_retry_after) {
+		if (fa_retry_after_format(spec->ra_form, spec->ra_seconds, wall_send,
+					  buf, sizeof(buf), &until_wall) != FA_OK)
+			return -1;
+		fa_resp_add_header(resp, "Retry-After", buf);
+		resp->attempt.retry_after = fa_xstrdup(buf);
+	} else if (auto_until_us >= 0) {
+		int64_t left = auto_until_us - send_us;
+		int64_t secs = left <= 0 ? 0 : (left + 999999) / 1000000;
+
+		snprintf(buf, sizeof(buf), "%lld", (long long)secs);
+		fa_resp_add_header(resp, "Retry-After", buf);
+		resp->attempt.retry_after = fa_xstrdup(buf);
+		return send_us + secs * 1000000;
+	} else {
+		return -1;
+	}
+	return send_us + (until_wall - wall_send);
+}
+
+/* Answer with a scripted response entry. Returns the pause it announced. */
+static int64_t scripted_answer(struct fa_provider *p, struct fa_resp *resp,
+			       const struct fa_response_spec *spec,
+			       const struct fa_params *params, int64_t auto_until_us)
+{
+	cJSON *body = fa_route_render(spec->body, params);
+	int64_t send_us = fa_provider_now_us(p) + (int64_t)spec->delay_ms * 1000;
+
+	for (size_t i = 0; i < spec->n_headers; i++)
+		fa_resp_add_header(resp, spec->headers[i].name, spec->headers[i].value);
+	fa_resp_set_json(resp, spec->status, body);
+	cJSON_Delete(body);
+	resp->delay_ms = spec->delay_ms;
+	resp->attempt.status = spec->status;
+	resp->attempt.pause_until_us = add_retry_after(p, resp, spec, send_us, auto_until_us);
+	return resp->attempt.pause_until_us;
+}
+
+void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
+			struct fa_resp *resp)
+{
+	struct fa_attempt *a = &resp->attempt;
+	const struct fa_key *key;
+	struct fa_params params = { 0 };
+	int64_t pause_until;
+
+	if (fa_admin_is_admin_path(req->path)) {
+		fa_admin_handle(p, req, resp);
+		return;
+	}
+	resp->journaled = true;
+	key = describe(p, req, a);
+	if (key == NULL) {
+		/* seed 002: an invalid key is 401 and spends nothing */
+		a->fault = fa_xstrdup("unauthorized");
+		error_answer(resp, 401, "unauthorized", "missing or unknown API key");
+		fa_resp_add_header(resp, "WWW-Authenticate", "Bearer");
+		return;
+	}
+	pthread_mutex_lock(&p->lock);
+	resp->scope = fa_xstrdup(a->scope);
+	a->in_flight = fa_scopes_enter(p->scopes, a->scope);
+	if (req->body_too_large) {
+		a->fault = fa_xstrdup("too_large");
+		error_answer(resp, 413, "request_too_large", "request body too large");
+		goto out;
+	}
+	pause_until = fa_scopes_pause_until(p->scopes, a->scope);
+	if (p->sc->has_during_pause && pause_until > req->t_arrival_us) {
+		/* the scope is paused: answer again without moving any cursor
+		 * and without extending the pause a compliant client waits out */
+		a->fault = fa_xstrdup("during_pause");
+		scripted_answer(p, resp, &p->sc->during_pause, NULL, pause_until);
+		goto out;
+	}
+	for (size_t i = 0; i < p->sc->n_routes; i++) {
+		const struct fa_route_spec *r = &p->sc->routes[i];
+		size_t idx;
+		int64_t until;
+
+		if (strcmp(r->method, req->method) != 0 ||
+		    !fa_route_match(r->path, req->path, &params))
+			continue;
+		idx = fa_cursors_next(p->cursors, i, a->scope);
+		a->route = fa_xstrdup(r->id);
+		a->response_index = (int)idx;
+		a->fault = fa_xstrdup(r->responses[idx].delay_ms > 0 ? "delay" : "respond");
+		until = scripted_answer(p, resp, &r->responses[idx], &params, -1);
+		if (until > req->t_arrival_us)
+			fa_scopes_pause(p->scopes, a->scope, until);
+		goto out;
+	}
+	a->fault = fa_xstrdup("no_route");
+	error_answer(resp, 404, "not_found", "no route matches this method and path");
+out:
+	pthread_mutex_unlock(&p->lock);
+	fa_params_release(&params);
+}
+
+void fa_provider_abandon(struct fa_provider *p, const struct fa_req *req,
+			 struct fa_resp *resp)
+{
+	if (fa_admin_is_admin_path(req->path))
+		return;
+	resp->journaled = true;
+	describe(p, req, &resp->attempt);
+	resp->attempt.fault = fa_xstrdup("incomplete_request");
+}
+
+void fa_provider_finish(struct fa_provider *p, struct fa_resp *resp,
+			int64_t t_response_us, int64_t t_done_us,
+			enum fa_delivery delivered)
+{
+	if (resp->scope != NULL) {
+		pthread_mutex_lock(&p->lock);
+		fa_scopes_leave(p->scopes, resp->scope);
+		pthread_mutex_unlock(&p->lock);
+	}
+	if (!resp->journaled)
+		return;
+	resp->attempt.t_response_us = t_response_us;
+	resp->attempt.t_done_us = t_done_us;
+	resp->attempt.delivered = delivered;
+	if (t_response_us < 0)
+		resp->attempt.status = 0; /* nothing reached the wire */
+	fa_journal_append(p->journal, &resp->attempt);
+}
+
+void fa_provider_reset(struct fa_provider *p)
+{
+	pthread_mutex_lock(&p->lock);
+	fa_cursors_reset(p->cursors);
+	fa_scopes_reset(p->scopes);
+	pthread_mutex_unlock(&p->lock);
+	fa_journal_reset(p->journal);
+}
+
+char *fa_provider_state_json(struct fa_provider *p)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *j;
+	char head[65];
+	char *out;
+
+	cJSON_AddStringToObject(o, "scenario", p->sc->id);
+	cJSON_AddNumberToObject(o, "uptime_us", (double)fa_provider_now_us(p));
+	pthread_mutex_lock(&p->lock);
+	cJSON_AddItemToObject(o, "routes", fa_cursors_json(p->cursors));
+	cJSON_AddItemToObject(o, "scopes", fa_scopes_json(p->scopes));
+	pthread_mutex_unlock(&p->lock);
+	j = cJSON_AddObjectToObject(o, "journal");
+	cJSON_AddNumberToObject(j, "count", (double)fa_journal_count(p->journal));
+	fa_journal_head(p->journal, head);
+	cJSON_AddStringToObject(j, "head", head);
+	out = fa_xcheck(cJSON_PrintUnformatted(o), "cJSON_PrintUnformatted");
+	cJSON_Delete(o);
+	return out;
+}

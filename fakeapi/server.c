@@ -1,0 +1,436 @@
+/* server.c -- glue between libmicrohttpd and the provider; the only file
+ * that includes <microhttpd.h>. */
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <microhttpd.h>
+
+#include "alloc.h"
+#include "clock.h"
+#include "log.h"
+
+/* One TCP connection, for the journal's connection id and reuse count. */
+struct conn {
+	uint64_t id;       /* 1, 2, ... */
+	unsigned requests; /* requests started on it so far */
+};
+
+/* Where a request is in its life. */
+enum req_state {
+	REQ_READING = 0, /* headers read, body may still be arriving */
+	REQ_HELD,        /* decided, suspended until its delay is over */
+	REQ_READY,       /* decided, the answer may go out now */
+	REQ_QUEUED,      /* the answer was handed to libmicrohttpd */
+};
+
+/* Per-request state; one owner and one release point: request_completed(). */
+struct request {
+	struct MHD_Connection *mhd;
+	enum req_state state;
+	uint64_t conn_id;
+	unsigned conn_reuse;
+	int64_t t_arrival_us;
+	int64_t wall_us;
+	char *method;             /* owned copies of what libmicrohttpd handed us */
+	char *path;
+	struct fa_header *headers;
+	size_t n_headers;
+	struct fa_header *query;
+	size_t n_query;
+	char *body;               /* up to FA_PROVIDER_MAX_BODY bytes */
+	size_t body_len;
+	bool too_large;
+	bool decided;
+	struct fa_resp resp;
+	int64_t t_response_us;    /* -1 until queued */
+};
+
+/* A request whose answer waits for its delay (suspended connection). */
+struct held {
+	int64_t due_us;      /* monotonic µs since start */
+	struct request *req;
+};
+
+struct fa_server {
+	struct fa_provider *p;   /* borrowed */
+	struct MHD_Daemon *d;
+	unsigned port;
+	pthread_mutex_t lock;    /* guards everything below */
+	uint64_t next_conn_id;
+	struct held *held;       /* owned array */
+	size_t n_held;
+	bool stopping;
+	pthread_cond_t wake;     /* the timer thread's alarm */
+	pthread_t timer;
+	bool timer_started;
+};
+
+static void free_pairs(struct fa_header *h, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(h[i].name);
+		free(h[i].value);
+	}
+	free(h);
+}
+
+static void request_free(struct request *r)
+{
+	free(r->method);
+	free(r->path);
+	free_pairs(r->headers, r->n_headers);
+	free_pairs(r->query, r->n_query);
+	free(r->body);
+	fa_resp_release(&r->resp);
+	free(r);
+}
+
+/* Collects header or query pairs. */
+struct pairs {
+	struct fa_header *v;
+	size_t n;
+};
+
+static enum MHD_Result collect(void *cls, enum MHD_ValueKind kind,
+			       const char *key, const char *value)
+{
+	struct pairs *ps = cls;
+
+	(void)kind;
+	ps->v = fa_xrealloc(ps->v, (ps->n + 1) * sizeof(*ps->v));
+	ps->v[ps->n].name = fa_xstrdup(key);
+	ps->v[ps->n].value = fa_xstrdup(value != NULL ? value : "");
+	ps->n++;
+	return MHD_YES;
+}
+
+static void fill_req(const struct request *r, struct fa_req *q)
+{
+	*q = (struct fa_req){
+		.method = r->method, .path = r->path,
+		.query = r->query, .n_query = r->n_query,
+		.headers = r->headers, .n_headers = r->n_headers,
+		.body = r->body, .body_len = r->body_len,
+		.body_too_large = r->too_large,
+		.conn_id = r->conn_id, .conn_reuse = r->conn_reuse,
+		.t_arrival_us = r->t_arrival_us, .wall_us = r->wall_us,
+	};
+}
+
+static struct request *request_start(struct fa_server *s,
+				     struct MHD_Connection *mhd,
+				     const char *url, const char *method)
+{
+	struct request *r = fa_xcalloc(1, sizeof(*r));
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(mhd, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct conn *c = ci != NULL ? ci->socket_context : NULL;
+	struct pairs hs = { 0 }, qs = { 0 };
+
+	r->mhd = mhd;
+	r->t_arrival_us = fa_provider_now_us(s->p);
+	r->wall_us = fa_clock_wall_us();
+	r->t_response_us = -1;
+	r->method = fa_xstrdup(method);
+	r->path = fa_xstrdup(url);
+	if (c != NULL) {
+		r->conn_id = c->id;
+		r->conn_reuse = c->requests++;
+	}
+	MHD_get_connection_values(mhd, MHD_HEADER_KIND, collect, &hs);
+	MHD_get_connection_values(mhd, MHD_GET_ARGUMENT_KIND, collect, &qs);
+	r->headers = hs.v;
+	r->n_headers = hs.n;
+	r->query = qs.v;
+	r->n_query = qs.n;
+	return r;
+}
+
+static void take_body(struct request *r, const char *data, size_t len)
+{
+	if (r->too_large || r->body_len + len > FA_PROVIDER_MAX_BODY) {
+		r->too_large = true; /* keep reading, keep nothing: 413 follows */
+		return;
+	}
+	r->body = fa_xrealloc(r->body, r->body_len + len);
+	memcpy(r->body + r->body_len, data, len);
+	r->body_len += len;
+}
+
+static enum MHD_Result queue_answer(struct fa_server *s, struct request *r)
+{
+	const struct fa_resp *a = &r->resp;
+	struct MHD_Response *resp;
+	enum MHD_Result ok;
+
+	resp = MHD_create_response_from_buffer(a->body_len, a->body,
+					       MHD_RESPMEM_MUST_COPY);
+	if (resp == NULL)
+		return MHD_NO;
+	for (size_t i = 0; i < a->n_headers; i++)
+		MHD_add_response_header(resp, a->headers[i].name, a->headers[i].value);
+	r->state = REQ_QUEUED;
+	r->t_response_us = fa_provider_now_us(s->p);
+	ok = MHD_queue_response(r->mhd, (unsigned)a->status, resp);
+	MHD_destroy_response(resp);
+	return ok;
+}
+
+/* Hold @r until its delay is over; the timer thread resumes it. */
+static void hold(struct fa_server *s, struct request *r)
+{
+	int64_t due = fa_provider_now_us(s->p) + (int64_t)r->resp.delay_ms * 1000;
+
+	pthread_mutex_lock(&s->lock);
+	r->state = REQ_HELD;
+	MHD_suspend_connection(r->mhd);
+	s->held = fa_xrealloc(s->held, (s->n_held + 1) * sizeof(*s->held));
+	s->held[s->n_held++] = (struct held){ .due_us = due, .req = r };
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mhd,
+				      const char *url, const char *method,
+				      const char *version, const char *upload_data,
+				      size_t *upload_data_size, void **con_cls)
+{
+	struct fa_server *s = cls;
+	struct request *r = *con_cls;
+	struct fa_req q;
+
+	(void)version;
+	if (r == NULL) {
+		*con_cls = request_start(s, mhd, url, method);
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		take_body(r, upload_data, *upload_data_size);
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (r->state == REQ_READING) {
+		fill_req(r, &q);
+		fa_provider_decide(s->p, &q, &r->resp);
+		r->decided = true;
+		if (r->resp.delay_ms > 0) {
+			hold(s, r);
+			return MHD_YES;
+		}
+		r->state = REQ_READY;
+	}
+	if (r->state == REQ_READY)
+		return queue_answer(s, r);
+	return MHD_YES;
+}
+
+static void request_completed(void *cls, struct MHD_Connection *mhd,
+			      void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct fa_server *s = cls;
+	struct request *r = *con_cls;
+	enum fa_delivery how;
+	struct fa_req q;
+
+	(void)mhd;
+	if (r == NULL)
+		return;
+	*con_cls = NULL;
+	if (!r->decided) {
+		fill_req(r, &q);
+		fa_provider_abandon(s->p, &q, &r->resp);
+	}
+	how = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? FA_DELIVERED_COMPLETE
+							  : FA_DELIVERED_CLIENT_GONE;
+	fa_provider_finish(s->p, &r->resp, r->t_response_us,
+			   fa_provider_now_us(s->p), how);
+	request_free(r);
+}
+
+static void connection_notify(void *cls, struct MHD_Connection *mhd,
+			      void **socket_context,
+			      enum MHD_ConnectionNotificationCode toe)
+{
+	struct fa_server *s = cls;
+	struct conn *c;
+
+	(void)mhd;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		c = fa_xcalloc(1, sizeof(*c));
+		pthread_mutex_lock(&s->lock);
+		c->id = ++s->next_conn_id;
+		pthread_mutex_unlock(&s->lock);
+		*socket_context = c;
+	} else {
+		free(*socket_context);
+		*socket_context = NULL;
+	}
+}
+
+/* Resume held[i] and remove it; caller holds s->lock. */
+static void release_held(struct fa_server *s, size_t i)
+{
+	struct request *r = s->held[i].req;
+
+	s->held[i] = s->held[--s->n_held];
+	r->state = REQ_READY;
+	MHD_resume_connection(r->mhd);
+}
+
+static void *timer_main(void *arg)
+{
+	struct fa_server *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stopping) {
+		int64_t now = fa_provider_now_us(s->p), next = -1;
+		struct timespec ts;
+
+		for (size_t i = 0; i < s->n_held;) {
+			if (s->held[i].due_us <= now) {
+				release_held(s, i);
+				continue;
+			}
+			if (next < 0 || s->held[i].due_us < next)
+				next = s->held[i].due_us;
+			i++;
+		}
+		if (next < 0) {
+			pthread_cond_wait(&s->wake, &s->lock);
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		int64_t abs_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 + (next - now);
+		ts.tv_sec = abs_us / 1000000;
+		ts.tv_nsec = (abs_us % 1000000) * 1000;
+		pthread_cond_timedwait(&s->wake, &s->lock, &ts);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* Let the process hold as many sockets as the hard limit allows. */
+static unsigned raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 1024;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	return rl.rlim_cur > 1000000 ? 1000000 : (unsigned)rl.rlim_cur;
+}
+
+enum fa_rc fa_server_start(struct fa_provider *p,
+			   const struct fa_server_opts *opts,
+			   struct fa_server **out, struct fa_err *err)
+{
+	struct fa_server *s = fa_xcalloc(1, sizeof(*s));
+	const char *bind = opts->bind != NULL ? opts->bind : "127.0.0.1";
+	unsigned threads = opts->threads >= 2 ? opts->threads : 4;
+	unsigned nofile = raise_nofile();
+	unsigned limit = nofile > 256 ? nofile - 128 : 128;
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
+	struct sockaddr *sa = (struct sockaddr *)&sin;
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
+	pthread_condattr_t ca;
+	const union MHD_DaemonInfo *di;
+	enum fa_rc rc = FA_EIO;
+
+	*out = NULL;
+	if (inet_pton(AF_INET, bind, &sin.sin_addr) == 1) {
+		sin.sin_port = htons((uint16_t)opts->port);
+	} else if (inet_pton(AF_INET6, bind, &sin6.sin6_addr) == 1) {
+		sin6.sin6_port = htons((uint16_t)opts->port);
+		sa = (struct sockaddr *)&sin6;
+		flags |= MHD_USE_IPv6;
+	} else {
+		fa_err_set(err, "cannot listen on %s: not an IPv4 or IPv6 address", bind);
+		rc = FA_EINVAL;
+		goto out;
+	}
+	if (opts->port > 65535) {
+		fa_err_set(err, "cannot listen on port %u: expected 0..65535", opts->port);
+		rc = FA_EINVAL;
+		goto out;
+	}
+	s->p = p;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	/* Thread pool + epoll: DESIGN.md records why single-thread epoll and
+	 * select modes are not used; the load test guards this choice. */
+	s->d = MHD_start_daemon(flags, (uint16_t)opts->port, NULL, NULL,
+				access_handler, s,
+				MHD_OPTION_SOCK_ADDR, sa,
+				MHD_OPTION_THREAD_POOL_SIZE, threads,
+				MHD_OPTION_CONNECTION_LIMIT, limit,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
+				MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)4096,
+				MHD_OPTION_NOTIFY_COMPLETED, request_completed, s,
+				MHD_OPTION_NOTIFY_CONNECTION, connection_notify, s,
+				MHD_OPTION_END);
+	if (s->d == NULL) {
+		fa_err_set(err, "cannot listen on %s:%u: %s", bind, opts->port,
+			   errno != 0 ? strerror(errno) : "libmicrohttpd refused to start");
+		pthread_cond_destroy(&s->wake);
+		pthread_mutex_destroy(&s->lock);
+		goto out;
+	}
+	di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+	s->port = di != NULL ? di->port : opts->port;
+	if (pthread_create(&s->timer, NULL, timer_main, s) != 0) {
+		fa_err_set(err, "cannot start the timer thread");
+		fa_server_stop(s);
+		s = NULL;
+		goto out;
+	}
+	s->timer_started = true;
+	*out = s;
+	s = NULL;
+	rc = FA_OK;
+	FA_LOG(FA_LOG_INFO, "server", "event=listen bind=%s port=%u threads=%u limit=%u",
+	       bind, (*out)->port, threads, limit);
+out:
+	free(s);
+	return rc;
+}
+
+unsigned fa_server_port(const struct fa_server *s)
+{
+	return s->port;
+}
+
+void fa_server_stop(struct fa_server *s)
+{
+	if (s == NULL)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stopping = true;
+	/* every suspended connection must be resumed before the daemon stops */
+	while (s->n_held > 0)
+		release_held(s, 0);
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+	if (s->timer_started)
+		pthread_join(s->timer, NULL);
+	MHD_stop_daemon(s->d);
+	free(s->held);
+	pthread_cond_destroy(&s->wake);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}

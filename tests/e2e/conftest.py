@@ -1,0 +1,131 @@
+"""Shared fixtures: the binaries under test and a fakeapi process per test.
+
+The provider is started on port 0; the fixture reads the port from its
+first line (`listening http://HOST:PORT`) and stops exactly the pid it
+started. Never a fixed port, never a kill by name.
+"""
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("FAKEAPI_BUILD", "build"))
+if not BUILD.is_absolute():
+    BUILD = REPO / BUILD
+
+
+@pytest.fixture(scope="session")
+def repo_root():
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def fakeapi_bin():
+    path = BUILD / "fakeapi"
+    assert path.exists(), f"{path} missing: run `make asan` first"
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def harness_bin():
+    path = BUILD / "fakeapi-harness"
+    assert path.exists(), f"{path} missing: run `make asan` first"
+    return str(path)
+
+
+class Provider:
+    """A running fakeapi process and a tiny HTTP client for it."""
+
+    def __init__(self, proc, url, journal_path):
+        self.proc = proc
+        self.url = url
+        self.journal_path = journal_path
+
+    def request(self, method, path, key=None, body=None, headers=None, timeout=10):
+        """Returns (status, headers dict lower-cased, body bytes)."""
+        hdrs = dict(headers or {})
+        if key is not None:
+            hdrs["Authorization"] = f"Bearer {key}"
+        data = None
+        if body is not None:
+            data = body if isinstance(body, bytes) else json.dumps(body).encode()
+            hdrs.setdefault("Content-Type", "application/json")
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=hdrs)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                return resp.status, {k.lower(): v for k, v in resp.headers.items()}, resp.read()
+        except urllib.error.HTTPError as e:
+            return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
+
+    def journal(self, since=0):
+        status, _, body = self.request("GET", f"/_fakeapi/journal?since={since}")
+        assert status == 200, body
+        return json.loads(body)
+
+    def stop(self):
+        """SIGTERM the pid we started; returns its exit code and stderr."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError("fakeapi did not stop within 20 s of SIGTERM")
+        return self.proc.returncode, self.proc.stderr.read().decode(errors="replace")
+
+
+def start_provider(fakeapi_bin, scenario, tmp_path, extra=()):
+    """Start fakeapi on @scenario (a path or a dict written to tmp_path)."""
+    if isinstance(scenario, dict):
+        path = tmp_path / f"{scenario['id']}.json"
+        path.write_text(json.dumps(scenario))
+        scenario = path
+    journal = tmp_path / "journal.jsonl"
+    proc = subprocess.Popen(
+        [fakeapi_bin, "--scenario", str(scenario), "--port", "0", "--journal", str(journal), *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    line = proc.stdout.readline().decode()
+    if not line.startswith("listening http://"):
+        proc.kill()
+        proc.wait()
+        raise AssertionError(f"fakeapi did not start: {line!r} {proc.stderr.read().decode()}")
+    return Provider(proc, line.split()[1], journal)
+
+
+@pytest.fixture
+def provider(fakeapi_bin, tmp_path):
+    """Factory: provider(scenario_dict_or_path) -> a started Provider.
+
+    Every provider started is stopped at teardown, and must exit 0 (the
+    sanitizer build turns leaks and memory errors into a non-zero exit).
+    """
+    started = []
+
+    def start(scenario, extra=()):
+        p = start_provider(fakeapi_bin, scenario, tmp_path, extra)
+        started.append(p)
+        return p
+
+    yield start
+    for p in started:
+        code, err = p.stop()
+        assert code == 0, f"fakeapi exited {code}: {err}"
+
+
+def wait_for(predicate, timeout=10.0, step=0.02):
+    """Poll @predicate until true; the deadline only bounds a broken run."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError("condition not met within the deadline")

@@ -1,0 +1,280 @@
+"""The provider over HTTP: scripted sequences, keys, pauses, delays, journal."""
+import email.utils
+import json
+import socket
+import subprocess
+import time
+
+from conftest import wait_for
+
+KEY = "sk-test-ops-1"
+
+
+def scenario(routes, **provider_extra):
+    return {
+        "id": "provider-e2e",
+        "provider": {"keys": {"ops-1": {"secret": KEY, "user": "ops-team"},
+                              "ops-2": {"secret": "sk-test-ops-2", "user": "ops-team"},
+                              "other": {"secret": "sk-test-other", "user": "other-team"}},
+                     **provider_extra},
+        "routes": routes,
+    }
+
+
+RECORDS = {"id": "read-record", "method": "GET", "path": "/v1/records/{id}",
+           "responses": [{"times": 2, "status": 429, "retry_after": 1,
+                          "body": {"error": {"code": "rate_limit_exceeded"}}},
+                         {"status": 200, "body": {"id": "{id}"}}]}
+
+
+def test_scripted_sequence_is_played_in_order_and_journaled(provider):
+    p = provider(scenario([RECORDS]))
+    got = [p.request("GET", "/v1/records/42?fa_task=t1", key=KEY) for _ in range(4)]
+    assert [g[0] for g in got] == [429, 429, 200, 200]
+    assert got[0][1]["retry-after"] == "1"
+    assert json.loads(got[2][2]) == {"id": "42"}
+    p.request("GET", "/_fakeapi/health")
+    j = p.journal()
+    assert j["count"] == 4, "admin traffic must not be journaled"
+    entries = j["entries"]
+    assert [e["seq"] for e in entries] == [1, 2, 3, 4]
+    assert [e["status"] for e in entries] == [429, 429, 200, 200]
+    assert {e["task"] for e in entries} == {"t1"}
+    assert {e["key"] for e in entries} == {"ops-1"}
+    assert all(KEY not in json.dumps(e) for e in entries), "the secret leaked into the journal"
+    assert entries[0]["scope"] == "user:ops-team"
+    assert entries[0]["route"] == "read-record" and entries[0]["response_index"] == 0
+    assert entries[2]["response_index"] == 1
+    e = entries[0]
+    assert e["retry_after"] == "1"
+    assert e["pause_until_us"] - e["t_response_us"] >= 990_000
+    assert e["t_arrival_us"] <= e["t_response_us"] <= e["t_done_us"]
+    assert e["delivered"] == "complete"
+
+
+def test_missing_or_unknown_key_is_401_and_moves_no_cursor(provider):
+    p = provider(scenario([RECORDS]))
+    assert p.request("GET", "/v1/records/1")[0] == 401
+    assert p.request("GET", "/v1/records/1", key="sk-wrong")[0] == 401
+    assert p.request("GET", "/v1/records/1", headers={"X-Api-Key": KEY})[0] == 429
+    entries = p.journal()["entries"]
+    assert [(e["status"], e["key"], e["fault"]) for e in entries] == [
+        (401, None, "unauthorized"), (401, None, "unauthorized"), (429, "ops-1", "respond")]
+
+
+def test_task_attribution_by_query_or_header(provider):
+    p = provider(scenario([RECORDS]))
+    p.request("GET", "/v1/records/1?fa_task=a", key=KEY)
+    p.request("GET", "/v1/records/1", key=KEY, headers={"X-Fakeapi-Task": "b"})
+    p.request("GET", "/v1/records/1", key=KEY)
+    assert [e["task"] for e in p.journal()["entries"]] == ["a", "b", None]
+
+
+def test_param_is_json_escaped_inside_strings(provider):
+    p = provider(scenario([{"id": "r", "method": "GET", "path": "/v1/records/{id}",
+                            "responses": [{"status": 200, "body": {"id": "{id}", "n": 1}}]}]))
+    status, _, body = p.request("GET", "/v1/records/a%22b%5Cc", key=KEY)
+    assert status == 200
+    assert json.loads(body) == {"id": 'a"b\\c', "n": 1}
+
+
+def test_scope_cursor_gives_each_scope_its_own_sequence(provider):
+    route = dict(RECORDS, cursor="scope")
+    route["responses"] = [{"status": 429, "retry_after": 1}, {"status": 200}]
+    p = provider(scenario([route]))
+    assert p.request("GET", "/v1/records/1", key=KEY)[0] == 429
+    assert p.request("GET", "/v1/records/1", key="sk-test-other")[0] == 429
+    assert p.request("GET", "/v1/records/1", key="sk-test-ops-2")[0] == 200
+
+
+def test_during_pause_answers_429_with_the_rest_of_the_pause(provider):
+    route = dict(RECORDS)
+    route["responses"] = [{"status": 429, "retry_after": 2}, {"status": 200}]
+    p = provider(scenario([route], during_pause={"status": 429, "body": {"error": {"code": "rate_limit_exceeded"}}}))
+    assert p.request("GET", "/v1/records/1", key=KEY)[0] == 429
+    status, headers, _ = p.request("GET", "/v1/records/1", key="sk-test-ops-2")
+    assert status == 429 and headers["retry-after"] in ("1", "2")
+    # another account is not paused
+    assert p.request("GET", "/v1/records/1", key="sk-test-other")[0] == 200
+    entries = p.journal()["entries"]
+    assert entries[1]["fault"] == "during_pause" and entries[1]["route"] is None
+    # the during-pause answer does not extend the pause announced first
+    assert entries[1]["pause_until_us"] >= entries[0]["pause_until_us"] - 1
+    state = json.loads(p.request("GET", "/_fakeapi/state")[2])
+    scope = [s for s in state["scopes"] if s["scope"] == "user:ops-team"][0]
+    assert scope["pause_until_us"] == entries[0]["pause_until_us"]
+
+
+def test_http_date_is_ceil_now_plus_n_and_graded_on_the_instant_it_names(provider):
+    route = dict(RECORDS)
+    route["responses"] = [{"status": 429, "retry_after": {"seconds": 3, "form": "imf-fixdate"}}]
+    p = provider(scenario([route]))
+    status, headers, _ = p.request("GET", "/v1/records/1", key=KEY)
+    assert status == 429
+    named = email.utils.parsedate_to_datetime(headers["retry-after"]).timestamp()
+    e = p.journal()["entries"][0]
+    wall_sent = e["wall_us"] / 1e6 + (e["t_response_us"] - e["t_arrival_us"]) / 1e6
+    assert 3.0 <= named - wall_sent <= 4.05
+    assert headers["retry-after"].endswith(" GMT")
+    # the pause lasts until the named instant, never shorter than 3 s
+    assert e["pause_until_us"] - e["t_response_us"] >= 2_990_000
+
+
+def test_literal_retry_after_header_is_sent_verbatim(provider):
+    route = dict(RECORDS)
+    route["responses"] = [{"status": 503, "headers": {"Retry-After": "soon"}}]
+    p = provider(scenario([route]))
+    status, headers, _ = p.request("GET", "/v1/records/1", key=KEY)
+    assert status == 503 and headers["retry-after"] == "soon"
+    e = p.journal()["entries"][0]
+    assert e["retry_after"] == "soon" and e["pause_until_us"] is None
+
+
+def test_delay_does_not_block_other_requests(provider):
+    p = provider(scenario([
+        {"id": "slow", "method": "GET", "path": "/slow", "responses": [{"status": 200, "delay_ms": 800}]},
+        {"id": "fast", "method": "GET", "path": "/fast", "responses": [{"status": 200}]}]))
+    import threading
+    t = threading.Thread(target=p.request, args=("GET", "/slow"), kwargs={"key": KEY})
+    t.start()
+    wait_for(lambda: json.loads(p.request("GET", "/_fakeapi/state")[2])["scopes"])
+    for _ in range(5):
+        assert p.request("GET", "/fast", key=KEY)[0] == 200
+    t.join()
+    entries = {e["route"]: e for e in p.journal()["entries"]}
+    slow = entries["slow"]
+    assert slow["fault"] == "delay"
+    assert slow["t_response_us"] - slow["t_arrival_us"] >= 790_000
+    assert entries["fast"]["t_done_us"] < slow["t_response_us"], "a delay blocked a server thread"
+
+
+def test_no_route_is_404_and_journaled(provider):
+    p = provider(scenario([RECORDS]))
+    assert p.request("POST", "/v1/records/1", key=KEY, body={})[0] == 404
+    assert p.journal()["entries"][0]["fault"] == "no_route"
+
+
+def test_body_too_large_is_413(provider):
+    p = provider(scenario([{"id": "w", "method": "POST", "path": "/v1/records", "responses": [{"status": 201}]}]))
+    status, _, _ = p.request("POST", "/v1/records", key=KEY, body=b"x" * (1024 * 1024 + 10))
+    assert status == 413
+    assert p.journal()["entries"][0]["fault"] == "too_large"
+
+
+def test_body_sha256_and_attempt_headers_are_recorded(provider):
+    import hashlib
+    p = provider(scenario([{"id": "w", "method": "POST", "path": "/v1/records", "responses": [{"status": 201}]}]))
+    body = b'{"amount": 10}'
+    p.request("POST", "/v1/records", key=KEY, body=body,
+              headers={"Idempotency-Key": "k-1", "x-stainless-retry-count": "2",
+                       "amz-sdk-request": "attempt=2; max=3"})
+    e = p.journal()["entries"][0]
+    assert e["body_sha256"] == hashlib.sha256(body).hexdigest()
+    assert e["idempotency_key"] == "k-1"
+    assert e["attempt_headers"]["x-stainless-retry-count"] == "2"
+    assert e["attempt_headers"]["amz-sdk-request"] == "attempt=2; max=3"
+    assert e["attempt_headers"]["grpc-previous-rpc-attempts"] is None
+
+
+def test_keep_alive_connection_reuse_is_recorded(provider):
+    p = provider(scenario([RECORDS]))
+    host, port = p.url[len("http://"):].split(":")
+    with socket.create_connection((host, int(port))) as s:
+        for _ in range(3):
+            s.sendall(f"GET /v1/records/1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\n\r\n".encode())
+            buf = b""
+            while b"\r\n\r\n" not in buf:
+                buf += s.recv(4096)
+            head, rest = buf.split(b"\r\n\r\n", 1)
+            length = int([line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")][0])
+            while len(rest) < length:
+                rest += s.recv(4096)
+    entries = wait_for(lambda: p.journal()["entries"] if p.journal()["count"] == 3 else None)
+    assert len({e["conn_id"] for e in entries}) == 1
+    assert sorted(e["conn_reuse"] for e in entries) == [0, 1, 2]
+
+
+def test_garbage_and_half_requests_never_crash_the_server(provider):
+    p = provider(scenario([RECORDS]))
+    host, port = p.url[len("http://"):].split(":")
+    for junk in [b"\x00\xff garbage\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n", b"GET /v1/records/1 HTTP/1.1\r\nHost: x\r\n",
+                 b"POST /v1/records/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc"]:
+        with socket.create_connection((host, int(port))) as s:
+            s.sendall(junk)
+            s.settimeout(0.5)
+            try:
+                s.recv(4096)
+            except socket.timeout:
+                pass
+    assert p.request("GET", "/_fakeapi/health")[0] == 200
+    # the half-sent POST reached the handler: it is journaled, not lost
+    entries = wait_for(lambda: p.journal()["entries"] or None)
+    assert any(e["fault"] == "incomplete_request" for e in entries)
+
+
+def test_admin_endpoints(provider):
+    p = provider(scenario([RECORDS]))
+    p.request("GET", "/v1/records/1", key=KEY)
+    assert json.loads(p.request("GET", "/_fakeapi/health")[2])["status"] == "ok"
+    assert p.request("GET", "/_fakeapi/journal?since=abc")[0] == 400
+    assert p.journal(since=1)["count"] == 0
+    assert p.request("GET", "/_fakeapi/nope")[0] == 404
+    assert p.request("GET", "/_fakeapi/reset")[0] == 405
+    assert p.request("POST", "/_fakeapi/reset")[0] == 200
+    assert p.journal()["count"] == 0
+    # the cursor rewound: the first answer again
+    assert p.request("GET", "/v1/records/1", key=KEY)[0] == 429
+    assert p.journal()["entries"][0]["seq"] == 2, "seq keeps counting across a reset"
+
+
+def test_journal_file_chain_verifies_and_detects_a_removed_line(provider, fakeapi_bin, tmp_path):
+    p = provider(scenario([RECORDS]))
+    for _ in range(4):
+        p.request("GET", "/v1/records/1", key=KEY)
+    code, err = p.stop()
+    assert code == 0, err
+    out = subprocess.run([fakeapi_bin, "verify-journal", str(p.journal_path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("ok 4 lines head ")
+    lines = p.journal_path.read_text().splitlines()
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("\n".join(lines[:1] + lines[2:]) + "\n")
+    bad = subprocess.run([fakeapi_bin, "verify-journal", str(cut)], capture_output=True, text=True)
+    assert bad.returncode == 1
+    assert f"{cut}:2:" in bad.stderr
+
+
+def test_journal_to_stdout_follows_the_listening_line(fakeapi_bin, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(scenario([RECORDS])))
+    proc = subprocess.Popen([fakeapi_bin, "--scenario", str(path), "--journal", "-"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        first = proc.stdout.readline().decode()
+        assert first.startswith("listening http://127.0.0.1:")
+        import urllib.request
+        req = urllib.request.Request(first.split()[1] + "/v1/records/1", headers={"Authorization": f"Bearer {KEY}"})
+        try:
+            urllib.request.urlopen(req, timeout=5)
+        except Exception:
+            pass
+        line = json.loads(proc.stdout.readline())
+        assert line["seq"] == 1 and line["status"] == 429 and line["prev"] == "0" * 64
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=20) == 0
+
+
+def test_bad_scenario_exits_2_naming_the_file(fakeapi_bin, tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{"id": "x",\n  "routes": [}')
+    out = subprocess.run([fakeapi_bin, "--scenario", str(path)], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr.startswith(f"fakeapi: {path}:2:")
+
+
+def test_usage_errors_exit_2(fakeapi_bin):
+    assert subprocess.run([fakeapi_bin], capture_output=True).returncode == 2
+    assert subprocess.run([fakeapi_bin, "--port", "70000", "--scenario", "x"], capture_output=True).returncode == 2
+    h = subprocess.run([fakeapi_bin, "--help"], capture_output=True, text=True)
+    assert h.returncode == 0 and "--scenario" in h.stdout

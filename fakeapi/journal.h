@@ -121,7 +121,9 @@ void fa_journal_head(struct fa_journal *j, char out[65]);
 /*
  * Entries with seq > @since as {"head": "...", "count": N,
  * "last_seq": S, "entries": [lines as objects, "prev" included]}, a string
- * the caller frees. Thread-safe.
+ * the caller frees. N counts the entries returned; S is the highest seq
+ * ever assigned (0 before the first; not lowered by a reset), so a poller
+ * passes it back as @since. Thread-safe.
  */
 char *fa_journal_json(struct fa_journal *j, uint64_t since);
 
@@ -139,11 +141,16 @@ void fa_journal_reset(struct fa_journal *j);
 
 /*
  * Check a JSONL journal file: every line parses, its "prev" is the SHA-256
- * of the line before (64 zeros on the first), and seq increases. On
- * success *@n_lines gets the line count and @head_out (65 bytes, may be
- * NULL) the hash of the last line. A break is FA_ECHAIN with
- * "PATH:LINE: prev does not match line LINE-1 (a line was removed or
- * changed)" or the like; unreadable is FA_EIO.
+ * of the line before (64 zeros on the first), and seq runs 1, 2, 3, ...
+ * On success *@n_lines gets the line count and @head_out (65 bytes, may be
+ * NULL) the hash of the last line (64 zeros for an empty file; a missing
+ * final newline is fine). The first break is FA_ECHAIN with
+ * "PATH:LINE: not valid JSON", "PATH:LINE: prev does not match the line
+ * before (a line was removed, added or changed)" or "PATH:LINE: seq N does
+ * not follow M"; unreadable is FA_EIO "PATH: cannot read: strerror".
+ * An edited line shows as a break on the line after it. A file cut after
+ * its last line still verifies: only the head tells, which is why the
+ * report records journal_head and a checker compares it with @head_out.
  */
 enum fa_rc fa_journal_verify(const char *path, size_t *n_lines,
 			     char *head_out, struct fa_err *err);

@@ -47,6 +47,7 @@ class Provider:
         self.proc = proc
         self.url = url
         self.journal_path = journal_path
+        self.sent = 0  # attempts sent through request() since the last reset
 
     def request(self, method, path, key=None, body=None, headers=None, timeout=10):
         """Returns (status, headers dict lower-cased, body bytes)."""
@@ -58,16 +59,28 @@ class Provider:
             data = body if isinstance(body, bytes) else json.dumps(body).encode()
             hdrs.setdefault("Content-Type", "application/json")
         req = urllib.request.Request(self.url + path, data=data, method=method, headers=hdrs)
+        if path.startswith("/_fakeapi/reset") and method == "POST":
+            self.sent = 0
+        elif not path.startswith("/_fakeapi/"):
+            self.sent += 1
         try:
             with urllib.request.urlopen(req, timeout=timeout) as resp:
                 return resp.status, {k.lower(): v for k, v in resp.headers.items()}, resp.read()
         except urllib.error.HTTPError as e:
             return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
 
-    def journal(self, since=0):
-        status, _, body = self.request("GET", f"/_fakeapi/journal?since={since}")
-        assert status == 200, body
-        return json.loads(body)
+    def journal(self, since=0, wait=True):
+        """The admin journal. An attempt is appended when its connection is
+        done with it, which can be just after the client read the answer:
+        with @wait, poll until every attempt sent through request() is in."""
+        deadline = time.monotonic() + 10
+        while True:
+            status, _, body = self.request("GET", f"/_fakeapi/journal?since={since}")
+            assert status == 200, body
+            j = json.loads(body)
+            if not wait or since > 0 or j["count"] >= self.sent or time.monotonic() > deadline:
+                return j
+            time.sleep(0.01)
 
     def stop(self):
         """SIGTERM the pid we started; returns its exit code and stderr."""

@@ -1,0 +1,683 @@
+/* check.c -- the conformance checks, computed from the provider's journal. */
+#include "check.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "alloc.h"
+
+/* docs/checks.md explains each number. */
+#define DEFAULT_TOLERANCE_MS 50  /* clock granularity and scheduling slack */
+#define MAX_TOLERANCE_MS 600000  /* a larger expect value is ignored */
+#define LOOP_WINDOW_US 100000    /* attempts.bounded: window after a bad Retry-After */
+#define LOOP_MAX_ATTEMPTS 2      /* attempts allowed inside that window */
+#define MAX_LEVEL 4
+
+/* Definition order is report order; docs/checks.md lists the same rows. */
+static const struct hx_check_def defs[] = {
+	{ "attempts.bounded", 1, true,
+	  "seed 000: retry budgets count every attempt; a past Retry-After date "
+	  "gets a small minimum delay, not a tight loop",
+	  "no task exceeds its attempt budget or loops after a past or invalid "
+	  "Retry-After" },
+	{ "wait.retry_after", 1, true,
+	  "seed 000: 429 is a scheduler signal; Retry-After wins over a shorter "
+	  "local delay",
+	  "a task told to wait by Retry-After does not retry before that instant" },
+	{ "classify.no_retry_4xx", 1, true,
+	  "seed 000: 400, 401, 403, 404 and 422 need a fix, not a retry",
+	  "no retry after 400, 401, 403, 404 or 422" },
+	{ "wait.scope_pause", 2, true,
+	  "seed 000: one local registry per scope; five-step test, step 2",
+	  "no other task of the scope arrives inside an announced pause" },
+};
+
+#define N_DEFS (sizeof(defs) / sizeof(defs[0]))
+
+/* The journal as the checks see it. */
+struct ctx {
+	const struct hx_check_input *in;
+	const struct fa_attempt **att; /* attributed attempts by arrival, then seq */
+	size_t n;
+	size_t n_unattributed;
+};
+
+/* A growing list of journal seqs. */
+struct seqs {
+	uint64_t *v;
+	size_t n;
+	size_t cap;
+};
+
+size_t hx_check_count(void)
+{
+	return N_DEFS;
+}
+
+const struct hx_check_def *hx_check_def_at(size_t i)
+{
+	return i < N_DEFS ? &defs[i] : NULL;
+}
+
+const struct hx_check_def *hx_check_find(const char *id)
+{
+	size_t i;
+
+	if (id == NULL)
+		return NULL;
+	for (i = 0; i < N_DEFS; i++)
+		if (strcmp(defs[i].id, id) == 0)
+			return &defs[i];
+	return NULL;
+}
+
+static double ms(int64_t us)
+{
+	return (double)us / 1000.0;
+}
+
+static void seqs_add(struct seqs *s, uint64_t seq)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 8;
+		s->v = fa_xrealloc(s->v, s->cap * sizeof(*s->v));
+	}
+	s->v[s->n++] = seq;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Hand @s to @r as its evidence, ascending and without repeats. */
+static void seqs_give(struct seqs *s, struct hx_check_result *r)
+{
+	size_t i, n = 0;
+
+	if (s->n > 0)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
+	for (i = 0; i < s->n; i++)
+		if (n == 0 || s->v[n - 1] != s->v[i])
+			s->v[n++] = s->v[i];
+	free(r->evidence);
+	r->evidence = n ? s->v : NULL;
+	r->n_evidence = n;
+	if (n == 0)
+		free(s->v);
+	s->v = NULL;
+	s->n = s->cap = 0;
+}
+
+static int cmp_arrival(const void *a, const void *b)
+{
+	const struct fa_attempt *x = *(const struct fa_attempt *const *)a;
+	const struct fa_attempt *y = *(const struct fa_attempt *const *)b;
+
+	if (x->t_arrival_us != y->t_arrival_us)
+		return x->t_arrival_us < y->t_arrival_us ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static bool same(const char *a, const char *b)
+{
+	return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+/* The client got this answer: a status went out and was written whole. */
+static bool received(const struct fa_attempt *a)
+{
+	return a->status != 0 && a->t_response_us >= 0 &&
+	       a->delivered == FA_DELIVERED_COMPLETE;
+}
+
+/* The answer named an instant after itself: a pause to honour. */
+static bool announces_pause(const struct fa_attempt *a)
+{
+	return received(a) && a->pause_until_us > a->t_response_us;
+}
+
+/* A Retry-After that names no future instant: a past date, zero or junk. */
+static bool bad_retry_after(const struct fa_attempt *a)
+{
+	return received(a) && a->retry_after != NULL &&
+	       a->pause_until_us <= a->t_response_us;
+}
+
+static bool non_retryable(int status)
+{
+	return status == 400 || status == 401 || status == 403 ||
+	       status == 404 || status == 422;
+}
+
+static const cJSON *expect_of(const struct hx_check_input *in, const char *id)
+{
+	if (in->sc == NULL || in->sc->harness.expect == NULL)
+		return NULL;
+	return cJSON_GetObjectItemCaseSensitive(in->sc->harness.expect, id);
+}
+
+static int tolerance_ms(const struct hx_check_input *in, const char *id)
+{
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(expect_of(in, id),
+							  "tolerance_ms");
+
+	if (!cJSON_IsNumber(t) || t->valuedouble < 0 ||
+	    t->valuedouble > MAX_TOLERANCE_MS)
+		return DEFAULT_TOLERANCE_MS;
+	return (int)t->valuedouble;
+}
+
+static bool is_required(const struct hx_check_input *in,
+			const struct hx_check_def *def)
+{
+	const cJSON *req = cJSON_GetObjectItemCaseSensitive(
+		expect_of(in, def->id), "required");
+
+	return cJSON_IsBool(req) ? cJSON_IsTrue(req) : def->required;
+}
+
+/* The first attempt of @task that arrived after @t_us, or NULL. */
+static const struct fa_attempt *next_of(const struct ctx *c, const char *task,
+					int64_t t_us)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->att[i]->t_arrival_us > t_us && same(c->att[i]->task, task))
+			return c->att[i];
+	return NULL;
+}
+
+static void na_empty(const struct ctx *c, struct hx_check_result *r)
+{
+	r->verdict = HX_NA;
+	r->detail = fa_xasprintf("the journal has no attributed attempts "
+				 "(%zu unattributed)", c->n_unattributed);
+}
+
+/* attempts.bounded: budgets, and no tight loop after a Retry-After that
+ * names no future instant (seed 000: apply a small minimum delay). */
+static void check_bounded(const struct ctx *c, struct hx_check_result *r)
+{
+	const struct fa_harness_spec *h = c->in->sc ? &c->in->sc->harness : NULL;
+	struct seqs bad = { 0 }, good = { 0 };
+	const struct fa_task_spec *over_t = NULL, *close_t = NULL;
+	const struct fa_attempt *loop_r = NULL;
+	size_t over = 0, budgeted = 0, n_bad_ra = 0, loops = 0;
+	size_t over_n = 0, close_n = 0, loop_n = 0, most_in_window = 0;
+	char *budget_part = NULL, *loop_part = NULL;
+	size_t i, j;
+
+	for (i = 0; h != NULL && i < h->n_tasks; i++) {
+		const struct fa_task_spec *t = &h->tasks[i];
+		size_t n = 0;
+
+		if (t->budget.max_attempts <= 0)
+			continue;
+		for (j = 0; j < c->n; j++) {
+			if (!same(c->att[j]->task, t->id))
+				continue;
+			n++;
+			seqs_add(n > (size_t)t->budget.max_attempts ? &bad : &good,
+				 c->att[j]->seq);
+		}
+		if (n == 0)
+			continue;
+		budgeted++;
+		if (n > (size_t)t->budget.max_attempts) {
+			if (over_t == NULL || n - t->budget.max_attempts >
+					      over_n - over_t->budget.max_attempts) {
+				over_t = t;
+				over_n = n;
+			}
+			over++;
+		} else if (close_t == NULL ||
+			   t->budget.max_attempts - n <
+				   close_t->budget.max_attempts - close_n) {
+			close_t = t;
+			close_n = n;
+		}
+	}
+	for (i = 0; i < c->n; i++) {
+		const struct fa_attempt *ra = c->att[i];
+		size_t k = 0;
+
+		if (!bad_retry_after(ra))
+			continue;
+		n_bad_ra++;
+		for (j = 0; j < c->n; j++) {
+			const struct fa_attempt *a = c->att[j];
+
+			if (!same(a->task, ra->task) ||
+			    a->t_arrival_us <= ra->t_response_us ||
+			    a->t_arrival_us > ra->t_response_us + LOOP_WINDOW_US)
+				continue;
+			k++;
+			seqs_add(k > LOOP_MAX_ATTEMPTS ? &bad : &good, a->seq);
+		}
+		if (k > LOOP_MAX_ATTEMPTS) {
+			seqs_add(&bad, ra->seq);
+			if (loop_r == NULL) {
+				loop_r = ra;
+				loop_n = k;
+			}
+			loops++;
+		} else {
+			seqs_add(&good, ra->seq);
+			if (k > most_in_window)
+				most_in_window = k;
+		}
+	}
+
+	if (c->n == 0) {
+		na_empty(c, r);
+	} else if (over > 0 || loops > 0) {
+		r->verdict = HX_FAIL;
+		if (over > 0)
+			budget_part = fa_xasprintf(
+				"task %s made %zu attempts, budget max_attempts %d"
+				"%s", over_t->id, over_n, over_t->budget.max_attempts,
+				over > 1 ? " (and other tasks over budget)" : "");
+		if (loops > 0)
+			loop_part = fa_xasprintf(
+				"task %s sent %zu attempts within %d ms after the "
+				"Retry-After \"%s\" (no future instant) at seq %llu, "
+				"at most %d allowed%s", loop_r->task, loop_n,
+				LOOP_WINDOW_US / 1000, loop_r->retry_after,
+				(unsigned long long)loop_r->seq, LOOP_MAX_ATTEMPTS,
+				loops > 1 ? " (and more such loops)" : "");
+		seqs_give(&bad, r);
+	} else if (budgeted == 0 && n_bad_ra == 0) {
+		r->verdict = HX_NA;
+		r->detail = fa_xstrdup("no task with an attempt budget made an "
+				       "attempt, and no Retry-After named a past "
+				       "or invalid instant");
+	} else {
+		r->verdict = HX_PASS;
+		if (budgeted > 0)
+			budget_part = fa_xasprintf(
+				"%zu budgeted task%s within budget (closest: %s "
+				"made %zu of max_attempts %d)", budgeted,
+				budgeted > 1 ? "s" : "", close_t->id, close_n,
+				close_t->budget.max_attempts);
+		if (n_bad_ra > 0)
+			loop_part = fa_xasprintf(
+				"after %zu Retry-After naming no future instant, at "
+				"most %zu attempt%s within %d ms", n_bad_ra,
+				most_in_window, most_in_window == 1 ? "" : "s",
+				LOOP_WINDOW_US / 1000);
+		seqs_give(&good, r);
+	}
+	if (r->detail == NULL)
+		r->detail = fa_xasprintf("%s%s%s", budget_part ? budget_part : "",
+					 budget_part && loop_part ? "; " : "",
+					 loop_part ? loop_part : "");
+	free(budget_part);
+	free(loop_part);
+	free(bad.v);
+	free(good.v);
+}
+
+/* wait.retry_after: the told task's next attempt waits for the pause. */
+static void check_retry_after(const struct ctx *c, struct hx_check_result *r)
+{
+	int tol_ms = tolerance_ms(c->in, r->id);
+	int64_t tol_us = (int64_t)tol_ms * 1000;
+	struct seqs bad = { 0 }, good = { 0 };
+	const struct fa_attempt *first_p = NULL, *worst_p = NULL, *worst_b = NULL;
+	const struct fa_attempt *close_p = NULL, *close_b = NULL;
+	size_t announced = 0, followed = 0, early = 0, i;
+
+	for (i = 0; i < c->n; i++) {
+		const struct fa_attempt *p = c->att[i], *b;
+
+		if (!announces_pause(p))
+			continue;
+		announced++;
+		if (first_p == NULL)
+			first_p = p;
+		b = next_of(c, p->task, p->t_response_us);
+		if (b == NULL)
+			continue;
+		followed++;
+		if (b->t_arrival_us < p->pause_until_us - tol_us) {
+			early++;
+			seqs_add(&bad, p->seq);
+			seqs_add(&bad, b->seq);
+			if (worst_b == NULL ||
+			    p->pause_until_us - b->t_arrival_us >
+				    worst_p->pause_until_us - worst_b->t_arrival_us) {
+				worst_p = p;
+				worst_b = b;
+			}
+		} else {
+			seqs_add(&good, p->seq);
+			seqs_add(&good, b->seq);
+			if (close_b == NULL ||
+			    b->t_arrival_us - p->pause_until_us <
+				    close_b->t_arrival_us - close_p->pause_until_us) {
+				close_p = p;
+				close_b = b;
+			}
+		}
+	}
+
+	if (c->n == 0) {
+		na_empty(c, r);
+	} else if (announced == 0) {
+		r->verdict = HX_NA;
+		r->detail = fa_xstrdup("no response announced a future pause "
+				       "(no Retry-After naming a later instant)");
+	} else if (followed == 0) {
+		r->verdict = HX_NA;
+		r->detail = fa_xasprintf(
+			"%zu response%s announced a pause (first: seq %llu to task "
+			"%s, until +%.1f ms) but the task made no later attempt",
+			announced, announced > 1 ? "s" : "",
+			(unsigned long long)first_p->seq, first_p->task,
+			ms(first_p->pause_until_us));
+	} else if (early > 0) {
+		r->verdict = HX_FAIL;
+		r->detail = fa_xasprintf(
+			"%stask %s retried %.1f ms early: seq %llu arrived at "
+			"+%.1f ms, the Retry-After \"%s\" of seq %llu named "
+			"+%.1f ms (tolerance %d ms)",
+			early > 1 ? "several early retries, worst: " : "",
+			worst_b->task, ms(worst_p->pause_until_us - worst_b->t_arrival_us),
+			(unsigned long long)worst_b->seq, ms(worst_b->t_arrival_us),
+			worst_p->retry_after ? worst_p->retry_after : "",
+			(unsigned long long)worst_p->seq, ms(worst_p->pause_until_us),
+			tol_ms);
+		seqs_give(&bad, r);
+	} else {
+		r->verdict = HX_PASS;
+		r->detail = fa_xasprintf(
+			"%stask %s waited: seq %llu arrived at +%.1f ms, the "
+			"Retry-After \"%s\" of seq %llu named +%.1f ms (tolerance "
+			"%d ms)", followed > 1 ? "every retry waited, closest: " : "",
+			close_b->task, (unsigned long long)close_b->seq,
+			ms(close_b->t_arrival_us),
+			close_p->retry_after ? close_p->retry_after : "",
+			(unsigned long long)close_p->seq, ms(close_p->pause_until_us),
+			tol_ms);
+		seqs_give(&good, r);
+	}
+	free(bad.v);
+	free(good.v);
+}
+
+/* classify.no_retry_4xx: a request the provider called wrong is not resent. */
+static void check_no_retry_4xx(const struct ctx *c, struct hx_check_result *r)
+{
+	struct seqs bad = { 0 }, good = { 0 };
+	const struct fa_attempt *first_p = NULL, *first_b = NULL;
+	size_t got = 0, retried = 0, first_n = 0, i, j;
+
+	for (i = 0; i < c->n; i++) {
+		const struct fa_attempt *p = c->att[i];
+		const struct fa_attempt *b = NULL;
+		size_t n = 0;
+
+		if (!received(p) || !non_retryable(p->status))
+			continue;
+		got++;
+		for (j = 0; j < c->n; j++) {
+			if (c->att[j]->t_arrival_us <= p->t_response_us ||
+			    !same(c->att[j]->task, p->task))
+				continue;
+			if (b == NULL)
+				b = c->att[j];
+			n++;
+			seqs_add(&bad, c->att[j]->seq);
+		}
+		if (b == NULL) {
+			seqs_add(&good, p->seq);
+			continue;
+		}
+		seqs_add(&bad, p->seq);
+		if (first_p == NULL) {
+			first_p = p;
+			first_b = b;
+			first_n = n;
+		}
+		retried++;
+	}
+
+	if (c->n == 0) {
+		na_empty(c, r);
+	} else if (got == 0) {
+		r->verdict = HX_NA;
+		r->detail = fa_xstrdup("no task received 400, 401, 403, 404 or 422");
+	} else if (retried > 0) {
+		r->verdict = HX_FAIL;
+		r->detail = fa_xasprintf(
+			"task %s got %d at seq %llu and sent %zu more attempt%s "
+			"(first: seq %llu at +%.1f ms)%s", first_p->task,
+			first_p->status, (unsigned long long)first_p->seq, first_n,
+			first_n > 1 ? "s" : "", (unsigned long long)first_b->seq,
+			ms(first_b->t_arrival_us),
+			retried > 1 ? "; other such responses were retried too" : "");
+		seqs_give(&bad, r);
+	} else {
+		r->verdict = HX_PASS;
+		r->detail = fa_xasprintf(
+			"%zu non-retryable 4xx response%s, none retried", got,
+			got > 1 ? "s" : "");
+		seqs_give(&good, r);
+	}
+	free(bad.v);
+	free(good.v);
+}
+
+/* wait.scope_pause: a pause told to one task holds for its whole scope. */
+static void check_scope_pause(const struct ctx *c, struct hx_check_result *r)
+{
+	int tol_ms = tolerance_ms(c->in, r->id);
+	int64_t tol_us = (int64_t)tol_ms * 1000;
+	struct seqs bad = { 0 }, good = { 0 };
+	const struct fa_attempt *first_p = NULL, *worst_p = NULL, *worst_b = NULL;
+	const struct fa_attempt *close_p = NULL, *close_b = NULL;
+	size_t announced = 0, watched = 0, inside = 0, i, j;
+
+	for (i = 0; i < c->n; i++) {
+		const struct fa_attempt *p = c->att[i];
+		const struct fa_attempt *earliest = NULL;
+
+		if (!announces_pause(p) || p->scope == NULL)
+			continue;
+		announced++;
+		if (first_p == NULL)
+			first_p = p;
+		for (j = 0; j < c->n; j++) {
+			const struct fa_attempt *b = c->att[j];
+
+			if (same(b->task, p->task) || !same(b->scope, p->scope) ||
+			    b->t_arrival_us <= p->t_response_us)
+				continue;
+			if (earliest == NULL)
+				earliest = b;
+			if (b->t_arrival_us >= p->pause_until_us - tol_us)
+				continue;
+			inside++;
+			seqs_add(&bad, p->seq);
+			seqs_add(&bad, b->seq);
+			if (worst_b == NULL ||
+			    p->pause_until_us - b->t_arrival_us >
+				    worst_p->pause_until_us - worst_b->t_arrival_us) {
+				worst_p = p;
+				worst_b = b;
+			}
+		}
+		if (earliest == NULL)
+			continue;
+		watched++;
+		seqs_add(&good, p->seq);
+		seqs_add(&good, earliest->seq);
+		if (close_b == NULL ||
+		    earliest->t_arrival_us - p->pause_until_us <
+			    close_b->t_arrival_us - close_p->pause_until_us) {
+			close_p = p;
+			close_b = earliest;
+		}
+	}
+
+	if (c->n == 0) {
+		na_empty(c, r);
+	} else if (announced == 0) {
+		r->verdict = HX_NA;
+		r->detail = fa_xstrdup("no response announced a future pause "
+				       "(no Retry-After naming a later instant)");
+	} else if (watched == 0) {
+		r->verdict = HX_NA;
+		r->detail = fa_xasprintf(
+			"%zu pause%s announced (first: seq %llu to task %s, scope "
+			"%s, until +%.1f ms) but no other task of the scope made "
+			"an attempt after it", announced, announced > 1 ? "s" : "",
+			(unsigned long long)first_p->seq, first_p->task,
+			first_p->scope, ms(first_p->pause_until_us));
+	} else if (inside > 0) {
+		r->verdict = HX_FAIL;
+		r->detail = fa_xasprintf(
+			"%stask %s arrived %.1f ms inside the pause of scope %s: "
+			"seq %llu at +%.1f ms, the pause told to task %s at seq "
+			"%llu lasts until +%.1f ms (tolerance %d ms)",
+			inside > 1 ? "several attempts inside a scope pause, worst: "
+				   : "",
+			worst_b->task, ms(worst_p->pause_until_us - worst_b->t_arrival_us),
+			worst_p->scope, (unsigned long long)worst_b->seq,
+			ms(worst_b->t_arrival_us), worst_p->task,
+			(unsigned long long)worst_p->seq, ms(worst_p->pause_until_us),
+			tol_ms);
+		seqs_give(&bad, r);
+	} else {
+		r->verdict = HX_PASS;
+		r->detail = fa_xasprintf(
+			"other tasks of scope %s waited for the pause told to task "
+			"%s at seq %llu (until +%.1f ms): the earliest, task %s seq "
+			"%llu, arrived at +%.1f ms (tolerance %d ms)",
+			close_p->scope, close_p->task, (unsigned long long)close_p->seq,
+			ms(close_p->pause_until_us), close_b->task,
+			(unsigned long long)close_b->seq, ms(close_b->t_arrival_us),
+			tol_ms);
+		seqs_give(&good, r);
+	}
+	free(bad.v);
+	free(good.v);
+}
+
+typedef void (*check_fn)(const struct ctx *c, struct hx_check_result *r);
+
+/* Same order as defs[]. */
+static const check_fn fns[N_DEFS] = {
+	check_bounded,
+	check_retry_after,
+	check_no_retry_4xx,
+	check_scope_pause,
+};
+
+void hx_check_run_all(const struct hx_check_input *in,
+		      struct hx_check_result **out, size_t *n)
+{
+	struct ctx c = { .in = in };
+	struct hx_check_result *res;
+	size_t i;
+
+	c.att = fa_xcalloc(in->n_attempts ? in->n_attempts : 1, sizeof(*c.att));
+	for (i = 0; i < in->n_attempts; i++) {
+		if (in->attempts[i].task == NULL)
+			c.n_unattributed++;
+		else
+			c.att[c.n++] = &in->attempts[i];
+	}
+	if (c.n > 1)
+		qsort(c.att, c.n, sizeof(*c.att), cmp_arrival);
+
+	res = fa_xcalloc(N_DEFS, sizeof(*res));
+	for (i = 0; i < N_DEFS; i++) {
+		res[i].id = defs[i].id;
+		res[i].level = defs[i].level;
+		res[i].required = is_required(in, &defs[i]);
+		res[i].verdict = HX_NA;
+		fns[i](&c, &res[i]);
+		if (res[i].detail == NULL)
+			res[i].detail = fa_xstrdup("not evaluated");
+	}
+	free(c.att);
+	*out = res;
+	*n = N_DEFS;
+}
+
+static size_t def_index(const char *id)
+{
+	size_t i;
+
+	for (i = 0; id != NULL && i < N_DEFS; i++)
+		if (strcmp(defs[i].id, id) == 0)
+			return i;
+	return N_DEFS;
+}
+
+void hx_check_grade(struct hx_run_result *r)
+{
+	enum hx_verdict suite[N_DEFS];
+	bool counted[N_DEFS] = { false };
+	bool broken = false, failed = false, passed = false;
+	size_t i, j, d;
+	int k;
+
+	for (d = 0; d < N_DEFS; d++)
+		suite[d] = HX_NA;
+	for (i = 0; i < r->n_scenarios; i++) {
+		const struct hx_scenario_result *s = &r->scenarios[i];
+
+		if (s->error != NULL)
+			broken = true;
+		for (j = 0; j < s->n_checks; j++) {
+			const struct hx_check_result *cr = &s->checks[j];
+
+			d = def_index(cr->id);
+			if (d == N_DEFS || !cr->required)
+				continue;
+			counted[d] = true;
+			if (cr->verdict == HX_FAIL) {
+				suite[d] = HX_FAIL;
+				failed = true;
+			} else if (cr->verdict == HX_PASS) {
+				if (suite[d] != HX_FAIL)
+					suite[d] = HX_PASS;
+				passed = true;
+			}
+		}
+	}
+
+	/* A level with no counted check is not reached: nothing showed it. */
+	r->level = 0;
+	for (k = 1; k <= MAX_LEVEL; k++) {
+		size_t n_at = 0;
+		bool all_pass = true;
+
+		for (d = 0; d < N_DEFS; d++) {
+			if (defs[d].level != k || !counted[d])
+				continue;
+			n_at++;
+			if (suite[d] != HX_PASS)
+				all_pass = false;
+		}
+		if (n_at == 0 || !all_pass)
+			break;
+		r->level = k;
+	}
+
+	if (broken)
+		r->exit_code = 2;
+	else if (failed || !passed || r->level < r->min_level)
+		r->exit_code = 1;
+	else
+		r->exit_code = 0;
+}

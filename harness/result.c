@@ -1,0 +1,64 @@
+/* result.c -- verdict names and the release of what a run found. */
+#include "result.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *hx_verdict_str(enum hx_verdict v)
+{
+	switch (v) {
+	case HX_PASS: return "pass";
+	case HX_FAIL: return "fail";
+	case HX_NA: return "n/a";
+	}
+	return "n/a";
+}
+
+void hx_check_result_release(struct hx_check_result *r)
+{
+	if (r == NULL)
+		return;
+	free(r->detail);
+	free(r->evidence);
+	memset(r, 0, sizeof(*r));
+}
+
+void hx_task_run_release(struct hx_task_run *t)
+{
+	if (t == NULL)
+		return;
+	free(t->error);
+	t->error = NULL;
+}
+
+void hx_scenario_result_release(struct hx_scenario_result *s)
+{
+	size_t i;
+
+	if (s == NULL)
+		return;
+	free(s->error);
+	for (i = 0; i < s->n_tasks; i++)
+		hx_task_run_release(&s->tasks[i]);
+	free(s->tasks);
+	for (i = 0; i < s->n_attempts; i++)
+		fa_attempt_release(&s->attempts[i]);
+	free(s->attempts);
+	for (i = 0; i < s->n_checks; i++)
+		hx_check_result_release(&s->checks[i]);
+	free(s->checks);
+	memset(s, 0, sizeof(*s));
+}
+
+void hx_run_result_release(struct hx_run_result *r)
+{
+	size_t i;
+
+	if (r == NULL)
+		return;
+	for (i = 0; i < r->n_scenarios; i++)
+		hx_scenario_result_release(&r->scenarios[i]);
+	free(r->scenarios);
+	r->scenarios = NULL;
+	r->n_scenarios = 0;
+}

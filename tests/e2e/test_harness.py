@@ -1,0 +1,353 @@
+"""fakeapi-harness in exec mode: command line, scenario runs, reports.
+
+Every timing fact is read from the report or the journal the harness wrote,
+never from a wall-clock sleep here. The fine-grained cases write their own
+scenario files into tmp_path and keep Retry-After at 1-2 s.
+"""
+import collections
+import hashlib
+import json
+import os
+import subprocess
+import xml.etree.ElementTree as ET
+
+import pytest
+
+CHECKS = {"attempts.bounded", "wait.retry_after", "classify.no_retry_4xx", "wait.scope_pause"}
+
+AUTH = '-H "Authorization: Bearer $FAKEAPI_KEY"'
+CURL = f"curl -sS -f --retry 4 {AUTH} {{url}}"
+# Retries at once, three times: ignores Retry-After.
+IMPATIENT = (f'for i in 1 2 3; do curl -s -o /dev/null -w "%{{http_code}}" {AUTH} {{url}}'
+             " | grep -q 200 && exit 0; done; exit 1")
+# Tries twice whatever the answer: retries a 400.
+STUBBORN = f"for i in 1 2; do curl -s -o /dev/null {AUTH} {{url}}; done; exit 1"
+# Sleeps the delta-seconds of a 429's Retry-After, then retries once.
+PATIENT = (
+    'h="$CLIENT_STATE_DIR/$FAKEAPI_TASK.headers"; '
+    f'code=$(curl -s -o /dev/null -D "$h" -w "%{{http_code}}" {AUTH} {{url}}); '
+    'if [ "$code" = 429 ]; then '
+    "ra=$(sed -n 's/^[Rr]etry-[Aa]fter: *\\([0-9]*\\).*/\\1/p' \"$h\"); "
+    'sleep "${ra:-1}"; '
+    f'code=$(curl -s -o /dev/null -w "%{{http_code}}" {AUTH} {{url}}); '
+    'fi; [ "$code" = 200 ]'
+)
+
+
+def run_harness(harness_bin, *args, timeout=600):
+    env = dict(os.environ)
+    env.pop("FAKEAPI_LOG", None)
+    return subprocess.run([harness_bin, *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+
+
+def read_jsonl(path):
+    with open(path, "rb") as f:
+        return [line.rstrip(b"\n") for line in f if line.strip()]
+
+
+def scenario(sid, responses, tasks=None, events=None, timeout_s=20, during_pause=None):
+    """A one-route scenario; by default one task t1 sent at the start."""
+    provider = {"keys": {"k1": {"secret": "sk-e2e-k1", "user": "u1"},
+                         "k2": {"secret": "sk-e2e-k2", "user": "u1"}}}
+    if during_pause is not None:
+        provider["during_pause"] = during_pause
+    return {
+        "id": sid,
+        "provider": provider,
+        "routes": [{"id": "read", "method": "GET", "path": "/v1/records/{id}",
+                    "responses": responses}],
+        "harness": {
+            "tasks": tasks or [{"id": "t1", "key": "k1", "method": "GET",
+                                "path": "/v1/records/7",
+                                "budget": {"max_attempts": 4, "max_wait_s": 5}}],
+            "events": events or [{"at_ms": 0, "send": ["t1"]}],
+            "timeout_s": timeout_s,
+        },
+    }
+
+
+def write(tmp_path, doc, name=None):
+    path = tmp_path / (name or f"{doc['id']}.json")
+    path.write_text(json.dumps(doc, indent=1))
+    return path
+
+
+def run_scenario(harness_bin, tmp_path, doc, client, *extra):
+    """Run one scenario file; returns (process, report dict)."""
+    path = write(tmp_path, doc)
+    report = tmp_path / "report.json"
+    proc = run_harness(harness_bin, "run", "-q", "--exec", client, "--seed", "7",
+                       "--report-json", str(report), *extra, str(path))
+    assert report.exists(), proc.stderr
+    return proc, json.loads(report.read_text())
+
+
+def verdicts(scenario_report):
+    return {c["id"]: c["verdict"] for c in scenario_report["checks"]}
+
+
+# --- the command line -------------------------------------------------------
+
+def test_help_prints_usage_and_exits_0(harness_bin):
+    for args in (["--help"], ["-h"], ["run", "--help"]):
+        proc = run_harness(harness_bin, *args)
+        assert proc.returncode == 0, proc.stderr
+        assert "SYNOPSIS" in proc.stdout
+        assert "--exec TEMPLATE" in proc.stdout
+        assert "EXIT STATUS" in proc.stdout
+
+
+def test_version_names_the_program(harness_bin):
+    proc = run_harness(harness_bin, "--version")
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("fakeapi-harness ")
+
+
+def test_without_a_client_is_a_usage_error(harness_bin, repo_root):
+    proc = run_harness(harness_bin, "run", str(repo_root / "scenarios/five-step-fast/suite.json"))
+    assert proc.returncode == 2
+    assert proc.stderr == ("fakeapi-harness: no client: give --exec 'TEMPLATE' "
+                           "(stdio mode comes later)\n")
+
+
+@pytest.mark.parametrize("args, cause", [
+    (["run", "--exec", "true", "--jobs", "0"], "--jobs: expected an integer 1..64, got '0'"),
+    (["run", "--exec", "true", "--min-level", "L5"], "--min-level: expected L1..L4, got 'L5'"),
+    (["run", "--exec", "true", "--seed", "x1"], "--seed: expected an integer"),
+    (["run", "--exec", "true", "--frobnicate"], "unknown option '--frobnicate'"),
+    (["run", "--exec"], "--exec: missing its argument"),
+    (["run", "--exec", "true", "a.json", "b.json"], "one suite or scenario at a time"),
+    (["walk"], "unknown command 'walk'"),
+])
+def test_usage_errors_exit_2_naming_the_cause(harness_bin, args, cause):
+    proc = run_harness(harness_bin, *args)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("fakeapi-harness: ")
+    assert cause in proc.stderr
+
+
+def test_broken_scenario_exits_2_naming_its_path(harness_bin, tmp_path):
+    doc = scenario("broken", [{"status": "200"}])
+    path = write(tmp_path, doc)
+    proc = run_harness(harness_bin, "run", "--exec", "true", str(path))
+    assert proc.returncode == 2
+    assert str(path) in proc.stderr
+    assert "$.routes[0].responses[0].status" in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_missing_suite_exits_2_naming_its_path(harness_bin, tmp_path):
+    path = tmp_path / "nowhere" / "suite.json"
+    proc = run_harness(harness_bin, "run", "--exec", "true", str(path))
+    assert proc.returncode == 2
+    assert f"{path}: cannot read" in proc.stderr
+
+
+def test_client_that_cannot_start_exits_2(harness_bin, tmp_path):
+    doc = scenario("no-client", [{"status": 200, "body": {"id": "{id}"}}])
+    proc, report = run_scenario(harness_bin, tmp_path, doc, "./no-such-client {url}")
+    assert proc.returncode == 2, proc.stderr
+    task = report["scenarios"][0]["tasks"][0]
+    assert task["exit_code"] == 127
+    assert task["error"].startswith("client could not start: exit 127, no attempt made")
+    assert "no-such-client" in task["error"]
+    assert "task t1: client could not start" in report["scenarios"][0]["error"]
+    assert "task t1: client could not start" in proc.stderr
+
+
+# --- the clients' behaviour, graded -------------------------------------------
+
+RETRY_AFTER_1 = [
+    {"times": 1, "status": 429, "retry_after": 1,
+     "body": {"error": {"code": "rate_limit_exceeded", "retryAfter": 1}}},
+    {"status": 200, "body": {"id": "{id}"}},
+]
+
+
+def test_immediate_retries_fail_wait_retry_after(harness_bin, tmp_path):
+    doc = scenario("impatient", RETRY_AFTER_1)
+    proc, report = run_scenario(harness_bin, tmp_path, doc, IMPATIENT)
+    s = report["scenarios"][0]
+    assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "fail",
+                           "classify.no_retry_4xx": "n/a", "wait.scope_pause": "n/a"}
+    assert proc.returncode == 1
+    assert report["exit_code"] == 1
+    assert s["attempts"] == 2
+    assert s["tasks"][0]["exit_code"] == 0
+    bad = next(c for c in s["checks"] if c["id"] == "wait.retry_after")
+    first, second = bad["evidence"]
+    assert first["status"] == 429 and first["retry_after"] == "1"
+    assert second["t_arrival_us"] < first["pause_until_us"] - 50000
+
+
+def test_retried_400_fails_classify_no_retry_4xx(harness_bin, tmp_path):
+    doc = scenario("stubborn", [{"status": 400, "body": {"error": {"code": "invalid_request"}}}])
+    proc, report = run_scenario(harness_bin, tmp_path, doc, STUBBORN)
+    s = report["scenarios"][0]
+    assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "n/a",
+                           "classify.no_retry_4xx": "fail", "wait.scope_pause": "n/a"}
+    assert proc.returncode == 1
+    assert s["attempts"] == 2
+    assert s["tasks"][0]["exit_code"] == 1
+
+
+def test_sleeping_the_retry_after_passes(harness_bin, tmp_path):
+    doc = scenario("patient", RETRY_AFTER_1)
+    proc, report = run_scenario(harness_bin, tmp_path, doc, PATIENT)
+    s = report["scenarios"][0]
+    assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "pass",
+                           "classify.no_retry_4xx": "n/a", "wait.scope_pause": "n/a"}
+    assert proc.returncode == 0, proc.stdout
+    assert s["attempts"] == 2
+    assert s["tasks"][0]["exit_code"] == 0
+    good = next(c for c in s["checks"] if c["id"] == "wait.retry_after")
+    told, retry = good["evidence"]
+    assert retry["t_arrival_us"] >= told["pause_until_us"]
+
+
+def test_second_task_inside_the_scope_pause_fails_wait_scope_pause(harness_bin, tmp_path):
+    tasks = [{"id": t, "key": k, "method": "GET", "path": "/v1/records/7",
+              "budget": {"max_attempts": 4, "max_wait_s": 5}}
+             for t, k in (("t1", "k1"), ("t2", "k2"))]
+    events = [{"at_ms": 0, "send": ["t1"]},
+              {"after": {"task": "t1", "status": 429}, "plus_ms": 0, "send": ["t2"]}]
+    doc = scenario("two-keys", [dict(RETRY_AFTER_1[0], retry_after=2), RETRY_AFTER_1[1]],
+                   tasks=tasks, events=events,
+                   during_pause={"status": 429, "body": {"error": {"code": "rate_limit_exceeded"}}})
+    proc, report = run_scenario(harness_bin, tmp_path, doc, PATIENT)
+    s = report["scenarios"][0]
+    assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "pass",
+                           "classify.no_retry_4xx": "n/a", "wait.scope_pause": "fail"}
+    assert proc.returncode == 1
+    sent = {t["id"]: t["sent"] for t in s["tasks"]}
+    assert sent == {"t1": True, "t2": True}
+
+
+def test_hung_client_is_stopped_by_the_task_timeout(harness_bin, tmp_path):
+    doc = scenario("hung", [{"status": 200, "body": {"id": "{id}"}}], timeout_s=30)
+    doc["harness"]["tasks"][0]["timeout_s"] = 1
+    proc, report = run_scenario(harness_bin, tmp_path, doc,
+                                f"curl -s -o /dev/null {AUTH} {{url}}; sleep 60 & sleep 60")
+    s = report["scenarios"][0]
+    assert s["tasks"][0]["timed_out"] is True
+    assert s["tasks"][0]["exit_code"] is None
+    assert s["attempts"] == 1
+    assert s["duration_ms"] < 10000
+    assert "timed out" in proc.stdout
+
+
+def test_event_whose_trigger_never_comes_is_dropped(harness_bin, tmp_path):
+    tasks = [{"id": t, "key": "k1", "method": "GET", "path": "/v1/records/7",
+              "budget": {"max_attempts": 4}} for t in ("t1", "t2")]
+    events = [{"at_ms": 0, "send": ["t1"]},
+              {"after": {"task": "t1", "status": 429}, "plus_ms": 0, "send": ["t2"]}]
+    doc = scenario("no-trigger", [{"status": 200, "body": {"id": "{id}"}}],
+                   tasks=tasks, events=events, timeout_s=60)
+    proc, report = run_scenario(harness_bin, tmp_path, doc, CURL)
+    s = report["scenarios"][0]
+    assert [(t["id"], t["sent"]) for t in s["tasks"]] == [("t1", True), ("t2", False)]
+    assert s["attempts"] == 1
+    assert s["duration_ms"] < 10000  # ended when t1 did, not at the timeout
+    assert proc.returncode == 0
+
+
+def test_after_event_fires_on_the_status_it_names(harness_bin, tmp_path):
+    tasks = [{"id": t, "key": "k1", "method": "GET", "path": "/v1/records/7",
+              "budget": {"max_attempts": 4}} for t in ("t1", "t2")]
+    events = [{"at_ms": 0, "send": ["t1"]},
+              {"after": {"task": "t1", "status": 200, "on": "client_saw"}, "plus_ms": 0,
+               "send": ["t2"]}]
+    doc = scenario("chain", [{"status": 200, "body": {"id": "{id}"}}], tasks=tasks, events=events)
+    journal_dir = tmp_path / "journals"
+    proc, report = run_scenario(harness_bin, tmp_path, doc, CURL,
+                                "--journal-dir", str(journal_dir))
+    assert proc.returncode == 0, proc.stdout
+    lines = [json.loads(b) for b in read_jsonl(journal_dir / "chain.jsonl")]
+    assert [e["task"] for e in lines] == ["t1", "t2"]
+    # exec mode cannot see the client's view: client_saw waits >= 200 ms
+    assert lines[1]["t_arrival_us"] >= lines[0]["t_response_us"] + 200000
+
+
+# --- curl over the fast five-step suite ----------------------------------------
+
+@pytest.fixture(scope="module")
+def curl_fast(harness_bin, repo_root, tmp_path_factory):
+    out = tmp_path_factory.mktemp("curl-fast")
+    report, junit, journals = out / "report.json", out / "junit.xml", out / "journals"
+    proc = run_harness(harness_bin, "run", "--exec", CURL, "--seed", "42",
+                       "--report-json", str(report), "--junit", str(junit),
+                       "--journal-dir", str(journals),
+                       str(repo_root / "scenarios/five-step-fast/suite.json"))
+    assert report.exists(), proc.stderr
+    return proc, json.loads(report.read_text()), junit, journals
+
+
+def test_curl_fast_report_has_a_verdict_for_every_check(curl_fast):
+    proc, report, _, _ = curl_fast
+    assert proc.returncode == report["exit_code"]
+    assert report["suite"] == "five-step-fast" and report["suite_version"] == "1"
+    assert report["seed"] == 42 and report["mode"] == "exec"
+    assert report["client"]["command"] == CURL
+    assert [s["id"] for s in report["scenarios"]] == [
+        "step-1-3-shared-read", "retry-after-http-date", "retry-after-past-date",
+        "no-retry-400", "no-retry-422"]
+    assert {c["id"] for c in report["checks"]} == CHECKS
+    for s in report["scenarios"]:
+        assert s["error"] is None, s["error"]
+        assert set(verdicts(s)) == CHECKS
+        assert set(verdicts(s).values()) <= {"pass", "fail", "n/a"}
+        assert all(c["detail"] for c in s["checks"])
+    assert "seed: 42" in proc.stdout
+    assert "[5/5] " in proc.stderr
+
+
+def test_curl_fast_evidence_matches_the_journal(curl_fast, fakeapi_bin):
+    _, report, _, journals = curl_fast
+    for s in report["scenarios"]:
+        path = journals / f"{s['id']}.jsonl"
+        raw = read_jsonl(path)
+        lines = {e["seq"]: e for e in map(json.loads, raw)}
+        assert s["attempts"] == len(raw)
+        assert s["journal_head"] == hashlib.sha256(raw[-1]).hexdigest()
+        verify = subprocess.run([fakeapi_bin, "verify-journal", str(path)],
+                                capture_output=True, text=True)
+        assert verify.returncode == 0, verify.stdout + verify.stderr
+        for c in s["checks"]:
+            for ev in c["evidence"]:
+                line = lines[ev["seq"]]
+                for field in ("task", "status", "t_arrival_us", "retry_after", "scope"):
+                    assert ev[field] == line[field], (s["id"], c["id"], field)
+        # the budget check counts every attempt of every budgeted task
+        bounded = next(c for c in s["checks"] if c["id"] == "attempts.bounded")
+        assert bounded["verdict"] == "pass"
+        per_task = collections.Counter(ev["task"] for ev in bounded["evidence"])
+        assert per_task == collections.Counter(e["task"] for e in lines.values())
+        for t in s["tasks"]:
+            assert per_task[t["id"]] <= 4
+
+
+def test_curl_fast_verdicts(curl_fast):
+    _, report, _, _ = curl_fast
+    by_id = {s["id"]: verdicts(s) for s in report["scenarios"]}
+    # curl honours a delta-seconds Retry-After but knows nothing of scopes:
+    # t2 and t3 start inside the pause told to t1
+    assert by_id["step-1-3-shared-read"]["wait.retry_after"] == "pass"
+    assert by_id["step-1-3-shared-read"]["wait.scope_pause"] == "fail"
+    assert by_id["retry-after-http-date"]["wait.retry_after"] == "pass"
+    assert by_id["no-retry-400"]["classify.no_retry_4xx"] == "pass"
+    assert by_id["no-retry-422"]["classify.no_retry_4xx"] == "pass"
+    assert report["exit_code"] == 1
+    assert report["level"] == "L1"
+
+
+def test_curl_fast_junit_is_parseable(curl_fast):
+    _, report, junit, _ = curl_fast
+    root = ET.parse(junit).getroot()
+    suites = root.findall(".//testsuite")
+    assert [ts.get("name") for ts in suites] == [s["id"] for s in report["scenarios"]]
+    for ts in suites:
+        assert len(ts.findall("testcase")) == len(CHECKS)
+        assert int(ts.get("tests")) == len(CHECKS)
+    failures = sum(len(ts.findall("testcase/failure")) for ts in suites)
+    assert failures == report["summary"]["fail"]

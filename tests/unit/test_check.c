@@ -1,0 +1,846 @@
+/* test_check.c -- the checks on hand-made journals, and the grading. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/CUnit.h>
+#include <cJSON.h>
+
+#include "alloc.h"
+#include "check.h"
+#include "result.h"
+
+#define MS 1000 /* µs */
+
+/* A hand-made journal: at most 32 attempts, seq = position + 1. */
+struct jb {
+	struct fa_attempt a[32];
+	size_t n;
+};
+
+/* A hand-built scenario: tasks t1..t4 (scope is whatever each attempt
+ * says), budgets and expect as the test sets them. */
+struct sc {
+	struct fa_scenario s;
+	struct fa_task_spec tasks[4];
+};
+
+static void sc_init(struct sc *sc, const char *expect_json)
+{
+	static const char *ids[] = { "t1", "t2", "t3", "t4" };
+	size_t i;
+
+	memset(sc, 0, sizeof(*sc));
+	sc->s.id = "s1";
+	sc->s.file = "s1.json";
+	sc->s.has_harness = true;
+	for (i = 0; i < 4; i++) {
+		sc->tasks[i].id = (char *)ids[i];
+		sc->tasks[i].method = "GET";
+		sc->tasks[i].path = "/v1/records/42";
+		sc->tasks[i].budget.max_wait_s = -1;
+	}
+	sc->s.harness.tasks = sc->tasks;
+	sc->s.harness.n_tasks = 4;
+	sc->s.harness.expect = expect_json ? cJSON_Parse(expect_json) : NULL;
+}
+
+static void sc_release(struct sc *sc)
+{
+	cJSON_Delete(sc->s.harness.expect);
+	sc->s.harness.expect = NULL;
+}
+
+/* Append an attempt of @task in @scope that arrived at @arr_ms and was
+ * answered at @resp_ms (-1 = never) with @status; @ra is the Retry-After
+ * sent (NULL = none) and @pause_ms the instant it named (-1 = none or
+ * unparseable). Returns its seq. */
+static uint64_t add(struct jb *j, const char *task, const char *scope,
+		    int64_t arr_ms, int64_t resp_ms, int status, const char *ra,
+		    int64_t pause_ms)
+{
+	struct fa_attempt *a;
+
+	CU_ASSERT_FATAL(j->n < sizeof(j->a) / sizeof(j->a[0]));
+	a = &j->a[j->n];
+	memset(a, 0, sizeof(*a));
+	a->seq = ++j->n;
+	a->t_arrival_us = arr_ms * MS;
+	a->t_response_us = resp_ms < 0 ? -1 : resp_ms * MS;
+	a->t_done_us = a->t_response_us;
+	a->method = fa_xstrdup("GET");
+	a->path = fa_xstrdup("/v1/records/42");
+	a->task = fa_xstrdup(task);
+	a->scope = fa_xstrdup(scope);
+	a->status = status;
+	a->retry_after = fa_xstrdup(ra);
+	a->pause_until_us = pause_ms == -1 ? -1 : pause_ms * MS;
+	a->delivered = FA_DELIVERED_COMPLETE;
+	a->fault = fa_xstrdup("respond");
+	a->response_index = -1;
+	return a->seq;
+}
+
+static void jb_release(struct jb *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->n; i++)
+		fa_attempt_release(&j->a[i]);
+	j->n = 0;
+}
+
+/* Every check on @j under @sc; results in *@out (count asserted). */
+static struct hx_check_result *run(const struct sc *sc, const struct jb *j)
+{
+	struct hx_check_input in = { .sc = &sc->s, .attempts = j->a,
+				     .n_attempts = j->n, .mode = HX_MODE_EXEC };
+	struct hx_check_result *res = NULL;
+	size_t n = 0, i;
+
+	hx_check_run_all(&in, &res, &n);
+	CU_ASSERT_FATAL(res != NULL);
+	CU_ASSERT_FATAL(n == hx_check_count());
+	for (i = 0; i < n; i++)
+		CU_ASSERT_PTR_NOT_NULL(res[i].detail);
+	return res;
+}
+
+static const struct hx_check_result *get(const struct hx_check_result *res,
+					 const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < hx_check_count(); i++)
+		if (strcmp(res[i].id, id) == 0)
+			return &res[i];
+	CU_FAIL_FATAL("check not in the results");
+	return NULL;
+}
+
+static void free_results(struct hx_check_result *res)
+{
+	size_t i;
+
+	for (i = 0; i < hx_check_count(); i++)
+		hx_check_result_release(&res[i]);
+	free(res);
+}
+
+/* @r's evidence is exactly the @n seqs given, ascending. */
+static bool evidence_is(const struct hx_check_result *r, size_t n, ...)
+{
+	va_list ap;
+	size_t i;
+	bool ok = r->n_evidence == n;
+
+	va_start(ap, n);
+	for (i = 0; i < n && ok; i++)
+		ok = r->evidence[i] == (uint64_t)va_arg(ap, int);
+	va_end(ap);
+	return ok;
+}
+
+static bool detail_has(const struct hx_check_result *r, const char *s)
+{
+	return r->detail != NULL && strstr(r->detail, s) != NULL;
+}
+
+/* ---- definitions ---- */
+
+static void check__defines_four_checks_in_order(void)
+{
+	CU_ASSERT_EQUAL_FATAL(hx_check_count(), 4);
+	CU_ASSERT_STRING_EQUAL(hx_check_def_at(0)->id, "attempts.bounded");
+	CU_ASSERT_STRING_EQUAL(hx_check_def_at(1)->id, "wait.retry_after");
+	CU_ASSERT_STRING_EQUAL(hx_check_def_at(2)->id, "classify.no_retry_4xx");
+	CU_ASSERT_STRING_EQUAL(hx_check_def_at(3)->id, "wait.scope_pause");
+	CU_ASSERT_PTR_NULL(hx_check_def_at(4));
+	CU_ASSERT_EQUAL(hx_check_find("wait.scope_pause")->level, 2);
+	CU_ASSERT_EQUAL(hx_check_find("wait.retry_after")->level, 1);
+	CU_ASSERT_TRUE(hx_check_find("classify.no_retry_4xx")->required);
+	CU_ASSERT_PTR_NOT_NULL(hx_check_find("attempts.bounded")->seed);
+	CU_ASSERT_PTR_NULL(hx_check_find("wait.jitter"));
+	CU_ASSERT_PTR_NULL(hx_check_find(NULL));
+}
+
+static void check__empty_journal_is_na_everywhere(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+	size_t i;
+
+	sc_init(&sc, NULL);
+	sc.tasks[0].budget.max_attempts = 3;
+	add(&j, NULL, "user:a", 0, 1, 200, NULL, -1);
+	res = run(&sc, &j);
+	for (i = 0; i < hx_check_count(); i++) {
+		CU_ASSERT_EQUAL(res[i].verdict, HX_NA);
+		CU_ASSERT_TRUE(detail_has(&res[i], "1 unattributed"));
+		CU_ASSERT_EQUAL(res[i].level, hx_check_def_at(i)->level);
+		CU_ASSERT_TRUE(res[i].required);
+	}
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void check__expect_overrides_required(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+
+	sc_init(&sc, "{\"wait.scope_pause\": {\"required\": false}}");
+	add(&j, "t1", "user:a", 0, 1, 200, NULL, -1);
+	res = run(&sc, &j);
+	CU_ASSERT_FALSE(get(res, "wait.scope_pause")->required);
+	CU_ASSERT_TRUE(get(res, "wait.retry_after")->required);
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+/* ---- attempts.bounded ---- */
+
+static void bounded__passes_within_budget(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+	const struct hx_check_result *r;
+
+	sc_init(&sc, NULL);
+	sc.tasks[0].budget.max_attempts = 4;
+	add(&j, "t1", "user:a", 0, 1, 503, NULL, -1);
+	add(&j, "t1", "user:a", 500, 501, 503, NULL, -1);
+	add(&j, "t1", "user:a", 1500, 1501, 200, NULL, -1);
+	add(&j, "t2", "user:a", 10, 11, 200, NULL, -1);
+	res = run(&sc, &j);
+	r = get(res, "attempts.bounded");
+	CU_ASSERT_EQUAL(r->verdict, HX_PASS);
+	CU_ASSERT_TRUE(evidence_is(r, 3, 1, 2, 3));
+	CU_ASSERT_TRUE(detail_has(r, "t1 made 3 of max_attempts 4"));
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void bounded__fails_over_budget_with_the_excess_as_evidence(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+	const struct hx_check_result *r;
+
+	sc_init(&sc, NULL);
+	sc.tasks[1].budget.max_attempts = 2;
+	/* Completion order differs from arrival order: seq 1 arrived last. */
+	add(&j, "t2", "user:a", 900, 901, 200, NULL, -1);
+	add(&j, "t2", "user:a", 0, 1, 503, NULL, -1);
+	add(&j, "t2", "user:a", 400, 401, 503, NULL, -1);
+	res = run(&sc, &j);
+	r = get(res, "attempts.bounded");
+	CU_ASSERT_EQUAL(r->verdict, HX_FAIL);
+	CU_ASSERT_TRUE(evidence_is(r, 1, 1));
+	CU_ASSERT_TRUE(detail_has(r, "task t2 made 3 attempts, budget max_attempts 2"));
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void bounded__fails_a_tight_loop_after_a_past_retry_after(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+	const struct hx_check_result *r;
+
+	sc_init(&sc, NULL);
+	/* A past date: the instant named lies before the response. */
+	add(&j, "t1", "user:a", 0, 10, 429, "Sun, 06 Nov 1994 08:49:37 GMT", -5000);
+	add(&j, "t1", "user:a", 20, 21, 429, NULL, -1);
+	add(&j, "t1", "user:a", 40, 41, 429, NULL, -1);
+	add(&j, "t1", "user:a", 60, 61, 200, NULL, -1);
+	add(&j, "t1", "user:a", 200, 201, 200, NULL, -1);
+	res = run(&sc, &j);
+	r = get(res, "attempts.bounded");
+	CU_ASSERT_EQUAL(r->verdict, HX_FAIL);
+	CU_ASSERT_TRUE(evidence_is(r, 2, 1, 4));
+	CU_ASSERT_TRUE(detail_has(r, "task t1 sent 3 attempts within 100 ms"));
+	CU_ASSERT_TRUE(detail_has(r, "1994"));
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void bounded__fails_a_tight_loop_after_an_invalid_retry_after(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+
+	sc_init(&sc, NULL);
+	add(&j, "t1", "user:a", 0, 10, 503, "soon", -1);
+	add(&j, "t1", "user:a", 11, 12, 503, NULL, -1);
+	add(&j, "t1", "user:a", 13, 14, 503, NULL, -1);
+	add(&j, "t1", "user:a", 15, 16, 503, NULL, -1);
+	res = run(&sc, &j);
+	CU_ASSERT_EQUAL(get(res, "attempts.bounded")->verdict, HX_FAIL);
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void bounded__passes_a_small_delay_after_a_past_retry_after(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+	const struct hx_check_result *r;
+
+	sc_init(&sc, NULL);
+	add(&j, "t1", "user:a", 0, 10, 429, "0", 10);
+	add(&j, "t1", "user:a", 60, 61, 429, "0", 61);
+	add(&j, "t1", "user:a", 300, 301, 200, NULL, -1);
+	res = run(&sc, &j);
+	r = get(res, "attempts.bounded");
+	CU_ASSERT_EQUAL(r->verdict, HX_PASS);
+	CU_ASSERT_TRUE(evidence_is(r, 2, 1, 2));
+	CU_ASSERT_TRUE(detail_has(r, "after 2 Retry-After naming no future instant"));
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void bounded__is_na_without_budget_or_bad_retry_after(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+
+	sc_init(&sc, NULL);
+	sc.tasks[3].budget.max_attempts = 2; /* t4 never ran */
+	add(&j, "t1", "user:a", 0, 1, 429, "10", 10001);
+	add(&j, "t1", "user:a", 10100, 10101, 200, NULL, -1);
+	res = run(&sc, &j);
+	CU_ASSERT_EQUAL(get(res, "attempts.bounded")->verdict, HX_NA);
+	CU_ASSERT_EQUAL(get(res, "attempts.bounded")->n_evidence, 0);
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+/* ---- wait.retry_after ---- */
+
+static void retry_after__passes_a_retry_after_the_pause(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+	const struct hx_check_result *r;
+
+	sc_init(&sc, NULL);
+	add(&j, "t1", "user:a", 0, 5, 429, "10", 10005);
+	add(&j, "t1", "user:a", 10010, 10011, 200, NULL, -1);
+	res = run(&sc, &j);
+	r = get(res, "wait.retry_after");
+	CU_ASSERT_EQUAL(r->verdict, HX_PASS);
+	CU_ASSERT_TRUE(evidence_is(r, 2, 1, 2));
+	CU_ASSERT_TRUE(detail_has(r, "task t1 waited"));
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void retry_after__passes_inside_the_default_tolerance(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+
+	sc_init(&sc, NULL);
+	add(&j, "t1", "user:a", 0, 5, 429, "10", 10005);
+	add(&j, "t1", "user:a", 9960, 9961, 200, NULL, -1); /* 45 ms early */
+	res = run(&sc, &j);
+	CU_ASSERT_EQUAL(get(res, "wait.retry_after")->verdict, HX_PASS);
+	CU_ASSERT_TRUE(detail_has(get(res, "wait.retry_after"), "tolerance 50 ms"));
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void retry_after__fails_an_early_retry_with_how_early(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+	const struct hx_check_result *r;
+
+	sc_init(&sc, NULL);
+	add(&j, "t1", "user:a", 0, 5, 429, "10", 10005);
+	add(&j, "t1", "user:a", 120, 121, 429, "10", 10121);
+	add(&j, "t1", "user:a", 10200, 10201, 200, NULL, -1);
+	res = run(&sc, &j);
+	r = get(res, "wait.retry_after");
+	CU_ASSERT_EQUAL(r->verdict, HX_FAIL);
+	CU_ASSERT_TRUE(evidence_is(r, 2, 1, 2));
+	CU_ASSERT_TRUE(detail_has(r, "task t1 retried 9885.0 ms early"));
+	CU_ASSERT_TRUE(detail_has(r, "seq 2 arrived at +120.0 ms"));
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void retry_after__takes_the_tolerance_from_expect(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+
+	sc_init(&sc, "{\"wait.retry_after\": {\"tolerance_ms\": 200}}");
+	add(&j, "t1", "user:a", 0, 5, 429, "10", 10005);
+	add(&j, "t1", "user:a", 9850, 9851, 200, NULL, -1); /* 155 ms early */
+	res = run(&sc, &j);
+	CU_ASSERT_EQUAL(get(res, "wait.retry_after")->verdict, HX_PASS);
+	free_results(res);
+	sc_release(&sc);
+
+	sc_init(&sc, NULL);
+	res = run(&sc, &j);
+	CU_ASSERT_EQUAL(get(res, "wait.retry_after")->verdict, HX_FAIL);
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void retry_after__ignores_attempts_sent_before_the_answer(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+
+	sc_init(&sc, NULL);
+	/* seq 1 was in flight when seq 2's 429 went out: not a retry of it. */
+	add(&j, "t1", "user:a", 0, 5, 429, "10", 10005);
+	add(&j, "t1", "user:a", 2, 30, 200, NULL, -1);
+	add(&j, "t1", "user:a", 10100, 10101, 200, NULL, -1);
+	res = run(&sc, &j);
+	CU_ASSERT_EQUAL(get(res, "wait.retry_after")->verdict, HX_PASS);
+	CU_ASSERT_TRUE(evidence_is(get(res, "wait.retry_after"), 2, 1, 3));
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void retry_after__is_na_without_a_pause_or_a_retry(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+	const struct hx_check_result *r;
+
+	sc_init(&sc, NULL);
+	add(&j, "t1", "user:a", 0, 5, 200, NULL, -1);
+	res = run(&sc, &j);
+	r = get(res, "wait.retry_after");
+	CU_ASSERT_EQUAL(r->verdict, HX_NA);
+	CU_ASSERT_TRUE(detail_has(r, "no response announced a future pause"));
+	free_results(res);
+
+	add(&j, "t2", "user:a", 10, 15, 429, "10", 10015);
+	res = run(&sc, &j);
+	r = get(res, "wait.retry_after");
+	CU_ASSERT_EQUAL(r->verdict, HX_NA);
+	CU_ASSERT_TRUE(detail_has(r, "seq 2 to task t2"));
+	CU_ASSERT_TRUE(detail_has(r, "made no later attempt"));
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void retry_after__ignores_a_pause_the_client_never_got(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+
+	sc_init(&sc, NULL);
+	add(&j, "t1", "user:a", 0, 5, 429, "10", 10005);
+	j.a[0].delivered = FA_DELIVERED_CLIENT_GONE;
+	add(&j, "t1", "user:a", 100, 101, 200, NULL, -1);
+	res = run(&sc, &j);
+	CU_ASSERT_EQUAL(get(res, "wait.retry_after")->verdict, HX_NA);
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+/* ---- classify.no_retry_4xx ---- */
+
+static void no_retry_4xx__passes_when_the_task_stops(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+	const struct hx_check_result *r;
+
+	sc_init(&sc, NULL);
+	add(&j, "t1", "user:a", 0, 5, 404, NULL, -1);
+	add(&j, "t2", "user:a", 50, 55, 200, NULL, -1); /* another task: fine */
+	res = run(&sc, &j);
+	r = get(res, "classify.no_retry_4xx");
+	CU_ASSERT_EQUAL(r->verdict, HX_PASS);
+	CU_ASSERT_TRUE(evidence_is(r, 1, 1));
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void no_retry_4xx__fails_a_retry_of_each_status(void)
+{
+	static const int statuses[] = { 400, 401, 403, 404, 422 };
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+	const struct hx_check_result *r;
+	size_t i;
+
+	sc_init(&sc, NULL);
+	for (i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++) {
+		add(&j, "t1", "user:a", 0, 5, statuses[i], NULL, -1);
+		add(&j, "t1", "user:a", 900, 905, 200, NULL, -1);
+		res = run(&sc, &j);
+		r = get(res, "classify.no_retry_4xx");
+		CU_ASSERT_EQUAL(r->verdict, HX_FAIL);
+		CU_ASSERT_TRUE(evidence_is(r, 2, 1, 2));
+		CU_ASSERT_TRUE(detail_has(r, "and sent 1 more attempt"));
+		free_results(res);
+		jb_release(&j);
+	}
+	sc_release(&sc);
+}
+
+static void no_retry_4xx__is_na_without_such_a_status(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+
+	sc_init(&sc, NULL);
+	add(&j, "t1", "user:a", 0, 5, 409, NULL, -1);
+	add(&j, "t1", "user:a", 100, 105, 429, NULL, -1);
+	add(&j, "t1", "user:a", 200, 205, 200, NULL, -1);
+	res = run(&sc, &j);
+	CU_ASSERT_EQUAL(get(res, "classify.no_retry_4xx")->verdict, HX_NA);
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+/* ---- wait.scope_pause ---- */
+
+static void scope_pause__passes_when_the_scope_waits(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+	const struct hx_check_result *r;
+
+	sc_init(&sc, NULL);
+	add(&j, "t1", "user:a", 0, 5, 429, "10", 10005);
+	add(&j, "t2", "user:a", 2, 4, 200, NULL, -1);     /* before the pause */
+	add(&j, "t3", "user:b", 300, 301, 200, NULL, -1); /* other scope */
+	add(&j, "t2", "user:a", 10030, 10031, 200, NULL, -1);
+	add(&j, "t3", "user:a", 10100, 10101, 200, NULL, -1);
+	add(&j, NULL, "user:a", 400, 401, 200, NULL, -1); /* unattributed */
+	res = run(&sc, &j);
+	r = get(res, "wait.scope_pause");
+	CU_ASSERT_EQUAL(r->verdict, HX_PASS);
+	CU_ASSERT_TRUE(evidence_is(r, 2, 1, 4));
+	CU_ASSERT_TRUE(detail_has(r, "the earliest, task t2 seq 4"));
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void scope_pause__fails_another_task_inside_the_pause(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+	const struct hx_check_result *r;
+
+	sc_init(&sc, NULL);
+	add(&j, "t1", "user:a", 0, 5, 429, "10", 10005);
+	add(&j, "t2", "user:a", 505, 506, 200, NULL, -1);
+	add(&j, "t3", "user:a", 9000, 9001, 200, NULL, -1);
+	add(&j, "t1", "user:a", 10010, 10011, 200, NULL, -1);
+	res = run(&sc, &j);
+	r = get(res, "wait.scope_pause");
+	CU_ASSERT_EQUAL(r->verdict, HX_FAIL);
+	CU_ASSERT_TRUE(evidence_is(r, 3, 1, 2, 3));
+	CU_ASSERT_TRUE(detail_has(r, "worst: task t2 arrived 9500.0 ms inside"));
+	CU_ASSERT_TRUE(detail_has(r, "scope user:a"));
+	/* The told task itself waited. */
+	CU_ASSERT_EQUAL(get(res, "wait.retry_after")->verdict, HX_PASS);
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void scope_pause__takes_the_tolerance_from_expect(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+
+	sc_init(&sc, "{\"wait.scope_pause\": {\"tolerance_ms\": 1000}}");
+	add(&j, "t1", "user:a", 0, 5, 429, "10", 10005);
+	add(&j, "t2", "user:a", 9500, 9501, 200, NULL, -1);
+	res = run(&sc, &j);
+	CU_ASSERT_EQUAL(get(res, "wait.scope_pause")->verdict, HX_PASS);
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void scope_pause__is_na_without_a_pause_or_another_task(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+	const struct hx_check_result *r;
+
+	sc_init(&sc, NULL);
+	add(&j, "t1", "user:a", 0, 5, 200, NULL, -1);
+	add(&j, "t2", "user:a", 0, 5, 200, NULL, -1);
+	res = run(&sc, &j);
+	r = get(res, "wait.scope_pause");
+	CU_ASSERT_EQUAL(r->verdict, HX_NA);
+	CU_ASSERT_TRUE(detail_has(r, "no response announced a future pause"));
+	free_results(res);
+	jb_release(&j);
+
+	add(&j, "t1", "user:a", 0, 5, 429, "10", 10005);
+	add(&j, "t2", "user:b", 100, 105, 200, NULL, -1);
+	add(&j, "t1", "user:a", 10100, 10105, 200, NULL, -1);
+	res = run(&sc, &j);
+	r = get(res, "wait.scope_pause");
+	CU_ASSERT_EQUAL(r->verdict, HX_NA);
+	CU_ASSERT_TRUE(detail_has(r, "no other task of the scope"));
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+/* ---- grading ---- */
+
+/* A scenario result holding one verdict per check (definition order). */
+struct gs {
+	struct hx_check_result c[4];
+};
+
+static void gs_set(struct gs *g, enum hx_verdict b, enum hx_verdict ra,
+		   enum hx_verdict c4, enum hx_verdict sp)
+{
+	enum hx_verdict v[4] = { b, ra, c4, sp };
+	size_t i;
+
+	memset(g, 0, sizeof(*g));
+	for (i = 0; i < 4; i++) {
+		g->c[i].id = hx_check_def_at(i)->id;
+		g->c[i].level = hx_check_def_at(i)->level;
+		g->c[i].required = true;
+		g->c[i].verdict = v[i];
+	}
+}
+
+static void grade(struct hx_run_result *r, struct hx_scenario_result *s,
+		  struct gs *g, size_t n, int min_level)
+{
+	size_t i;
+
+	memset(r, 0, sizeof(*r));
+	for (i = 0; i < n; i++) {
+		memset(&s[i], 0, sizeof(s[i]));
+		s[i].checks = g[i].c;
+		s[i].n_checks = 4;
+	}
+	r->scenarios = s;
+	r->n_scenarios = n;
+	r->min_level = min_level;
+	r->level = -1;
+	r->exit_code = -1;
+	hx_check_grade(r);
+}
+
+static void grade__all_pass_reaches_l2_and_exits_0(void)
+{
+	struct hx_run_result r;
+	struct hx_scenario_result s[1];
+	struct gs g[1];
+
+	gs_set(&g[0], HX_PASS, HX_PASS, HX_PASS, HX_PASS);
+	grade(&r, s, g, 1, 0);
+	CU_ASSERT_EQUAL(r.level, 2);
+	CU_ASSERT_EQUAL(r.exit_code, 0);
+	grade(&r, s, g, 1, 2);
+	CU_ASSERT_EQUAL(r.exit_code, 0);
+	/* Nothing defines L3 yet: asking for it cannot be met. */
+	grade(&r, s, g, 1, 3);
+	CU_ASSERT_EQUAL(r.level, 2);
+	CU_ASSERT_EQUAL(r.exit_code, 1);
+}
+
+static void grade__checks_combine_across_scenarios(void)
+{
+	struct hx_run_result r;
+	struct hx_scenario_result s[2];
+	struct gs g[2];
+
+	/* n/a in one scenario, pass in another: pass over the suite. */
+	gs_set(&g[0], HX_PASS, HX_PASS, HX_NA, HX_NA);
+	gs_set(&g[1], HX_NA, HX_PASS, HX_PASS, HX_PASS);
+	grade(&r, s, g, 2, 0);
+	CU_ASSERT_EQUAL(r.level, 2);
+	CU_ASSERT_EQUAL(r.exit_code, 0);
+
+	/* A fail anywhere wins over a pass elsewhere. */
+	gs_set(&g[1], HX_NA, HX_FAIL, HX_PASS, HX_PASS);
+	grade(&r, s, g, 2, 0);
+	CU_ASSERT_EQUAL(r.level, 0);
+	CU_ASSERT_EQUAL(r.exit_code, 1);
+}
+
+static void grade__na_blocks_a_level_but_not_the_exit_code(void)
+{
+	struct hx_run_result r;
+	struct hx_scenario_result s[1];
+	struct gs g[1];
+
+	gs_set(&g[0], HX_PASS, HX_PASS, HX_PASS, HX_NA);
+	grade(&r, s, g, 1, 0);
+	CU_ASSERT_EQUAL(r.level, 1);
+	CU_ASSERT_EQUAL(r.exit_code, 0);
+	grade(&r, s, g, 1, 2);
+	CU_ASSERT_EQUAL(r.level, 1);
+	CU_ASSERT_EQUAL(r.exit_code, 1);
+
+	/* L2 passing does not lift a level whose L1 is incomplete. */
+	gs_set(&g[0], HX_PASS, HX_NA, HX_PASS, HX_PASS);
+	grade(&r, s, g, 1, 0);
+	CU_ASSERT_EQUAL(r.level, 0);
+	CU_ASSERT_EQUAL(r.exit_code, 0);
+}
+
+static void grade__nothing_passed_exits_1(void)
+{
+	struct hx_run_result r;
+	struct hx_scenario_result s[1];
+	struct gs g[1];
+
+	gs_set(&g[0], HX_NA, HX_NA, HX_NA, HX_NA);
+	grade(&r, s, g, 1, 0);
+	CU_ASSERT_EQUAL(r.level, 0);
+	CU_ASSERT_EQUAL(r.exit_code, 1);
+	grade(&r, s, g, 0, 0);
+	CU_ASSERT_EQUAL(r.level, 0);
+	CU_ASSERT_EQUAL(r.exit_code, 1);
+}
+
+static void grade__recommended_failure_does_not_count(void)
+{
+	struct hx_run_result r;
+	struct hx_scenario_result s[1];
+	struct gs g[1];
+
+	gs_set(&g[0], HX_PASS, HX_PASS, HX_PASS, HX_FAIL);
+	g[0].c[3].required = false;
+	grade(&r, s, g, 1, 0);
+	CU_ASSERT_EQUAL(r.exit_code, 0);
+	/* The only L2 check is not counted: L2 has nothing to show. */
+	CU_ASSERT_EQUAL(r.level, 1);
+}
+
+static void grade__scenario_error_exits_2(void)
+{
+	struct hx_run_result r;
+	struct hx_scenario_result s[2];
+	struct gs g[2];
+
+	gs_set(&g[0], HX_PASS, HX_PASS, HX_PASS, HX_PASS);
+	gs_set(&g[1], HX_PASS, HX_PASS, HX_PASS, HX_PASS);
+	grade(&r, s, g, 2, 0);
+	CU_ASSERT_EQUAL(r.exit_code, 0);
+	s[1].error = "client could not start";
+	s[1].n_checks = 0;
+	hx_check_grade(&r);
+	CU_ASSERT_EQUAL(r.exit_code, 2);
+	CU_ASSERT_EQUAL(r.level, 2);
+	s[1].error = NULL;
+}
+
+void test_check_register(void)
+{
+	CU_pSuite s = CU_add_suite("check", NULL, NULL);
+
+	if (s == NULL)
+		return;
+	CU_add_test(s, "check__defines_four_checks_in_order",
+		    check__defines_four_checks_in_order);
+	CU_add_test(s, "check__empty_journal_is_na_everywhere",
+		    check__empty_journal_is_na_everywhere);
+	CU_add_test(s, "check__expect_overrides_required",
+		    check__expect_overrides_required);
+	CU_add_test(s, "bounded__passes_within_budget", bounded__passes_within_budget);
+	CU_add_test(s, "bounded__fails_over_budget_with_the_excess_as_evidence",
+		    bounded__fails_over_budget_with_the_excess_as_evidence);
+	CU_add_test(s, "bounded__fails_a_tight_loop_after_a_past_retry_after",
+		    bounded__fails_a_tight_loop_after_a_past_retry_after);
+	CU_add_test(s, "bounded__fails_a_tight_loop_after_an_invalid_retry_after",
+		    bounded__fails_a_tight_loop_after_an_invalid_retry_after);
+	CU_add_test(s, "bounded__passes_a_small_delay_after_a_past_retry_after",
+		    bounded__passes_a_small_delay_after_a_past_retry_after);
+	CU_add_test(s, "bounded__is_na_without_budget_or_bad_retry_after",
+		    bounded__is_na_without_budget_or_bad_retry_after);
+	CU_add_test(s, "retry_after__passes_a_retry_after_the_pause",
+		    retry_after__passes_a_retry_after_the_pause);
+	CU_add_test(s, "retry_after__passes_inside_the_default_tolerance",
+		    retry_after__passes_inside_the_default_tolerance);
+	CU_add_test(s, "retry_after__fails_an_early_retry_with_how_early",
+		    retry_after__fails_an_early_retry_with_how_early);
+	CU_add_test(s, "retry_after__takes_the_tolerance_from_expect",
+		    retry_after__takes_the_tolerance_from_expect);
+	CU_add_test(s, "retry_after__ignores_attempts_sent_before_the_answer",
+		    retry_after__ignores_attempts_sent_before_the_answer);
+	CU_add_test(s, "retry_after__is_na_without_a_pause_or_a_retry",
+		    retry_after__is_na_without_a_pause_or_a_retry);
+	CU_add_test(s, "retry_after__ignores_a_pause_the_client_never_got",
+		    retry_after__ignores_a_pause_the_client_never_got);
+	CU_add_test(s, "no_retry_4xx__passes_when_the_task_stops",
+		    no_retry_4xx__passes_when_the_task_stops);
+	CU_add_test(s, "no_retry_4xx__fails_a_retry_of_each_status",
+		    no_retry_4xx__fails_a_retry_of_each_status);
+	CU_add_test(s, "no_retry_4xx__is_na_without_such_a_status",
+		    no_retry_4xx__is_na_without_such_a_status);
+	CU_add_test(s, "scope_pause__passes_when_the_scope_waits",
+		    scope_pause__passes_when_the_scope_waits);
+	CU_add_test(s, "scope_pause__fails_another_task_inside_the_pause",
+		    scope_pause__fails_another_task_inside_the_pause);
+	CU_add_test(s, "scope_pause__takes_the_tolerance_from_expect",
+		    scope_pause__takes_the_tolerance_from_expect);
+	CU_add_test(s, "scope_pause__is_na_without_a_pause_or_another_task",
+		    scope_pause__is_na_without_a_pause_or_another_task);
+	CU_add_test(s, "grade__all_pass_reaches_l2_and_exits_0",
+		    grade__all_pass_reaches_l2_and_exits_0);
+	CU_add_test(s, "grade__checks_combine_across_scenarios",
+		    grade__checks_combine_across_scenarios);
+	CU_add_test(s, "grade__na_blocks_a_level_but_not_the_exit_code",
+		    grade__na_blocks_a_level_but_not_the_exit_code);
+	CU_add_test(s, "grade__nothing_passed_exits_1", grade__nothing_passed_exits_1);
+	CU_add_test(s, "grade__recommended_failure_does_not_count",
+		    grade__recommended_failure_does_not_count);
+	CU_add_test(s, "grade__scenario_error_exits_2", grade__scenario_error_exits_2);
+}

@@ -140,6 +140,10 @@ struct fa_suite {
 	size_t n_scenarios;
 };
 
+/* The methods a route or a task may use, upper case, NULL-terminated:
+ * GET HEAD POST PUT PATCH DELETE OPTIONS. */
+extern const char *const fa_scenario_methods[];
+
 /*
  * Parse and validate a scenario from memory. @name is used in messages and
  * kept as ->file. On a JSON syntax error @err gets "NAME:LINE:COL: message";

@@ -1,0 +1,373 @@
+/* harness_spec.c -- a scenario's $.harness block: tasks, events, expectations. */
+#include "harness_spec.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "header.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define REQ FA_FIELD_REQUIRED
+#define NONEMPTY FA_FIELD_NONEMPTY
+
+/* Task ids: [A-Za-z0-9_-]{1,64}, no '.' as scenario ids have: they
+ * travel in a URL query (fa_task=ID). */
+#define TASK_CHARS "_-"
+#define ID_MAX 64
+
+/* FA_STORE_INDEX writes an int into it; the list is in enum order */
+_Static_assert(sizeof(enum fa_event_on) == sizeof(int), "enum size");
+static const char *const ons[] = {"server_sent", "client_saw", NULL};
+
+/* the checks a scenario may tune ($.harness.expect) */
+static const char *const checks[] = {
+	"attempts.bounded", "wait.retry_after", "wait.scope_pause",
+	"classify.no_retry_4xx", NULL,
+};
+
+/* $.harness */
+enum { HX_TASKS, HX_EVENTS, HX_EXPECT, HX_TIMEOUT };
+static const struct fa_field harness_fields[] = {
+	FA_F_CHECK("tasks", FA_SCHEMA_ARRAY, REQ | NONEMPTY),
+	FA_F_CHECK("events", FA_SCHEMA_ARRAY, REQ | NONEMPTY),
+	FA_F_CHECK("expect", FA_SCHEMA_OBJECT, 0),
+	FA_F_INT("timeout_s", 0, 1, 3600, struct fa_harness_spec, timeout_s),
+};
+
+/* $.harness.expect.<check> */
+static const struct fa_field expect_fields[] = {
+	FA_F_RANGE("tolerance_ms", 0, 0, 60000),
+	FA_F_CHECK("required", FA_SCHEMA_BOOL, 0),
+};
+
+/* $.harness.tasks[i] */
+enum { TK_ID, TK_KEY, TK_CLASS, TK_METHOD, TK_PATH, TK_HEADERS, TK_BODY,
+       TK_BUDGET, TK_TIMEOUT };
+static const struct fa_field task_fields[] = {
+	FA_F_ID("id", REQ, TASK_CHARS, ID_MAX, struct fa_task_spec, id),
+	FA_F_STR("key", REQ | NONEMPTY, struct fa_task_spec, key),
+	FA_F_STR("class", 0, struct fa_task_spec, klass),
+	FA_F_ONE_OF("method", REQ, fa_scenario_methods, struct fa_task_spec, method),
+	FA_F_STR("path", REQ | NONEMPTY, struct fa_task_spec, path),
+	FA_F_CHECK("headers", FA_SCHEMA_OBJECT, 0),
+	FA_F_JSON("body", struct fa_task_spec, body),
+	FA_F_CHECK("budget", FA_SCHEMA_OBJECT, 0),
+	FA_F_INT("timeout_s", 0, 1, 3600, struct fa_task_spec, timeout_s),
+};
+
+/* $.harness.tasks[i].budget */
+static const struct fa_field budget_fields[] = {
+	FA_F_INT("max_attempts", 0, 1, 1000, struct fa_budget, max_attempts),
+	FA_F_INT("max_wait_s", 0, 0, 86400, struct fa_budget, max_wait_s),
+};
+
+/* $.harness.events[i] */
+enum { EV_AT, EV_AFTER, EV_PLUS, EV_SEND };
+static const struct fa_field event_fields[] = {
+	FA_F_I64("at_ms", 0, 0, 3600000, struct fa_event_spec, at_ms),
+	FA_F_CHECK("after", FA_SCHEMA_OBJECT, 0),
+	FA_F_INT("plus_ms", 0, 0, 600000, struct fa_event_spec, plus_ms),
+	FA_F_CHECK("send", FA_SCHEMA_ARRAY, REQ | NONEMPTY),
+};
+
+/* $.harness.events[i].after */
+static const struct fa_field after_fields[] = {
+	FA_F_STR("task", REQ | NONEMPTY, struct fa_event_spec, after_task),
+	FA_F_INT("status", REQ, 100, 599, struct fa_event_spec, after_status),
+	FA_F_ENUM("on", 0, ons, struct fa_event_spec, on),
+};
+
+/* $.harness.events[i].send[k] */
+static const struct fa_field send_field =
+	FA_F_CHECK(NULL, FA_SCHEMA_STRING, NONEMPTY);
+
+static enum fa_rc read_task(struct fa_schema *s, const cJSON *obj,
+			    struct fa_scenario *sc, struct fa_task_spec *t)
+{
+	const cJSON *got[N(task_fields)];
+	enum fa_rc rc;
+	size_t mark;
+
+	t->budget.max_attempts = 0;
+	t->budget.max_wait_s = -1;
+	rc = fa_schema_object(s, obj, task_fields, N(task_fields), t, got);
+	if (rc != FA_OK)
+		return rc;
+	mark = fa_schema_enter(s, "key");
+	if (fa_scenario_key_by_id(sc, t->key) == NULL)
+		rc = fa_schema_fail(s, "no key %s in $.provider.keys",
+				    fa_schema_quote(t->key).s);
+	fa_schema_leave(s, mark);
+	if (rc != FA_OK)
+		return rc;
+	mark = fa_schema_enter(s, "path");
+	rc = fa_schema_http_path(s, got[TK_PATH], true);
+	fa_schema_leave(s, mark);
+	if (rc == FA_OK && got[TK_HEADERS] != NULL) {
+		mark = fa_schema_enter(s, "headers");
+		rc = fa_header_read_list(s, got[TK_HEADERS], &t->headers, &t->n_headers);
+		fa_schema_leave(s, mark);
+	}
+	if (rc == FA_OK && got[TK_BUDGET] != NULL) {
+		mark = fa_schema_enter(s, "budget");
+		rc = fa_schema_object(s, got[TK_BUDGET], budget_fields,
+				      N(budget_fields), &t->budget, NULL);
+		fa_schema_leave(s, mark);
+	}
+	return rc;
+}
+
+static enum fa_rc read_tasks(struct fa_schema *s, const cJSON *arr,
+			     struct fa_scenario *sc)
+{
+	struct fa_harness_spec *h = &sc->harness;
+	enum fa_rc rc = FA_OK;
+	size_t i = 0, mark, mark2;
+
+	h->n_tasks = fa_schema_count(arr);
+	h->tasks = fa_xcalloc(h->n_tasks, sizeof(*h->tasks));
+	for (const cJSON *t = arr->child; t != NULL; t = t->next, i++) {
+		mark = fa_schema_enter_index(s, i);
+		rc = read_task(s, t, sc, &h->tasks[i]);
+		for (size_t k = 0; rc == FA_OK && k < i; k++) {
+			if (strcmp(h->tasks[k].id, h->tasks[i].id) != 0)
+				continue;
+			mark2 = fa_schema_enter(s, "id");
+			rc = fa_schema_fail(s, "duplicate task id %s (first at $.harness.tasks[%zu])",
+					    fa_schema_quote(h->tasks[i].id).s, k);
+			fa_schema_leave(s, mark2);
+		}
+		fa_schema_leave(s, mark);
+		if (rc != FA_OK)
+			break;
+	}
+	return rc;
+}
+
+/* $.harness.expect: check id -> {"tolerance_ms", "required"}. */
+static enum fa_rc read_expect(struct fa_schema *s, const cJSON *obj)
+{
+	char allowed[256];
+	enum fa_rc rc;
+	size_t mark, o = 0;
+
+	rc = fa_schema_unique(s, obj);
+	for (const cJSON *c = obj->child; rc == FA_OK && c != NULL; c = c->next) {
+		size_t i = 0;
+
+		while (checks[i] != NULL && strcmp(checks[i], c->string) != 0)
+			i++;
+		if (checks[i] == NULL) {
+			for (i = 0; checks[i] != NULL && o < sizeof(allowed); i++)
+				o += (size_t)snprintf(allowed + o, sizeof(allowed) - o,
+						      "%s%s", i ? ", " : "", checks[i]);
+			return fa_schema_fail(s, "unknown check %s (allowed: %s)",
+					      fa_schema_quote(c->string).s, allowed);
+		}
+		mark = fa_schema_enter(s, c->string);
+		rc = fa_schema_object(s, c, expect_fields, N(expect_fields), NULL, NULL);
+		fa_schema_leave(s, mark);
+	}
+	return rc;
+}
+
+/* Where a task is sent from: $.harness.events[ev].send[k]. */
+struct sender {
+	size_t ev; /* event index; SIZE_MAX = no event sends it (yet) */
+	size_t k;  /* index in that event's "send" */
+};
+
+static enum fa_rc read_send(struct fa_schema *s, const cJSON *arr,
+			    struct fa_scenario *sc, size_t ev_idx,
+			    struct sender *sent_by)
+{
+	struct fa_event_spec *ev = &sc->harness.events[ev_idx];
+	const struct fa_task_spec *t;
+	enum fa_rc rc = FA_OK;
+	size_t k = 0, mark, ti;
+
+	ev->n_send = fa_schema_count(arr);
+	ev->send = fa_xcalloc(ev->n_send, sizeof(*ev->send));
+	for (const cJSON *c = arr->child; c != NULL; c = c->next, k++) {
+		mark = fa_schema_enter_index(s, k);
+		rc = fa_schema_value(s, c, &send_field, NULL);
+		t = rc == FA_OK ? fa_scenario_task(sc, c->valuestring) : NULL;
+		if (rc == FA_OK && t == NULL)
+			rc = fa_schema_fail(s, "no task %s in $.harness.tasks",
+					    fa_schema_quote(c->valuestring).s);
+		if (rc == FA_OK) {
+			ti = (size_t)(t - sc->harness.tasks);
+			if (sent_by[ti].ev != SIZE_MAX)
+				rc = fa_schema_fail(s, "task %s is already sent by $.harness.events[%zu].send[%zu]",
+						    fa_schema_quote(t->id).s,
+						    sent_by[ti].ev, sent_by[ti].k);
+			sent_by[ti].ev = ev_idx;
+			sent_by[ti].k = k;
+			ev->send[k] = fa_xstrdup(t->id);
+		}
+		fa_schema_leave(s, mark);
+		if (rc != FA_OK)
+			break;
+	}
+	return rc;
+}
+
+static enum fa_rc read_event(struct fa_schema *s, const cJSON *obj,
+			     struct fa_scenario *sc, size_t i,
+			     struct sender *sent_by)
+{
+	struct fa_event_spec *ev = &sc->harness.events[i];
+	const cJSON *got[N(event_fields)];
+	enum fa_rc rc;
+	size_t mark;
+
+	ev->at_ms = -1;
+	rc = fa_schema_object(s, obj, event_fields, N(event_fields), ev, got);
+	if (rc != FA_OK)
+		return rc;
+	if (got[EV_AT] == NULL && got[EV_AFTER] == NULL)
+		return fa_schema_fail(s, "missing trigger: give \"at_ms\" or \"after\"");
+	if (got[EV_AT] != NULL && got[EV_AFTER] != NULL)
+		return fa_schema_fail(s, "\"at_ms\" and \"after\" both given (give one)");
+	if (got[EV_PLUS] != NULL && got[EV_AFTER] == NULL)
+		return fa_schema_fail(s, "\"plus_ms\" is only allowed with \"after\"");
+	if (got[EV_AFTER] != NULL) {
+		mark = fa_schema_enter(s, "after");
+		rc = fa_schema_object(s, got[EV_AFTER], after_fields,
+				      N(after_fields), ev, NULL);
+		if (rc == FA_OK && fa_scenario_task(sc, ev->after_task) == NULL) {
+			fa_schema_enter(s, "task");
+			rc = fa_schema_fail(s, "no task %s in $.harness.tasks",
+					    fa_schema_quote(ev->after_task).s);
+		}
+		fa_schema_leave(s, mark);
+		if (rc != FA_OK)
+			return rc;
+	}
+	mark = fa_schema_enter(s, "send");
+	rc = read_send(s, got[EV_SEND], sc, i, sent_by);
+	fa_schema_leave(s, mark);
+	return rc;
+}
+
+/* An "after" event fires only once the task it waits for was sent, so
+ * following "waits for a task sent by" from an event must reach an at_ms
+ * event; a loop means none of the events on it ever fires. */
+static enum fa_rc check_event_cycles(struct fa_schema *s,
+				     const struct fa_scenario *sc,
+				     const struct sender *sent_by)
+{
+	const struct fa_harness_spec *h = &sc->harness;
+	size_t mark;
+	enum fa_rc rc;
+
+	for (size_t i = 0; i < h->n_events; i++) {
+		size_t cur = i, steps = 0;
+
+		while (h->events[cur].at_ms < 0 && steps++ <= h->n_events) {
+			const struct fa_task_spec *t =
+				fa_scenario_task(sc, h->events[cur].after_task);
+
+			cur = sent_by[t - h->tasks].ev;
+		}
+		if (h->events[cur].at_ms >= 0)
+			continue;
+		mark = fa_schema_enter(s, "events");
+		fa_schema_enter_index(s, i);
+		fa_schema_enter(s, "after");
+		rc = fa_schema_fail(s, "waits on a cycle of \"after\" events, so it never fires");
+		fa_schema_leave(s, mark);
+		return rc;
+	}
+	return FA_OK;
+}
+
+enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj,
+				struct fa_scenario *sc)
+{
+	struct fa_harness_spec *h = &sc->harness;
+	const cJSON *got[N(harness_fields)];
+	struct sender *sent_by = NULL;
+	enum fa_rc rc;
+	size_t mark, mark2, i = 0;
+
+	h->timeout_s = 60;
+	rc = fa_schema_object(s, obj, harness_fields, N(harness_fields), h, got);
+	if (rc != FA_OK)
+		goto out;
+	mark = fa_schema_enter(s, "tasks");
+	rc = read_tasks(s, got[HX_TASKS], sc);
+	fa_schema_leave(s, mark);
+	if (rc != FA_OK)
+		goto out;
+	if (got[HX_EXPECT] != NULL) {
+		mark = fa_schema_enter(s, "expect");
+		rc = read_expect(s, got[HX_EXPECT]);
+		fa_schema_leave(s, mark);
+		if (rc != FA_OK)
+			goto out;
+		h->expect = fa_xcheck(cJSON_Duplicate(got[HX_EXPECT], 1),
+				      "cJSON_Duplicate");
+	}
+
+	sent_by = fa_xcalloc(h->n_tasks, sizeof(*sent_by));
+	for (size_t t = 0; t < h->n_tasks; t++)
+		sent_by[t].ev = SIZE_MAX;
+	h->n_events = fa_schema_count(got[HX_EVENTS]);
+	h->events = fa_xcalloc(h->n_events, sizeof(*h->events));
+	mark = fa_schema_enter(s, "events");
+	for (const cJSON *e = got[HX_EVENTS]->child; e != NULL; e = e->next, i++) {
+		mark2 = fa_schema_enter_index(s, i);
+		rc = read_event(s, e, sc, i, sent_by);
+		fa_schema_leave(s, mark2);
+		if (rc != FA_OK)
+			break;
+	}
+	fa_schema_leave(s, mark);
+	if (rc != FA_OK)
+		goto out;
+	for (size_t t = 0; t < h->n_tasks; t++) {
+		if (sent_by[t].ev != SIZE_MAX)
+			continue;
+		mark = fa_schema_enter(s, "tasks");
+		fa_schema_enter_index(s, t);
+		rc = fa_schema_fail(s, "task %s is never sent (no event lists it in \"send\")",
+				    fa_schema_quote(h->tasks[t].id).s);
+		fa_schema_leave(s, mark);
+		goto out;
+	}
+	rc = check_event_cycles(s, sc, sent_by);
+out:
+	free(sent_by);
+	return rc;
+}
+
+void fa_harness_spec_release(struct fa_harness_spec *h)
+{
+	if (h == NULL)
+		return;
+	for (size_t i = 0; i < h->n_tasks && h->tasks != NULL; i++) {
+		struct fa_task_spec *t = &h->tasks[i];
+
+		free(t->id);
+		free(t->key);
+		free(t->klass);
+		free(t->method);
+		free(t->path);
+		fa_header_free_list(t->headers, t->n_headers);
+		cJSON_Delete(t->body);
+	}
+	free(h->tasks);
+	for (size_t i = 0; i < h->n_events && h->events != NULL; i++) {
+		free(h->events[i].after_task);
+		for (size_t k = 0; k < h->events[i].n_send && h->events[i].send; k++)
+			free(h->events[i].send[k]);
+		free(h->events[i].send);
+	}
+	free(h->events);
+	cJSON_Delete(h->expect);
+	memset(h, 0, sizeof(*h));
+}

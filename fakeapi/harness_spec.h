@@ -1,0 +1,26 @@
+/* harness_spec.h -- a scenario's $.harness block: tasks, events, expectations. */
+#ifndef FA_HARNESS_SPEC_H
+#define FA_HARNESS_SPEC_H
+
+#include <cJSON.h>
+
+#include "rc.h"
+#include "scenario.h"
+#include "schema.h"
+
+/*
+ * Read the $.harness object @obj (at the current path of @s) into
+ * sc->harness: tasks, events (each task sent by exactly one event, no
+ * cycle of "after" triggers), expect and timeout_s (default 60). Keys must
+ * already be in sc->keys, since tasks name them. Errors are recorded
+ * through @s as fa_scenario_parse() describes; on FA_EINVAL whatever was
+ * read stays in sc->harness for fa_harness_spec_release().
+ */
+enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj,
+				struct fa_scenario *sc);
+
+/* Release what @h owns and zero it (the struct itself is embedded).
+ * NULL accepted. */
+void fa_harness_spec_release(struct fa_harness_spec *h);
+
+#endif

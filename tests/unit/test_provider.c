@@ -1,0 +1,165 @@
+/* test_provider.c -- the provider's decisions, without a socket. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/CUnit.h>
+
+#include "clock.h"
+#include "provider.h"
+
+static const char scenario_text[] =
+	"{\"id\": \"unit\","
+	" \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"},"
+	"                          \"k2\": {\"secret\": \"s2\", \"user\": \"u\"},"
+	"                          \"k3\": {\"secret\": \"s3\", \"user\": \"v\"}},"
+	"              \"during_pause\": {\"status\": 429}},"
+	" \"routes\": [{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/v1/records/{id}\","
+	"   \"responses\": [{\"status\": 429, \"retry_after\": 10},"
+	"                   {\"status\": 200, \"body\": {\"id\": \"{id}\"}}]}]}";
+
+/* A provider on the scenario above, with its journal. */
+struct fixture {
+	struct fa_scenario *sc;
+	struct fa_journal *j;
+	struct fa_provider *p;
+};
+
+static void setup(struct fixture *f)
+{
+	struct fa_err err = { 0 };
+
+	CU_ASSERT_EQUAL_FATAL(fa_scenario_parse(scenario_text, strlen(scenario_text),
+						"unit.json", &f->sc, &err), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(fa_journal_new(NULL, &f->j, &err), FA_OK);
+	f->p = fa_provider_new(f->sc, f->j, 1, fa_clock_mono_us());
+}
+
+static void teardown(struct fixture *f)
+{
+	fa_provider_free(f->p);
+	fa_journal_free(f->j);
+	fa_scenario_free(f->sc);
+}
+
+/* Decide and finish one request; returns the status and, in @ra, a copy of
+ * the Retry-After sent (or ""). */
+static int ask(struct fixture *f, const char *method, const char *path,
+	       const char *secret, char *ra, size_t ra_len)
+{
+	struct fa_header h = { .name = "Authorization", .value = NULL };
+	char auth[64];
+	struct fa_req q = { .method = method, .path = path, .conn_id = 1,
+			    .t_arrival_us = fa_provider_now_us(f->p),
+			    .wall_us = fa_clock_wall_us() };
+	struct fa_resp r = { 0 };
+	int status;
+
+	if (secret != NULL) {
+		snprintf(auth, sizeof(auth), "Bearer %s", secret);
+		h.value = auth;
+		q.headers = &h;
+		q.n_headers = 1;
+	}
+	fa_provider_decide(f->p, &q, &r);
+	status = r.status;
+	if (ra != NULL) {
+		ra[0] = '\0';
+		for (size_t i = 0; i < r.n_headers; i++)
+			if (strcmp(r.headers[i].name, "Retry-After") == 0)
+				snprintf(ra, ra_len, "%s", r.headers[i].value);
+	}
+	fa_provider_finish(f->p, &r, fa_provider_now_us(f->p), fa_provider_now_us(f->p),
+			   FA_DELIVERED_COMPLETE);
+	fa_resp_release(&r);
+	return status;
+}
+
+static void provider__unknown_key_is_401_and_journaled_without_moving_the_cursor(void)
+{
+	struct fixture f;
+
+	setup(&f);
+	CU_ASSERT_EQUAL(ask(&f, "GET", "/v1/records/1", NULL, NULL, 0), 401);
+	CU_ASSERT_EQUAL(ask(&f, "GET", "/v1/records/1", "nope", NULL, 0), 401);
+	CU_ASSERT_EQUAL(ask(&f, "GET", "/v1/records/1", "s1", NULL, 0), 429);
+	CU_ASSERT_EQUAL(fa_journal_count(f.j), 3);
+	teardown(&f);
+}
+
+static void provider__pause_covers_the_whole_scope_and_nothing_else(void)
+{
+	struct fixture f;
+	char ra[64];
+
+	setup(&f);
+	CU_ASSERT_EQUAL(ask(&f, "GET", "/v1/records/1", "s1", ra, sizeof(ra)), 429);
+	CU_ASSERT_STRING_EQUAL(ra, "10");
+	/* same account, other key: still paused, told the rest of the pause */
+	CU_ASSERT_EQUAL(ask(&f, "GET", "/v1/records/1", "s2", ra, sizeof(ra)), 429);
+	CU_ASSERT_STRING_EQUAL(ra, "10");
+	/* another account: the cursor moved on to 200 */
+	CU_ASSERT_EQUAL(ask(&f, "GET", "/v1/records/1", "s3", ra, sizeof(ra)), 200);
+	CU_ASSERT_STRING_EQUAL(ra, "");
+	teardown(&f);
+}
+
+static void provider__journal_records_the_pause_it_announced(void)
+{
+	struct fixture f;
+	struct fa_attempt *a = NULL;
+	size_t n = 0;
+
+	setup(&f);
+	ask(&f, "GET", "/v1/records/7?x", "s1", NULL, 0);
+	fa_journal_snapshot(f.j, 0, &a, &n);
+	CU_ASSERT_EQUAL_FATAL(n, 1);
+	CU_ASSERT_STRING_EQUAL(a[0].retry_after, "10");
+	CU_ASSERT_TRUE(a[0].pause_until_us - a[0].t_arrival_us >= 10000000);
+	CU_ASSERT_TRUE(a[0].pause_until_us - a[0].t_arrival_us < 10100000);
+	CU_ASSERT_STRING_EQUAL(a[0].scope, "user:u");
+	CU_ASSERT_STRING_EQUAL(a[0].key, "k1");
+	CU_ASSERT_EQUAL(a[0].in_flight, 1);
+	for (size_t i = 0; i < n; i++)
+		fa_attempt_release(&a[i]);
+	free(a);
+	teardown(&f);
+}
+
+static void provider__admin_traffic_is_not_journaled(void)
+{
+	struct fixture f;
+
+	setup(&f);
+	CU_ASSERT_EQUAL(ask(&f, "GET", "/_fakeapi/health", NULL, NULL, 0), 200);
+	CU_ASSERT_EQUAL(ask(&f, "GET", "/_fakeapi/journal", NULL, NULL, 0), 200);
+	CU_ASSERT_EQUAL(ask(&f, "GET", "/_fakeapi/missing", NULL, NULL, 0), 404);
+	CU_ASSERT_EQUAL(ask(&f, "GET", "/_fakeapi/reset", NULL, NULL, 0), 405);
+	CU_ASSERT_EQUAL(fa_journal_count(f.j), 0);
+	teardown(&f);
+}
+
+static void provider__no_route_is_404(void)
+{
+	struct fixture f;
+
+	setup(&f);
+	CU_ASSERT_EQUAL(ask(&f, "DELETE", "/v1/records/1", "s1", NULL, 0), 404);
+	CU_ASSERT_EQUAL(ask(&f, "GET", "/v1/other", "s1", NULL, 0), 404);
+	CU_ASSERT_EQUAL(fa_journal_count(f.j), 2);
+	teardown(&f);
+}
+
+void test_provider_register(void)
+{
+	CU_pSuite s = CU_add_suite("provider", NULL, NULL);
+
+	CU_add_test(s, "provider__unknown_key_is_401_and_journaled_without_moving_the_cursor",
+		    provider__unknown_key_is_401_and_journaled_without_moving_the_cursor);
+	CU_add_test(s, "provider__pause_covers_the_whole_scope_and_nothing_else",
+		    provider__pause_covers_the_whole_scope_and_nothing_else);
+	CU_add_test(s, "provider__journal_records_the_pause_it_announced",
+		    provider__journal_records_the_pause_it_announced);
+	CU_add_test(s, "provider__admin_traffic_is_not_journaled",
+		    provider__admin_traffic_is_not_journaled);
+	CU_add_test(s, "provider__no_route_is_404", provider__no_route_is_404);
+}

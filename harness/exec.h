@@ -1,0 +1,99 @@
+/* exec.h -- one client process per task: command line, process group, timeout, reaping. */
+#ifndef HX_EXEC_H
+#define HX_EXEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "rc.h"
+
+/* Grace between SIGTERM and SIGKILL when a client is stopped, µs. */
+#define HX_EXEC_KILL_GRACE_US 1000000
+
+/*
+ * @s quoted for a POSIX shell as one word: wrapped in single quotes, each
+ * single quote inside written as '\'' ("a'b" -> 'a'\''b'). NULL is taken as
+ * "". Returns a new string the caller frees.
+ */
+char *hx_exec_quote(const char *s);
+
+/* What the placeholders of an exec template stand for (borrowed; NULL = ""). */
+struct hx_exec_vars {
+	const char *url;       /* {url} */
+	const char *method;    /* {method} */
+	const char *body_file; /* {body_file} */
+};
+
+/*
+ * @tmpl with every {url}, {method} and {body_file} replaced by the value
+ * quoted with hx_exec_quote(); any other "{...}" (a shell brace group,
+ * curl's %{http_code}) is left as written. Returns a new string the caller
+ * frees.
+ */
+char *hx_exec_expand(const char *tmpl, const struct hx_exec_vars *v);
+
+/*
+ * The URL a task's client is given: @base (no trailing slash, e.g.
+ * "http://127.0.0.1:8080") + @path + '?' (or '&' when @path already has a
+ * query) + "fa_task=" + @task_id. Task ids are [A-Za-z0-9_-], so nothing
+ * needs escaping. Returns a new string the caller frees.
+ */
+char *hx_exec_task_url(const char *base, const char *path, const char *task_id);
+
+/* How to start one client process. All pointers borrowed for the call. */
+struct hx_exec_spec {
+	const char *cmd;          /* run as /bin/sh -c CMD */
+	const char *const *env;   /* "NAME=value" entries set on top of the harness's own
+	                             environment (replacing the same names); NULL-terminated,
+	                             or NULL for none */
+	const char *stdout_path;  /* file created (or truncated) for stdout; NULL = /dev/null */
+	const char *stderr_path;  /* same for stderr */
+	int64_t timeout_us;       /* stop the client this long after the start; 0 = never */
+};
+
+/* One client process and what became of it. Times are fa_clock_mono_us(). */
+struct hx_exec_proc {
+	pid_t pid;            /* the shell: leader of its own process group (pgid = pid); 0 = none */
+	bool running;         /* started and not reaped yet */
+	int64_t t_start_us;   /* when it was forked */
+	int64_t deadline_us;  /* when the timeout stops it; 0 = never */
+	int64_t t_term_us;    /* when SIGTERM went to the group; 0 = not yet */
+	int64_t t_exit_us;    /* when it was seen to have exited; 0 = not yet */
+	int exit_code;        /* exit status 0..255; -1 when killed by a signal or not run */
+	int term_signal;      /* the signal that killed it; 0 = none */
+	bool timed_out;       /* stopped by the timeout or by hx_exec_stop() */
+};
+
+/*
+ * Fork a client as @spec says: the child becomes the leader of a new
+ * process group (set by both sides, so a signal sent right after the
+ * return reaches it), gets stdin from /dev/null, stdout and stderr into
+ * the files, the default signal dispositions and mask, no descriptor above
+ * 2, and execs /bin/sh (a command that cannot run makes the shell exit
+ * 127). Thread-safe: nothing allocates after the fork. On FA_OK @p is
+ * running; on failure (FA_EIO with "cannot start client: fork: reason")
+ * @p is zeroed with exit_code -1.
+ */
+enum fa_rc hx_exec_start(struct hx_exec_proc *p, const struct hx_exec_spec *spec,
+			 struct fa_err *err);
+
+/*
+ * Advance @p without blocking, at @now_us (fa_clock_mono_us()): past the
+ * deadline send SIGTERM to the group and mark it timed out, SIGKILL the
+ * group HX_EXEC_KILL_GRACE_US later; when the leader has exited, SIGKILL
+ * whatever is left of its group (a backgrounded child must not send
+ * attempts into the next scenario) and reap the leader by its pid.
+ * Returns true once the process is reaped (or was never started).
+ */
+bool hx_exec_poll(struct hx_exec_proc *p, int64_t now_us);
+
+/* Stop @p now, as its timeout would (SIGTERM, then SIGKILL after the
+ * grace); hx_exec_poll() does the rest. Marks it timed out. Nothing
+ * happens when it is not running. */
+void hx_exec_stop(struct hx_exec_proc *p, int64_t now_us);
+
+/* Poll @p every 10 ms until it is reaped; its timeout still applies. */
+void hx_exec_wait(struct hx_exec_proc *p);
+
+#endif

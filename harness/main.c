@@ -1,0 +1,377 @@
+/* main.c -- fakeapi-harness: the command line around hx_run_suite(). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "clock.h"
+#include "log.h"
+#include "report.h"
+#include "result.h"
+#include "run.h"
+#include "scenario.h"
+
+#define PROG "fakeapi-harness"
+
+/* Largest seed: it must survive a JSON number (a double) exactly. */
+#define MAX_SEED 9007199254740991ULL
+
+#define DEFAULT_SUITE "five-step/suite.json"
+
+static const char usage_text[] =
+	"NAME\n"
+	"    fakeapi-harness - grade an HTTP retry client against a fake provider\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    fakeapi-harness run --exec TEMPLATE [OPTIONS] [SUITE_OR_SCENARIO]\n"
+	"    fakeapi-harness --help | --version\n"
+	"\n"
+	"DESCRIPTION\n"
+	"    Runs each scenario of a suite (a suite.json, or one scenario file)\n"
+	"    against the client: a fake provider on an ephemeral 127.0.0.1 port\n"
+	"    answers as the scenario says, the scenario's events start the client\n"
+	"    on its tasks, and every check is computed from the provider's\n"
+	"    journal of attempts. Without a path it runs the built-in five-step\n"
+	"    suite (scenarios/five-step/suite.json).\n"
+	"\n"
+	"    Exec mode starts one process per task with /bin/sh -c TEMPLATE, in\n"
+	"    its own process group. In TEMPLATE, {url} (the task's URL; it\n"
+	"    carries fa_task=ID so the provider can tell tasks apart), {method}\n"
+	"    and {body_file} (a file holding the task's JSON body, empty when it\n"
+	"    has none) are replaced by shell-quoted values; any other {...} is\n"
+	"    left as written. Exit status 0 means the task succeeded; a task\n"
+	"    times out after its timeout_s, else its budget's max_wait_s + 15 s,\n"
+	"    else the scenario's timeout_s. The client's environment gets\n"
+	"    FAKEAPI_URL (base URL),\n"
+	"    FAKEAPI_KEY (the API key: use it from the environment, never put it\n"
+	"    in a command line), FAKEAPI_TASK, FAKEAPI_METHOD and\n"
+	"    CLIENT_STATE_DIR (a fresh folder per scenario). stdin is /dev/null.\n"
+	"    A client that outlives its task's timeout gets SIGTERM, then SIGKILL\n"
+	"    one second later; whatever is left of its process group when it\n"
+	"    exits is killed.\n"
+	"\n"
+	"OPTIONS\n"
+	"    --exec TEMPLATE\n"
+	"        The client command (required until stdio mode exists), e.g.\n"
+	"        --exec 'curl -sS -f --retry 4 -H \"Authorization: Bearer $FAKEAPI_KEY\" {url}'\n"
+	"    --report-json FILE\n"
+	"        Also write the JSON report to FILE (\"-\" = stdout, which then\n"
+	"        replaces the text report).\n"
+	"    --junit FILE\n"
+	"        Also write JUnit XML: a testsuite per scenario, a testcase per\n"
+	"        check (\"-\" = stdout, as above).\n"
+	"    --min-level L1|L2|L3|L4\n"
+	"        Exit 1 unless the client reaches this level.\n"
+	"    --seed N\n"
+	"        Seed of the provider's random choices, 0..2^53-1. Default: from\n"
+	"        the clock; the report always prints it so a run can be replayed.\n"
+	"    --jobs N\n"
+	"        Scenarios run at once, 1..64 (default 2).\n"
+	"    --journal-dir DIR\n"
+	"        Write each scenario's journal to DIR/<scenario id>.jsonl\n"
+	"        (hash-chained; check with `fakeapi verify-journal`).\n"
+	"    -q, --quiet\n"
+	"        No progress lines on stderr.\n"
+	"    -h, --help\n"
+	"        This text.\n"
+	"    --version\n"
+	"        Print the version.\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0  no required check failed and at least one passed (and the level\n"
+	"       asked with --min-level was reached)\n"
+	"    1  a check failed, none passed, or the level was not reached\n"
+	"    2  usage, scenario or client-start error; the message names the cause\n"
+	"\n"
+	"ENVIRONMENT\n"
+	"    FAKEAPI_SCENARIOS  folder holding five-step/suite.json, the default\n"
+	"                       suite (otherwise found next to the program)\n"
+	"    FAKEAPI_LOG        error|warn|info|debug: the harness's own log level\n";
+
+enum {
+	OPT_EXEC = 256,
+	OPT_REPORT_JSON,
+	OPT_JUNIT,
+	OPT_MIN_LEVEL,
+	OPT_SEED,
+	OPT_JOBS,
+	OPT_JOURNAL_DIR,
+	OPT_VERSION,
+};
+
+/* What the command line asked for. */
+struct cli {
+	const char *exec_template;
+	const char *report_json;
+	const char *junit;
+	const char *journal_dir;
+	const char *path;
+	int min_level;
+	uint64_t seed;
+	bool has_seed;
+	unsigned jobs;
+	bool quiet;
+};
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (see " PROG " --help)\n", stderr);
+	return 2;
+}
+
+/* A whole decimal number in @lo..@hi. */
+static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end = NULL;
+	unsigned long long v;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < lo || v > hi)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int parse_args(int argc, char **argv, struct cli *c)
+{
+	static const struct option longopts[] = {
+		{ "exec", required_argument, NULL, OPT_EXEC },
+		{ "report-json", required_argument, NULL, OPT_REPORT_JSON },
+		{ "junit", required_argument, NULL, OPT_JUNIT },
+		{ "min-level", required_argument, NULL, OPT_MIN_LEVEL },
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "jobs", required_argument, NULL, OPT_JOBS },
+		{ "journal-dir", required_argument, NULL, OPT_JOURNAL_DIR },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	int ch;
+
+	opterr = 0;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case OPT_EXEC:
+			if (optarg[0] == '\0')
+				return usage_error("--exec: the template is empty");
+			c->exec_template = optarg;
+			break;
+		case OPT_REPORT_JSON: c->report_json = optarg; break;
+		case OPT_JUNIT: c->junit = optarg; break;
+		case OPT_JOURNAL_DIR: c->journal_dir = optarg; break;
+		case OPT_MIN_LEVEL:
+			if (!parse_u64(optarg[0] == 'L' ? optarg + 1 : optarg, 1, 4, &v))
+				return usage_error("--min-level: expected L1..L4, got '%s'",
+						   optarg);
+			c->min_level = (int)v;
+			break;
+		case OPT_SEED:
+			if (!parse_u64(optarg, 0, MAX_SEED, &v))
+				return usage_error("--seed: expected an integer "
+						   "0..%llu, got '%s'", MAX_SEED, optarg);
+			c->seed = v;
+			c->has_seed = true;
+			break;
+		case OPT_JOBS:
+			if (!parse_u64(optarg, 1, 64, &v))
+				return usage_error("--jobs: expected an integer 1..64, "
+						   "got '%s'", optarg);
+			c->jobs = (unsigned)v;
+			break;
+		case 'q': c->quiet = true; break;
+		case 'h': fputs(usage_text, stdout); return 0;
+		case OPT_VERSION: printf("%s %s\n", PROG, HX_VERSION); return 0;
+		case ':':
+			return usage_error("%s: missing its argument", argv[optind - 1]);
+		default:
+			if (optopt != 0)
+				return usage_error("unknown option '-%c'", optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		c->path = argv[optind++];
+	if (optind < argc)
+		return usage_error("one suite or scenario at a time, got also '%s'",
+				   argv[optind]);
+	return -1;
+}
+
+static bool readable(const char *path)
+{
+	return access(path, R_OK) == 0;
+}
+
+/* The built-in suite: FAKEAPI_SCENARIOS, else the scenarios folder next to
+ * the program (it lives in build/ or build/asan/). A new string or NULL. */
+static char *default_suite(void)
+{
+	const char *env = getenv("FAKEAPI_SCENARIOS");
+	static const char *const ups[] = { "/../scenarios/", "/../../scenarios/" };
+	char exe[PATH_MAX], real[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (env != NULL && *env != '\0')
+		return fa_xasprintf("%s/%s", env, DEFAULT_SUITE);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash == NULL)
+		return NULL;
+	*slash = '\0';
+	for (size_t i = 0; i < sizeof(ups) / sizeof(ups[0]); i++) {
+		char *p = fa_xasprintf("%s%s%s", exe, ups[i], DEFAULT_SUITE);
+
+		if (readable(p) && realpath(p, real) != NULL) {
+			free(p);
+			return fa_xstrdup(real);
+		}
+		free(p);
+	}
+	return NULL;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	hx_run_interrupt();
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Run the suite at @path; returns the exit code. */
+static int run(const struct cli *c, const char *path)
+{
+	struct fa_suite *suite = NULL;
+	struct hx_run_result res;
+	struct hx_run_opts opts = {
+		.exec_template = c->exec_template,
+		.journal_dir = c->journal_dir,
+		.seed = c->seed,
+		.jobs = c->jobs,
+		.min_level = c->min_level,
+		.progress = c->quiet ? NULL : stderr,
+	};
+	struct fa_err err = { { 0 } };
+	bool to_stdout = (c->report_json && strcmp(c->report_json, "-") == 0) ||
+			 (c->junit && strcmp(c->junit, "-") == 0);
+	int code = 2;
+
+	if (fa_suite_load(path, &suite, &err) != FA_OK) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		goto out;
+	}
+	if (!c->quiet)
+		fprintf(stderr, PROG ": suite %s (version %s), %zu scenario%s, seed %" PRIu64 "\n",
+			suite->id, suite->version[0] ? suite->version : "-",
+			suite->n_scenarios, suite->n_scenarios == 1 ? "" : "s", c->seed);
+	if (hx_run_suite(suite, &opts, &res, &err) != FA_OK) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		goto out;
+	}
+	for (size_t i = 0; i < res.n_scenarios; i++)
+		if (res.scenarios[i].error != NULL)
+			fprintf(stderr, PROG ": %s\n", res.scenarios[i].error);
+	if (!to_stdout)
+		hx_report_text(stdout, &res);
+	fflush(stdout);
+	code = res.exit_code;
+	if (c->report_json != NULL &&
+	    hx_report_json(c->report_json, &res, &err) != FA_OK) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		code = 2;
+	}
+	fa_err_clear(&err);
+	if (c->junit != NULL && hx_report_junit(c->junit, &res, &err) != FA_OK) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		code = 2;
+	}
+	hx_run_result_release(&res);
+out:
+	fa_suite_free(suite);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c = { .jobs = 2 };
+	char *path = NULL;
+	int code;
+
+	fa_log_init();
+	if (argc < 2)
+		return usage_error("what to do? expected 'run'");
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("%s %s\n", PROG, HX_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "run") != 0)
+		return usage_error("unknown command '%s', expected 'run'", argv[1]);
+	code = parse_args(argc - 1, argv + 1, &c);
+	if (code >= 0)
+		return code;
+	if (c.exec_template == NULL) {
+		fputs(PROG ": no client: give --exec 'TEMPLATE' (stdio mode comes later)\n",
+		      stderr);
+		return 2;
+	}
+	if (!c.has_seed)
+		c.seed = ((uint64_t)fa_clock_wall_us() ^ ((uint64_t)getpid() << 20)) &
+			 0xffffffffu;
+	if (c.path != NULL) {
+		path = fa_xstrdup(c.path);
+	} else {
+		path = default_suite();
+		if (path == NULL) {
+			fputs(PROG ": no suite given and scenarios/" DEFAULT_SUITE
+			      " not found next to the program: give a path or set "
+			      "FAKEAPI_SCENARIOS\n", stderr);
+			return 2;
+		}
+	}
+	catch_signals();
+	code = run(&c, path);
+	free(path);
+	return code;
+}

@@ -1,0 +1,64 @@
+/* run.h -- run a suite: a provider per scenario, events, client tasks, checks. */
+#ifndef HX_RUN_H
+#define HX_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rc.h"
+#include "result.h"
+#include "scenario.h"
+
+/* The harness's version, as reports and --version print it. */
+#define HX_VERSION "0.1.0"
+
+/* Pause after the last client exits before the provider stops, so that
+ * late attempts still reach the journal, µs. */
+#define HX_RUN_SETTLE_US 300000
+
+/* Least delay of an `after` event with on: client_saw in exec mode, where
+ * the harness cannot see what the client saw (DESIGN.md), ms. */
+#define HX_RUN_CLIENT_SAW_MIN_MS 200
+
+/* How to run a suite. Pointers borrowed for the call. */
+struct hx_run_opts {
+	const char *exec_template; /* exec mode: the --exec TEMPLATE */
+	const char *journal_dir;   /* write DIR/<scenario id>.jsonl; NULL = memory only */
+	uint64_t seed;             /* the providers' seed */
+	unsigned jobs;             /* scenarios run at once, >= 1 */
+	int min_level;             /* --min-level, 0..4 */
+	FILE *progress;            /* a line per scenario start and finish; NULL = quiet */
+};
+
+/*
+ * Run every scenario of @suite (borrowed; it must outlive @out) against
+ * the client, opts->jobs at a time. For each: a provider and its server on
+ * an ephemeral 127.0.0.1 port, a fresh state folder, the harness events
+ * firing the tasks (one client process each, see exec.h; a scenario with
+ * no events sends every task at its start; a task no fired event names is
+ * recorded as not sent), the end when
+ * every started client has exited and no event can fire any more (or at
+ * the scenario's timeout), HX_RUN_SETTLE_US of settling, then the journal
+ * copied and every check run on it. A scenario that cannot run gets its
+ * reason in ->error and the run goes on. Finally hx_check_grade() fills
+ * the level and the exit code.
+ *
+ * @out is filled (release with hx_run_result_release) and FA_OK returned;
+ * FA_EIO/FA_EINVAL with the reason in @err only when nothing could run at
+ * all (no client given, no temporary folder, journal folder unusable), and
+ * then @out holds nothing to release.
+ */
+enum fa_rc hx_run_suite(const struct fa_suite *suite,
+			const struct hx_run_opts *opts,
+			struct hx_run_result *out, struct fa_err *err);
+
+/*
+ * Ask a running hx_run_suite() to stop soon: running clients are stopped,
+ * scenarios not started are not run, and each affected scenario gets the
+ * error "interrupted". Async-signal-safe: meant for a SIGINT/SIGTERM
+ * handler.
+ */
+void hx_run_interrupt(void);
+
+#endif

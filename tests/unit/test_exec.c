@@ -1,0 +1,434 @@
+/* test_exec.c -- client processes: templates, quoting, timeouts, no strays. */
+#include <dirent.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <CUnit/CUnit.h>
+
+#include "alloc.h"
+#include "clock.h"
+#include "exec.h"
+
+/* A scratch folder per test case, removed after. */
+static char tmpdir[256];
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int setup(void)
+{
+	const char *base = getenv("TMPDIR");
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/test-exec-XXXXXX",
+		 base && *base ? base : P_tmpdir);
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void)
+{
+	return nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static char *scratch(const char *name)
+{
+	return fa_xasprintf("%s/%s", tmpdir, name);
+}
+
+/* Whole file as a string (NULL when unreadable); the caller frees. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *s = NULL;
+	long len;
+
+	if (f == NULL)
+		return NULL;
+	len = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+	if (len >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+		s = fa_xmalloc((size_t)len + 1);
+		s[fread(s, 1, (size_t)len, f)] = '\0';
+	}
+	fclose(f);
+	return s;
+}
+
+/* Run @cmd to the end with @env and @timeout_ms; stdout lands in "out". */
+static void run(struct hx_exec_proc *p, const char *cmd, const char *const *env,
+		int timeout_ms)
+{
+	char *out = scratch("out");
+	char *err = scratch("err");
+	struct hx_exec_spec spec = {
+		.cmd = cmd,
+		.env = env,
+		.stdout_path = out,
+		.stderr_path = err,
+		.timeout_us = (int64_t)timeout_ms * 1000,
+	};
+	struct fa_err e = { { 0 } };
+
+	CU_ASSERT_EQUAL_FATAL(hx_exec_start(p, &spec, &e), FA_OK);
+	hx_exec_wait(p);
+	free(out);
+	free(err);
+}
+
+/* Process @pid is gone or a zombie (a zombie runs nothing). */
+static int pid_dead(long pid)
+{
+	char path[64], buf[512];
+	FILE *f;
+	char *rp;
+	int dead = 1;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return 1;
+	if (fgets(buf, sizeof(buf), f) != NULL) {
+		rp = strrchr(buf, ')');
+		dead = rp == NULL || rp[2] == 'Z' || rp[2] == 'X';
+	}
+	fclose(f);
+	return dead;
+}
+
+/* Number of live (non-zombie) processes whose process group is @pgid. */
+static int group_alive(long pgid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		char path[300], buf[512], state;
+		long ppid, pgrp;
+		FILE *f;
+		char *rp;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		rp = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		if (rp != NULL &&
+		    sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 &&
+		    pgrp == pgid && state != 'Z' && state != 'X')
+			n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Wait up to 2 s for a condition that a SIGKILL makes true shortly. */
+static int eventually_dead(long pid)
+{
+	const struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+	for (int i = 0; i < 200; i++) {
+		if (pid_dead(pid) && group_alive(pid) == 0)
+			return 1;
+		nanosleep(&tick, NULL);
+	}
+	return 0;
+}
+
+static long read_pid(const char *name)
+{
+	char *path = scratch(name);
+	char *s = slurp(path);
+	long pid = s ? strtol(s, NULL, 10) : 0;
+
+	free(s);
+	free(path);
+	return pid;
+}
+
+static void exec__quote_wraps_in_single_quotes(void)
+{
+	char *a = hx_exec_quote("http://h/x?a=1&b=2");
+	char *b = hx_exec_quote("");
+	char *c = hx_exec_quote(NULL);
+
+	CU_ASSERT_STRING_EQUAL(a, "'http://h/x?a=1&b=2'");
+	CU_ASSERT_STRING_EQUAL(b, "''");
+	CU_ASSERT_STRING_EQUAL(c, "''");
+	free(a);
+	free(b);
+	free(c);
+}
+
+static void exec__quote_escapes_a_single_quote(void)
+{
+	char *a = hx_exec_quote("a'b");
+	char *b = hx_exec_quote("''");
+
+	CU_ASSERT_STRING_EQUAL(a, "'a'\\''b'");
+	CU_ASSERT_STRING_EQUAL(b, "''\\'''\\'''");
+	free(a);
+	free(b);
+}
+
+static void exec__expand_replaces_the_three_placeholders(void)
+{
+	struct hx_exec_vars v = { "http://h/v1/x?fa_task=t1", "POST", "/d/t1.body" };
+	char *s = hx_exec_expand("c -X {method} -d @{body_file} {url} {url}", &v);
+
+	CU_ASSERT_STRING_EQUAL(s, "c -X 'POST' -d @'/d/t1.body' "
+				  "'http://h/v1/x?fa_task=t1' 'http://h/v1/x?fa_task=t1'");
+	free(s);
+}
+
+static void exec__expand_leaves_unknown_braces_as_written(void)
+{
+	struct hx_exec_vars v = { "u", NULL, NULL };
+	char *s = hx_exec_expand("curl -w '%{http_code}' {URL} {ur {x} { a; } {url}{", &v);
+
+	CU_ASSERT_STRING_EQUAL(s, "curl -w '%{http_code}' {URL} {ur {x} { a; } 'u'{");
+	free(s);
+}
+
+static void exec__expand_with_empty_values_gives_empty_words(void)
+{
+	struct hx_exec_vars v = { NULL, NULL, NULL };
+	char *s = hx_exec_expand("{method}{body_file}", &v);
+
+	CU_ASSERT_STRING_EQUAL(s, "''''");
+	free(s);
+}
+
+static void exec__task_url_appends_fa_task_as_query_or_parameter(void)
+{
+	char *a = hx_exec_task_url("http://127.0.0.1:9", "/v1/records/42", "t1");
+	char *b = hx_exec_task_url("http://127.0.0.1:9", "/v1/records?x=1", "t-2");
+
+	CU_ASSERT_STRING_EQUAL(a, "http://127.0.0.1:9/v1/records/42?fa_task=t1");
+	CU_ASSERT_STRING_EQUAL(b, "http://127.0.0.1:9/v1/records?x=1&fa_task=t-2");
+	free(a);
+	free(b);
+}
+
+static void exec__quoted_values_reach_the_client_verbatim(void)
+{
+	const char *nasty = "it's $HOME `id` \"q\" \\ ; & {url} *";
+	struct hx_exec_vars v = { nasty, "GET", "a b" };
+	char *cmd = hx_exec_expand("printf '%s|%s|%s' {url} {method} {body_file}", &v);
+	char *want = fa_xasprintf("%s|GET|a b", nasty);
+	char *out = scratch("out");
+	struct hx_exec_proc p;
+	char *got;
+
+	run(&p, cmd, NULL, 5000);
+	got = slurp(out);
+	CU_ASSERT_EQUAL(p.exit_code, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+	CU_ASSERT_STRING_EQUAL(got, want);
+	free(got);
+	free(out);
+	free(want);
+	free(cmd);
+}
+
+static void exec__environment_is_set_and_replaces_inherited_names(void)
+{
+	const char *env[] = { "FAKEAPI_KEY=sk-secret", "FAKEAPI_TASK=t9", NULL };
+	char *out = scratch("out");
+	struct hx_exec_proc p;
+	char *got;
+
+	setenv("FAKEAPI_KEY", "inherited", 1);
+	run(&p, "printf '%s,%s,%s' \"$FAKEAPI_KEY\" \"$FAKEAPI_TASK\" \"${PATH:+path}\"",
+	    env, 5000);
+	unsetenv("FAKEAPI_KEY");
+	got = slurp(out);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+	CU_ASSERT_STRING_EQUAL(got, "sk-secret,t9,path");
+	free(got);
+	free(out);
+}
+
+static void exec__exit_status_is_recorded(void)
+{
+	struct hx_exec_proc p;
+
+	run(&p, "exit 3", NULL, 5000);
+	CU_ASSERT_FALSE(p.running);
+	CU_ASSERT_EQUAL(p.exit_code, 3);
+	CU_ASSERT_EQUAL(p.term_signal, 0);
+	CU_ASSERT_FALSE(p.timed_out);
+	CU_ASSERT(p.t_exit_us >= p.t_start_us);
+}
+
+static void exec__missing_command_exits_127(void)
+{
+	struct hx_exec_proc p;
+
+	run(&p, "./no-such-client-here --flag", NULL, 5000);
+	CU_ASSERT_EQUAL(p.exit_code, 127);
+	CU_ASSERT_FALSE(p.timed_out);
+}
+
+static void exec__stdin_is_empty_and_stderr_is_captured(void)
+{
+	char *out = scratch("out");
+	char *err = scratch("err");
+	struct hx_exec_proc p;
+	char *o, *e;
+
+	run(&p, "cat; echo done; echo oops >&2", NULL, 5000);
+	o = slurp(out);
+	e = slurp(err);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+	CU_ASSERT_STRING_EQUAL(o, "done\n");
+	CU_ASSERT_STRING_EQUAL(e, "oops\n");
+	free(o);
+	free(e);
+	free(out);
+	free(err);
+}
+
+static void exec__client_inherits_no_descriptor_above_2(void)
+{
+	char *out = scratch("out");
+	struct hx_exec_proc p;
+	int fds[2];
+	char *got;
+
+	CU_ASSERT_EQUAL_FATAL(pipe(fds), 0); /* deliberately without O_CLOEXEC */
+	run(&p, "for f in /proc/$$/fd/*; do readlink \"$f\"; done", NULL, 5000);
+	close(fds[0]);
+	close(fds[1]);
+	got = slurp(out);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+	CU_ASSERT_PTR_NOT_NULL(strstr(got, "/dev/null"));
+	CU_ASSERT_PTR_NULL(strstr(got, "pipe:"));
+	free(got);
+	free(out);
+}
+
+static void exec__timeout_stops_a_hung_sleep(void)
+{
+	int64_t t0 = fa_clock_mono_us();
+	struct hx_exec_proc p;
+
+	run(&p, "sleep 30", NULL, 200);
+	CU_ASSERT_TRUE(p.timed_out);
+	CU_ASSERT_EQUAL(p.exit_code, -1);
+	CU_ASSERT_EQUAL(p.term_signal, SIGTERM);
+	CU_ASSERT(p.t_exit_us - p.t_start_us >= 200000);
+	CU_ASSERT(fa_clock_mono_us() - t0 < 3000000);
+	CU_ASSERT_TRUE(eventually_dead(p.pid));
+}
+
+static void exec__sigkill_follows_when_sigterm_is_ignored(void)
+{
+	int64_t t0 = fa_clock_mono_us();
+	struct hx_exec_proc p;
+
+	run(&p, "trap '' TERM; sleep 30; sleep 30", NULL, 100);
+	CU_ASSERT_TRUE(p.timed_out);
+	CU_ASSERT_EQUAL(p.term_signal, SIGKILL);
+	CU_ASSERT(p.t_exit_us - p.t_start_us >= 100000 + HX_EXEC_KILL_GRACE_US);
+	CU_ASSERT(fa_clock_mono_us() - t0 < 5000000);
+	CU_ASSERT_TRUE(eventually_dead(p.pid));
+}
+
+static void exec__timeout_kills_the_whole_group(void)
+{
+	char *cmd = fa_xasprintf("sleep 30 & echo $! > '%s/bg.pid'; sleep 30", tmpdir);
+	struct hx_exec_proc p;
+	long bg;
+
+	run(&p, cmd, NULL, 300);
+	CU_ASSERT_TRUE(p.timed_out);
+	bg = read_pid("bg.pid");
+	CU_ASSERT_FATAL(bg > 0);
+	CU_ASSERT_TRUE(eventually_dead(bg));
+	CU_ASSERT_TRUE(eventually_dead(p.pid));
+	free(cmd);
+}
+
+static void exec__background_child_dies_with_the_leader(void)
+{
+	char *cmd = fa_xasprintf("sleep 30 & echo $! > '%s/bg.pid'; exit 0", tmpdir);
+	struct hx_exec_proc p;
+	long bg;
+
+	run(&p, cmd, NULL, 5000);
+	CU_ASSERT_EQUAL(p.exit_code, 0);
+	CU_ASSERT_FALSE(p.timed_out);
+	bg = read_pid("bg.pid");
+	CU_ASSERT_FATAL(bg > 0);
+	CU_ASSERT_TRUE(eventually_dead(bg));
+	CU_ASSERT_EQUAL(group_alive(p.pid), 0);
+	free(cmd);
+}
+
+static void exec__stop_ends_a_running_client(void)
+{
+	struct hx_exec_proc p;
+	struct hx_exec_spec spec = { .cmd = "sleep 30" };
+	struct fa_err e = { { 0 } };
+
+	CU_ASSERT_EQUAL_FATAL(hx_exec_start(&p, &spec, &e), FA_OK);
+	CU_ASSERT_TRUE(p.running);
+	CU_ASSERT_FALSE(hx_exec_poll(&p, fa_clock_mono_us()));
+	hx_exec_stop(&p, fa_clock_mono_us());
+	hx_exec_wait(&p);
+	CU_ASSERT_FALSE(p.running);
+	CU_ASSERT_TRUE(p.timed_out);
+	CU_ASSERT_TRUE(hx_exec_poll(&p, fa_clock_mono_us()));
+	CU_ASSERT_TRUE(eventually_dead(p.pid));
+}
+
+void test_exec_register(void)
+{
+	CU_pSuite s = CU_add_suite("exec", setup, teardown);
+
+	if (s == NULL)
+		return;
+	CU_add_test(s, "exec__quote_wraps_in_single_quotes", exec__quote_wraps_in_single_quotes);
+	CU_add_test(s, "exec__quote_escapes_a_single_quote", exec__quote_escapes_a_single_quote);
+	CU_add_test(s, "exec__expand_replaces_the_three_placeholders",
+		    exec__expand_replaces_the_three_placeholders);
+	CU_add_test(s, "exec__expand_leaves_unknown_braces_as_written",
+		    exec__expand_leaves_unknown_braces_as_written);
+	CU_add_test(s, "exec__expand_with_empty_values_gives_empty_words",
+		    exec__expand_with_empty_values_gives_empty_words);
+	CU_add_test(s, "exec__task_url_appends_fa_task_as_query_or_parameter",
+		    exec__task_url_appends_fa_task_as_query_or_parameter);
+	CU_add_test(s, "exec__quoted_values_reach_the_client_verbatim",
+		    exec__quoted_values_reach_the_client_verbatim);
+	CU_add_test(s, "exec__environment_is_set_and_replaces_inherited_names",
+		    exec__environment_is_set_and_replaces_inherited_names);
+	CU_add_test(s, "exec__exit_status_is_recorded", exec__exit_status_is_recorded);
+	CU_add_test(s, "exec__missing_command_exits_127", exec__missing_command_exits_127);
+	CU_add_test(s, "exec__stdin_is_empty_and_stderr_is_captured",
+		    exec__stdin_is_empty_and_stderr_is_captured);
+	CU_add_test(s, "exec__client_inherits_no_descriptor_above_2",
+		    exec__client_inherits_no_descriptor_above_2);
+	CU_add_test(s, "exec__timeout_stops_a_hung_sleep", exec__timeout_stops_a_hung_sleep);
+	CU_add_test(s, "exec__sigkill_follows_when_sigterm_is_ignored",
+		    exec__sigkill_follows_when_sigterm_is_ignored);
+	CU_add_test(s, "exec__timeout_kills_the_whole_group", exec__timeout_kills_the_whole_group);
+	CU_add_test(s, "exec__background_child_dies_with_the_leader",
+		    exec__background_child_dies_with_the_leader);
+	CU_add_test(s, "exec__stop_ends_a_running_client", exec__stop_ends_a_running_client);
+}

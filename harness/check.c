@@ -211,9 +211,23 @@ static void check_bounded(const struct ctx *c, struct hx_check_result *r)
 	const struct fa_attempt *loop_r = NULL;
 	size_t over = 0, budgeted = 0, n_bad_ra = 0, loops = 0;
 	size_t over_n = 0, close_n = 0, loop_n = 0, most_in_window = 0;
-	char *budget_part = NULL, *loop_part = NULL;
+	char *budget_part = NULL, *loop_part = NULL, *hang_part = NULL;
+	const struct hx_task_run *hung_t = NULL;
+	size_t hung = 0;
 	size_t i, j;
 
+	/* A budget bounds waiting as well as attempts (seed 000: count both):
+	 * a client killed by its timeout neither finished nor gave up. */
+	for (i = 0; i < c->in->n_tasks; i++) {
+		if (!c->in->tasks[i].timed_out)
+			continue;
+		if (hung_t == NULL)
+			hung_t = &c->in->tasks[i];
+		hung++;
+		for (j = 0; j < c->n; j++)
+			if (same(c->att[j]->task, c->in->tasks[i].spec->id))
+				seqs_add(&bad, c->att[j]->seq);
+	}
 	for (i = 0; h != NULL && i < h->n_tasks; i++) {
 		const struct fa_task_spec *t = &h->tasks[i];
 		size_t n = 0;
@@ -275,9 +289,14 @@ static void check_bounded(const struct ctx *c, struct hx_check_result *r)
 		}
 	}
 
-	if (c->n == 0) {
+	if (hung > 0)
+		hang_part = fa_xasprintf(
+			"task %s hung: its client was killed by the timeout "
+			"without finishing or giving up%s", hung_t->spec->id,
+			hung > 1 ? " (and other tasks hung)" : "");
+	if (c->n == 0 && hung == 0) {
 		na_empty(c, r);
-	} else if (over > 0 || loops > 0) {
+	} else if (over > 0 || loops > 0 || hung > 0) {
 		r->verdict = HX_FAIL;
 		if (over > 0)
 			budget_part = fa_xasprintf(
@@ -315,9 +334,13 @@ static void check_bounded(const struct ctx *c, struct hx_check_result *r)
 		seqs_give(&good, r);
 	}
 	if (r->detail == NULL)
-		r->detail = fa_xasprintf("%s%s%s", budget_part ? budget_part : "",
+		r->detail = fa_xasprintf("%s%s%s%s%s",
+					 hang_part ? hang_part : "",
+					 hang_part && (budget_part || loop_part) ? "; " : "",
+					 budget_part ? budget_part : "",
 					 budget_part && loop_part ? "; " : "",
 					 loop_part ? loop_part : "");
+	free(hang_part);
 	free(budget_part);
 	free(loop_part);
 	free(bad.v);

@@ -454,6 +454,18 @@ static cJSON *json_evidence(const struct hx_scenario_result *s, uint64_t seq)
 	return e;
 }
 
+
+/* Attempts the journal attributes to task @id. */
+static size_t task_attempts(const struct hx_scenario_result *s, const char *id)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; id != NULL && i < s->n_attempts; i++)
+		if (s->attempts[i].task != NULL && strcmp(s->attempts[i].task, id) == 0)
+			n++;
+	return n;
+}
+
 static cJSON *json_scenario(const struct hx_scenario_result *s)
 {
 	cJSON *o = cJSON_CreateObject(), *arr, *item, *ev;
@@ -477,6 +489,8 @@ static cJSON *json_scenario(const struct hx_scenario_result *s)
 		else
 			cJSON_AddNullToObject(item, "exit_code");
 		cJSON_AddBoolToObject(item, "timed_out", t->timed_out);
+		cJSON_AddNumberToObject(item, "attempts",
+					(double)task_attempts(s, t->spec ? t->spec->id : NULL));
 		add_str(item, "error", t->error);
 		cJSON_AddItemToArray(arr, item);
 	}

@@ -245,6 +245,8 @@ def test_hung_client_is_stopped_by_the_task_timeout(harness_bin, tmp_path):
     assert s["attempts"] == 1
     assert s["duration_ms"] < 10000
     assert "timed out" in proc.stdout
+    assert verdicts(s)["attempts.bounded"] == "fail"
+    assert proc.returncode == 1
 
 
 def test_event_whose_trigger_never_comes_is_dropped(harness_bin, tmp_path):
@@ -349,6 +351,9 @@ def test_curl_fast_verdicts(curl_fast):
     assert by_id["retry-after-http-date"]["wait.retry_after"] == "pass"
     assert by_id["no-retry-400"]["classify.no_retry_4xx"] == "pass"
     assert by_id["no-retry-422"]["classify.no_retry_4xx"] == "pass"
+    # curl 7.88 sleeps for ever on a Retry-After date in the past: the task
+    # timeout kills it, and a hung client fails the budget check
+    assert by_id["retry-after-past-date"]["attempts.bounded"] == "fail"
     assert report["exit_code"] == 1
 
 
@@ -362,3 +367,17 @@ def test_curl_fast_junit_is_parseable(curl_fast):
         assert int(ts.get("tests")) == len(CHECKS)
     failures = sum(len(ts.findall("testcase/failure")) for ts in suites)
     assert failures == report["summary"]["fail"]
+
+
+def test_curl_fast_report_follows_the_published_schema(curl_fast, repo_root):
+    import jsonschema
+    _, report, _, _ = curl_fast
+    schema = json.loads((repo_root / "docs" / "report.schema.json").read_text())
+    jsonschema.validate(report, schema)
+    broken = dict(report)
+    del broken["summary"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
+    # per-task attempt counts are the journal's
+    for s in report["scenarios"]:
+        assert sum(t["attempts"] for t in s["tasks"]) == s["attempts"] - s["unattributed_attempts"]

@@ -204,6 +204,42 @@ static void check__expect_overrides_required(void)
 
 /* ---- attempts.bounded ---- */
 
+static void bounded__fails_a_client_killed_by_its_timeout(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_task_run runs[4] = { 0 };
+	struct hx_check_input in;
+	struct hx_check_result *res = NULL;
+	const struct hx_check_result *r;
+	size_t n = 0, i;
+
+	sc_init(&sc, NULL);
+	for (i = 0; i < 4; i++) {
+		runs[i].spec = &sc.tasks[i];
+		runs[i].exit_code = 0;
+	}
+	runs[0].timed_out = true;
+	runs[0].exit_code = -1;
+	add(&j, "t1", "user:a", 0, 1, 429, "Sun, 06 Nov 1994 08:49:37 GMT", 0);
+	in = (struct hx_check_input){ .sc = &sc.s, .attempts = j.a, .n_attempts = j.n,
+				      .tasks = runs, .n_tasks = 4, .mode = HX_MODE_EXEC };
+	hx_check_run_all(&in, &res, &n);
+	r = get(res, "attempts.bounded");
+	CU_ASSERT_EQUAL(r->verdict, HX_FAIL);
+	CU_ASSERT_TRUE(detail_has(r, "task t1 hung"));
+	CU_ASSERT_TRUE(evidence_is(r, 1, 1));
+	free_results(res);
+	/* the same journal without the hang passes */
+	runs[0].timed_out = false;
+	runs[0].exit_code = 0;
+	hx_check_run_all(&in, &res, &n);
+	CU_ASSERT_EQUAL(get(res, "attempts.bounded")->verdict, HX_PASS);
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
 static void bounded__passes_within_budget(void)
 {
 	struct sc sc;
@@ -795,6 +831,8 @@ void test_check_register(void)
 	CU_add_test(s, "check__expect_overrides_required",
 		    check__expect_overrides_required);
 	CU_add_test(s, "bounded__passes_within_budget", bounded__passes_within_budget);
+	CU_add_test(s, "bounded__fails_a_client_killed_by_its_timeout",
+		    bounded__fails_a_client_killed_by_its_timeout);
 	CU_add_test(s, "bounded__fails_over_budget_with_the_excess_as_evidence",
 		    bounded__fails_over_budget_with_the_excess_as_evidence);
 	CU_add_test(s, "bounded__fails_a_tight_loop_after_a_past_retry_after",

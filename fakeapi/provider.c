@@ -11,7 +11,7 @@
 #include "alloc.h"
 #include "clock.h"
 #include "digest.h"
-#include "retry_after.h"
+#include "fault.h"
 #include "route.h"
 #include "scope.h"
 
@@ -194,68 +194,16 @@ static void error_answer(struct fa_resp *resp, int status, const char *code,
 	resp->attempt.status = status;
 }
 
-/*
- * Put a Retry-After on @resp as @spec says, sent at @send_mono_us, and
- * return the instant it names on the journal clock (-1 when the value is
- * not parseable). @auto_until_us >= 0 (during_pause without its own
- * retry_after) asks for delta-seconds covering the rest of that pause.
- */
-static int64_t add_retry_after(struct fa_provider *p, struct fa_resp *resp,
-			       const struct fa_response_spec *spec,
-			       int64_t send_us, int64_t auto_until_us)
-{
-	int64_t wall_send = fa_clock_wall_us() + (send_us - fa_provider_now_us(p));
-	char buf[FA_RA_BUFSZ];
-	int64_t until_wall = -1;
-	const char *literal = NULL;
-
-	for (size_t i = 0; i < spec->n_headers; i++)
-		if (strcasecmp(spec->headers[i].name, "Retry-After") == 0)
-			literal = spec->headers[i].value;
-	if (literal != NULL) {
-		struct fa_retry_after ra;
-
-		/* already among the spec's headers; only learn what it names */
-		resp->attempt.retry_after = fa_xstrdup(literal);
-		if (fa_retry_after_parse(literal, &ra) != FA_OK)
-			return -1;
-		until_wall = fa_retry_after_until_wall_us(&ra, wall_send);
-	} else if (spec->has_retry_after) {
-		if (fa_retry_after_format(spec->ra_form, spec->ra_seconds, wall_send,
-					  buf, sizeof(buf), &until_wall) != FA_OK)
-			return -1;
-		fa_resp_add_header(resp, "Retry-After", buf);
-		resp->attempt.retry_after = fa_xstrdup(buf);
-	} else if (auto_until_us >= 0) {
-		int64_t left = auto_until_us - send_us;
-		int64_t secs = left <= 0 ? 0 : (left + 999999) / 1000000;
-
-		snprintf(buf, sizeof(buf), "%lld", (long long)secs);
-		fa_resp_add_header(resp, "Retry-After", buf);
-		resp->attempt.retry_after = fa_xstrdup(buf);
-		return send_us + secs * 1000000;
-	} else {
-		return -1;
-	}
-	return send_us + (until_wall - wall_send);
-}
-
-/* Answer with a scripted response entry. Returns the pause it announced. */
+/* Answer with a scripted response entry going out after its delay;
+ * returns the pause it announced (fa_fault_respond). */
 static int64_t scripted_answer(struct fa_provider *p, struct fa_resp *resp,
 			       const struct fa_response_spec *spec,
 			       const struct fa_params *params, int64_t auto_until_us)
 {
-	cJSON *body = fa_route_render(spec->body, params);
-	int64_t send_us = fa_provider_now_us(p) + (int64_t)spec->delay_ms * 1000;
+	int64_t delay_us = (int64_t)spec->delay_ms * 1000;
 
-	for (size_t i = 0; i < spec->n_headers; i++)
-		fa_resp_add_header(resp, spec->headers[i].name, spec->headers[i].value);
-	fa_resp_set_json(resp, spec->status, body);
-	cJSON_Delete(body);
-	resp->delay_ms = spec->delay_ms;
-	resp->attempt.status = spec->status;
-	resp->attempt.pause_until_us = add_retry_after(p, resp, spec, send_us, auto_until_us);
-	return resp->attempt.pause_until_us;
+	return fa_fault_respond(spec, params, fa_provider_now_us(p) + delay_us,
+				fa_clock_wall_us() + delay_us, auto_until_us, resp);
 }
 
 void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
@@ -274,7 +222,7 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 	key = describe(p, req, a);
 	if (key == NULL) {
 		/* seed 002: an invalid key is 401 and spends nothing */
-		a->fault = fa_xstrdup("unauthorized");
+		a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_UNAUTHORIZED));
 		error_answer(resp, 401, "unauthorized", "missing or unknown API key");
 		fa_resp_add_header(resp, "WWW-Authenticate", "Bearer");
 		return;
@@ -283,7 +231,7 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 	resp->scope = fa_xstrdup(a->scope);
 	a->in_flight = fa_scopes_enter(p->scopes, a->scope);
 	if (req->body_too_large) {
-		a->fault = fa_xstrdup("too_large");
+		a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_TOO_LARGE));
 		error_answer(resp, 413, "request_too_large", "request body too large");
 		goto out;
 	}
@@ -291,7 +239,7 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 	if (p->sc->has_during_pause && pause_until > req->t_arrival_us) {
 		/* the scope is paused: answer again without moving any cursor
 		 * and without extending the pause a compliant client waits out */
-		a->fault = fa_xstrdup("during_pause");
+		a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_DURING_PAUSE));
 		scripted_answer(p, resp, &p->sc->during_pause, NULL, pause_until);
 		goto out;
 	}
@@ -306,13 +254,14 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 		idx = fa_cursors_next(p->cursors, i, a->scope);
 		a->route = fa_xstrdup(r->id);
 		a->response_index = (int)idx;
-		a->fault = fa_xstrdup(r->responses[idx].delay_ms > 0 ? "delay" : "respond");
+		a->fault = fa_xstrdup(fa_fault_str(r->responses[idx].delay_ms > 0 ? FA_FAULT_DELAY
+									    : FA_FAULT_RESPOND));
 		until = scripted_answer(p, resp, &r->responses[idx], &params, -1);
 		if (until > req->t_arrival_us)
 			fa_scopes_pause(p->scopes, a->scope, until);
 		goto out;
 	}
-	a->fault = fa_xstrdup("no_route");
+	a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_NO_ROUTE));
 	error_answer(resp, 404, "not_found", "no route matches this method and path");
 out:
 	pthread_mutex_unlock(&p->lock);
@@ -326,7 +275,7 @@ void fa_provider_abandon(struct fa_provider *p, const struct fa_req *req,
 		return;
 	resp->journaled = true;
 	describe(p, req, &resp->attempt);
-	resp->attempt.fault = fa_xstrdup("incomplete_request");
+	resp->attempt.fault = fa_xstrdup(fa_fault_str(FA_FAULT_INCOMPLETE));
 }
 
 void fa_provider_finish(struct fa_provider *p, struct fa_resp *resp,

@@ -1,0 +1,85 @@
+/* fault.c -- what the provider does instead of (or before) a plain answer. */
+#include "fault.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#include "alloc.h"
+#include "retry_after.h"
+
+const char *fa_fault_str(enum fa_fault f)
+{
+	switch (f) {
+	case FA_FAULT_RESPOND: return "respond";
+	case FA_FAULT_DELAY: return "delay";
+	case FA_FAULT_DURING_PAUSE: return "during_pause";
+	case FA_FAULT_UNAUTHORIZED: return "unauthorized";
+	case FA_FAULT_NO_ROUTE: return "no_route";
+	case FA_FAULT_TOO_LARGE: return "too_large";
+	case FA_FAULT_INCOMPLETE: return "incomplete_request";
+	}
+	return "unknown";
+}
+
+static const char *literal_retry_after(const struct fa_response_spec *spec)
+{
+	for (size_t i = 0; i < spec->n_headers; i++)
+		if (strcasecmp(spec->headers[i].name, "Retry-After") == 0)
+			return spec->headers[i].value;
+	return NULL;
+}
+
+/* Send a Retry-After as fa_fault_respond() says; returns the pause. */
+static int64_t add_retry_after(const struct fa_response_spec *spec,
+			       int64_t send_us, int64_t wall_send_us,
+			       int64_t auto_until_us, struct fa_resp *resp)
+{
+	const char *literal = literal_retry_after(spec);
+	char buf[FA_RA_BUFSZ];
+	int64_t until_wall = -1;
+
+	if (literal != NULL) {
+		struct fa_retry_after ra;
+
+		resp->attempt.retry_after = fa_xstrdup(literal);
+		if (fa_retry_after_parse(literal, &ra) != FA_OK)
+			return -1;
+		until_wall = fa_retry_after_until_wall_us(&ra, wall_send_us);
+	} else if (spec->has_retry_after) {
+		if (fa_retry_after_format(spec->ra_form, spec->ra_seconds, wall_send_us,
+					  buf, sizeof(buf), &until_wall) != FA_OK)
+			return -1;
+		fa_resp_add_header(resp, "Retry-After", buf);
+		resp->attempt.retry_after = fa_xstrdup(buf);
+	} else if (auto_until_us >= 0) {
+		int64_t left = auto_until_us - send_us;
+		int64_t secs = left <= 0 ? 0 : (left + 999999) / 1000000;
+
+		snprintf(buf, sizeof(buf), "%lld", (long long)secs);
+		fa_resp_add_header(resp, "Retry-After", buf);
+		resp->attempt.retry_after = fa_xstrdup(buf);
+		return send_us + secs * 1000000;
+	} else {
+		return -1;
+	}
+	return send_us + (until_wall - wall_send_us);
+}
+
+int64_t fa_fault_respond(const struct fa_response_spec *spec,
+			 const struct fa_params *params, int64_t send_us,
+			 int64_t wall_send_us, int64_t auto_until_us,
+			 struct fa_resp *resp)
+{
+	cJSON *body = fa_route_render(spec->body, params);
+
+	for (size_t i = 0; i < spec->n_headers; i++)
+		fa_resp_add_header(resp, spec->headers[i].name, spec->headers[i].value);
+	fa_resp_set_json(resp, spec->status, body);
+	cJSON_Delete(body);
+	resp->delay_ms = spec->delay_ms;
+	resp->attempt.status = spec->status;
+	resp->attempt.pause_until_us =
+		add_retry_after(spec, send_us, wall_send_us, auto_until_us, resp);
+	return resp->attempt.pause_until_us;
+}

@@ -72,7 +72,7 @@ test: deps
 
 DEMO_CURL = curl -sS -f --retry 4 -H "Authorization: Bearer $$FAKEAPI_KEY" {url}
 demo: deps
-	$(MAKE) all
+	@$(MAKE) -s all
 	@echo "== fakeapi-harness: the five-step suite against curl =="
 	-$(BUILD)/fakeapi-harness run --exec '$(DEMO_CURL)' scenarios/five-step/suite.json
 

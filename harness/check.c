@@ -373,9 +373,10 @@ static void check_retry_after(const struct ctx *c, struct hx_check_result *r)
 			early++;
 			seqs_add(&bad, p->seq);
 			seqs_add(&bad, b->seq);
-			if (worst_b == NULL ||
-			    p->pause_until_us - b->t_arrival_us >
-				    worst_p->pause_until_us - worst_b->t_arrival_us) {
+			/* name the first pause broken and its first intruder:
+			 * a later pause is often the provider answering that
+			 * intruder, which says less about what went wrong */
+			if (worst_b == NULL) {
 				worst_p = p;
 				worst_b = b;
 			}
@@ -411,7 +412,7 @@ static void check_retry_after(const struct ctx *c, struct hx_check_result *r)
 			"%stask %s retried %.1f ms early: seq %llu arrived at "
 			"+%.1f ms, the Retry-After \"%s\" of seq %llu named "
 			"+%.1f ms (tolerance %d ms)",
-			early > 1 ? "several early retries, worst: " : "",
+			early > 1 ? "several early retries, first: " : "",
 			worst_b->task, ms(worst_p->pause_until_us - worst_b->t_arrival_us),
 			(unsigned long long)worst_b->seq, ms(worst_b->t_arrival_us),
 			worst_p->retry_after ? worst_p->retry_after : "",
@@ -530,9 +531,10 @@ static void check_scope_pause(const struct ctx *c, struct hx_check_result *r)
 			inside++;
 			seqs_add(&bad, p->seq);
 			seqs_add(&bad, b->seq);
-			if (worst_b == NULL ||
-			    p->pause_until_us - b->t_arrival_us >
-				    worst_p->pause_until_us - worst_b->t_arrival_us) {
+			/* name the first pause broken and its first intruder:
+			 * a later pause is often the provider answering that
+			 * intruder, which says less about what went wrong */
+			if (worst_b == NULL) {
 				worst_p = p;
 				worst_b = b;
 			}
@@ -570,7 +572,7 @@ static void check_scope_pause(const struct ctx *c, struct hx_check_result *r)
 			"%stask %s arrived %.1f ms inside the pause of scope %s: "
 			"seq %llu at +%.1f ms, the pause told to task %s at seq "
 			"%llu lasts until +%.1f ms (tolerance %d ms)",
-			inside > 1 ? "several attempts inside a scope pause, worst: "
+			inside > 1 ? "several attempts inside a scope pause, first: "
 				   : "",
 			worst_b->task, ms(worst_p->pause_until_us - worst_b->t_arrival_us),
 			worst_p->scope, (unsigned long long)worst_b->seq,

@@ -617,7 +617,7 @@ static void scope_pause__fails_another_task_inside_the_pause(void)
 	r = get(res, "wait.scope_pause");
 	CU_ASSERT_EQUAL(r->verdict, HX_FAIL);
 	CU_ASSERT_TRUE(evidence_is(r, 3, 1, 2, 3));
-	CU_ASSERT_TRUE(detail_has(r, "worst: task t2 arrived 9500.0 ms inside"));
+	CU_ASSERT_TRUE(detail_has(r, "first: task t2 arrived 9500.0 ms inside"));
 	CU_ASSERT_TRUE(detail_has(r, "scope user:a"));
 	/* The told task itself waited. */
 	CU_ASSERT_EQUAL(get(res, "wait.retry_after")->verdict, HX_PASS);

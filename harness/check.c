@@ -353,7 +353,7 @@ static void check_retry_after(const struct ctx *c, struct hx_check_result *r)
 	int tol_ms = tolerance_ms(c->in, r->id);
 	int64_t tol_us = (int64_t)tol_ms * 1000;
 	struct seqs bad = { 0 }, good = { 0 };
-	const struct fa_attempt *first_p = NULL, *worst_p = NULL, *worst_b = NULL;
+	const struct fa_attempt *first_p = NULL, *shown_p = NULL, *shown_b = NULL;
 	const struct fa_attempt *close_p = NULL, *close_b = NULL;
 	size_t announced = 0, followed = 0, early = 0, i;
 
@@ -376,9 +376,9 @@ static void check_retry_after(const struct ctx *c, struct hx_check_result *r)
 			/* name the first pause broken and its first intruder:
 			 * a later pause is often the provider answering that
 			 * intruder, which says less about what went wrong */
-			if (worst_b == NULL) {
-				worst_p = p;
-				worst_b = b;
+			if (shown_b == NULL) {
+				shown_p = p;
+				shown_b = b;
 			}
 		} else {
 			seqs_add(&good, p->seq);
@@ -413,10 +413,10 @@ static void check_retry_after(const struct ctx *c, struct hx_check_result *r)
 			"+%.1f ms, the Retry-After \"%s\" of seq %llu named "
 			"+%.1f ms (tolerance %d ms)",
 			early > 1 ? "several early retries, first: " : "",
-			worst_b->task, ms(worst_p->pause_until_us - worst_b->t_arrival_us),
-			(unsigned long long)worst_b->seq, ms(worst_b->t_arrival_us),
-			worst_p->retry_after ? worst_p->retry_after : "",
-			(unsigned long long)worst_p->seq, ms(worst_p->pause_until_us),
+			shown_b->task, ms(shown_p->pause_until_us - shown_b->t_arrival_us),
+			(unsigned long long)shown_b->seq, ms(shown_b->t_arrival_us),
+			shown_p->retry_after ? shown_p->retry_after : "",
+			(unsigned long long)shown_p->seq, ms(shown_p->pause_until_us),
 			tol_ms);
 		seqs_give(&bad, r);
 	} else {
@@ -505,7 +505,7 @@ static void check_scope_pause(const struct ctx *c, struct hx_check_result *r)
 	int tol_ms = tolerance_ms(c->in, r->id);
 	int64_t tol_us = (int64_t)tol_ms * 1000;
 	struct seqs bad = { 0 }, good = { 0 };
-	const struct fa_attempt *first_p = NULL, *worst_p = NULL, *worst_b = NULL;
+	const struct fa_attempt *first_p = NULL, *shown_p = NULL, *shown_b = NULL;
 	const struct fa_attempt *close_p = NULL, *close_b = NULL;
 	size_t announced = 0, watched = 0, inside = 0, i, j;
 
@@ -534,9 +534,9 @@ static void check_scope_pause(const struct ctx *c, struct hx_check_result *r)
 			/* name the first pause broken and its first intruder:
 			 * a later pause is often the provider answering that
 			 * intruder, which says less about what went wrong */
-			if (worst_b == NULL) {
-				worst_p = p;
-				worst_b = b;
+			if (shown_b == NULL) {
+				shown_p = p;
+				shown_b = b;
 			}
 		}
 		if (earliest == NULL)
@@ -574,10 +574,10 @@ static void check_scope_pause(const struct ctx *c, struct hx_check_result *r)
 			"%llu lasts until +%.1f ms (tolerance %d ms)",
 			inside > 1 ? "several attempts inside a scope pause, first: "
 				   : "",
-			worst_b->task, ms(worst_p->pause_until_us - worst_b->t_arrival_us),
-			worst_p->scope, (unsigned long long)worst_b->seq,
-			ms(worst_b->t_arrival_us), worst_p->task,
-			(unsigned long long)worst_p->seq, ms(worst_p->pause_until_us),
+			shown_b->task, ms(shown_p->pause_until_us - shown_b->t_arrival_us),
+			shown_p->scope, (unsigned long long)shown_b->seq,
+			ms(shown_b->t_arrival_us), shown_p->task,
+			(unsigned long long)shown_p->seq, ms(shown_p->pause_until_us),
 			tol_ms);
 		seqs_give(&bad, r);
 	} else {

@@ -76,6 +76,12 @@ demo: deps
 	@echo "== fakeapi-harness: the five-step suite against curl =="
 	-$(BUILD)/fakeapi-harness run --exec '$(DEMO_CURL)' scenarios/five-step/suite.json
 
+# Benchmarks against nginx and of the harness (docs/bench.md); never part of `make test`.
+bench: deps
+	@ci/install-bench-deps
+	$(MAKE) all
+	$(PYTHON) bench/run $(BUILD)
+
 lint:
 	@! git grep -nE '\b(strcpy|strcat|sprintf|vsprintf|strtok|atoi|atol|gets)[[:space:]]*\(' -- '*.c' '*.h' \
 		|| { echo "lint: banned calls above (STYLE.md)"; exit 1; }

@@ -26,7 +26,13 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 HX_OBJ   = $(HX_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_OBJ = $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 
-BINS = $(BUILD)/fakeapi $(BUILD)/fakeapi-harness $(BUILD)/unit-tests
+# The reference client and its faulty variants: the same sources built
+# with one defect switched on (-DDEFECT=name), build/clients/<name>.
+CLIENT_SRC = $(wildcard client-under-test/reference/*.c)
+DEFECTS    = storm nojitter solo retry4xx hidden
+CLIENTS    = $(if $(CLIENT_SRC),$(addprefix $(BUILD)/clients/,reference $(DEFECTS)))
+
+BINS = $(BUILD)/fakeapi $(BUILD)/fakeapi-harness $(BUILD)/unit-tests $(CLIENTS)
 
 .PHONY: all asan deps test unit e2e demo bench lint fmt clean
 all: $(BINS)
@@ -47,6 +53,18 @@ $(BUILD)/fakeapi-harness: $(BUILD)/obj/harness/main.o $(HX_OBJ) $(BUILD)/libfake
 
 $(BUILD)/unit-tests: $(UNIT_OBJ) $(HX_OBJ) $(BUILD)/libfakeapi.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_ALL) $(CUNIT_LIBS)
+
+define client_rules
+$(BUILD)/obj/clients/$(1)/%.o: %.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_ALL) -DDEFECT=$(2) -c $$< -o $$@
+
+$(BUILD)/clients/$(1): $(CLIENT_SRC:%.c=$(BUILD)/obj/clients/$(1)/%.o) $(BUILD)/libfakeapi.a
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$^ $$(LIBS_ALL)
+endef
+$(eval $(call client_rules,reference,none))
+$(foreach d,$(DEFECTS),$(eval $(call client_rules,$(d),$(d))))
 
 asan:
 	$(MAKE) BUILD=build/asan OPT="-O1 -g" \

@@ -47,7 +47,25 @@ void hx_scenario_result_release(struct hx_scenario_result *s)
 	for (i = 0; i < s->n_checks; i++)
 		hx_check_result_release(&s->checks[i]);
 	free(s->checks);
+	for (i = 0; i < s->n_msgs; i++)
+		hx_client_msg_release(&s->msgs[i]);
+	free(s->msgs);
+	for (i = 0; i < s->n_protocol_errors; i++)
+		free(s->protocol_errors[i]);
+	free(s->protocol_errors);
+	cJSON_Delete(s->hello);
+	free(s->client_stderr);
 	memset(s, 0, sizeof(*s));
+}
+
+void hx_client_msg_release(struct hx_client_msg *m)
+{
+	if (m == NULL)
+		return;
+	free(m->type);
+	free(m->task);
+	cJSON_Delete(m->json);
+	memset(m, 0, sizeof(*m));
 }
 
 void hx_run_result_release(struct hx_run_result *r)

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cJSON.h>
+
 #include "journal.h"
 #include "scenario.h"
 
@@ -29,6 +31,17 @@ struct hx_task_run {
 	char *error;                     /* owned: client could not start, ...; NULL */
 };
 
+/* One protocol line a stdio client printed (docs/client-protocol.md). */
+struct hx_client_msg {
+	int64_t t_us;   /* when the harness read it, provider clock, µs since start */
+	char *type;     /* owned: "action_sent", "action_result", "result", ... */
+	char *task;     /* owned: the "task" member, or NULL */
+	cJSON *json;    /* owned: the whole line */
+};
+
+/* Release what @m owns. NULL accepted. */
+void hx_client_msg_release(struct hx_client_msg *m);
+
 /* The verdict of one check on one scenario. Strings are owned. */
 struct hx_check_result {
 	const char *id;       /* static: "wait.retry_after" */
@@ -48,6 +61,8 @@ struct hx_check_input {
 	const struct hx_task_run *tasks;   /* one per sc->harness.tasks, same order */
 	size_t n_tasks;
 	enum hx_mode mode;
+	const struct hx_client_msg *msgs;  /* stdio mode: the client's valid lines, in order */
+	size_t n_msgs;
 };
 
 /* One scenario's outcome. */
@@ -62,6 +77,12 @@ struct hx_scenario_result {
 	struct hx_check_result *checks;  /* owned, n_checks */
 	size_t n_checks;
 	int64_t duration_us;
+	struct hx_client_msg *msgs;      /* owned: stdio mode, the client's valid lines */
+	size_t n_msgs;
+	char **protocol_errors;          /* owned: "line N: message", malformed client lines */
+	size_t n_protocol_errors;
+	cJSON *hello;                    /* owned: the client's hello (stdio mode), or NULL */
+	char *client_stderr;             /* owned: the tail of the client's stderr (<= 4 KiB), or NULL */
 };
 
 /* A whole run of a suite. */
@@ -71,6 +92,7 @@ struct hx_run_result {
 	uint64_t seed;
 	enum hx_mode mode;
 	const char *client;                  /* the exec template or client command, borrowed */
+	const cJSON *hello;                  /* borrowed: the first scenario's hello, or NULL */
 	struct hx_scenario_result *scenarios;/* owned, one per suite scenario, suite order */
 	size_t n_scenarios;
 	int level;                           /* 0..4 reached */

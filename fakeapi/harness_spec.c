@@ -25,7 +25,7 @@ static const char *const ons[] = {"server_sent", "client_saw", NULL};
 /* the checks a scenario may tune ($.harness.expect) */
 static const char *const checks[] = {
 	"attempts.bounded", "wait.retry_after", "wait.scope_pause",
-	"classify.no_retry_4xx", NULL,
+	"classify.no_retry_4xx", "wait.jitter", "attempts.hidden", NULL,
 };
 
 /* $.harness */
@@ -41,6 +41,8 @@ static const struct fa_field harness_fields[] = {
 static const struct fa_field expect_fields[] = {
 	FA_F_RANGE("tolerance_ms", 0, 0, 60000),
 	FA_F_CHECK("required", FA_SCHEMA_BOOL, 0),
+	FA_F_RANGE("min_tasks", 0, 2, 1000),    /* wait.jitter */
+	FA_F_RANGE("w_min_ms", 0, 1, 3600000),  /* wait.jitter */
 };
 
 /* $.harness.tasks[i] */
@@ -147,7 +149,7 @@ static enum fa_rc read_tasks(struct fa_schema *s, const cJSON *arr,
 	return rc;
 }
 
-/* $.harness.expect: check id -> {"tolerance_ms", "required"}. */
+/* $.harness.expect: check id -> {"tolerance_ms", "required", ...}. */
 static enum fa_rc read_expect(struct fa_schema *s, const cJSON *obj)
 {
 	char allowed[256];

@@ -8,6 +8,8 @@
 #include <cJSON.h>
 
 #include "alloc.h"
+#include "tally.h"
+#include "wave.h"
 
 /* docs/checks.md explains each number. */
 #define DEFAULT_TOLERANCE_MS 50  /* clock granularity and scheduling slack */
@@ -33,6 +35,14 @@ static const struct hx_check_def defs[] = {
 	{ "wait.scope_pause", 2, true,
 	  "seed 000: one local registry per scope; five-step test, step 2",
 	  "no other task of the scope arrives inside an announced pause" },
+	{ "wait.jitter", 2, true,
+	  "seed 000: full jitter keeps workers that failed together from "
+	  "returning as one wave; five-step test, step 3",
+	  "the tasks a shared pause held do not come back as one wave" },
+	{ "attempts.hidden", 2, true,
+	  "seed 000: count every attempt really sent, library retries included; "
+	  "measure at the fake API",
+	  "the client's count of its attempts equals the provider's" },
 };
 
 #define N_DEFS (sizeof(defs) / sizeof(defs[0]))
@@ -598,12 +608,30 @@ static void check_scope_pause(const struct ctx *c, struct hx_check_result *r)
 
 typedef void (*check_fn)(const struct ctx *c, struct hx_check_result *r);
 
+static void check_jitter(const struct ctx *c, struct hx_check_result *r)
+{
+	if (c->n == 0)
+		na_empty(c, r);
+	else
+		hx_wave_check(c->in, r);
+}
+
+static void check_hidden(const struct ctx *c, struct hx_check_result *r)
+{
+	if (c->n == 0)
+		na_empty(c, r);
+	else
+		hx_tally_check(c->in, r);
+}
+
 /* Same order as defs[]. */
 static const check_fn fns[N_DEFS] = {
 	check_bounded,
 	check_retry_after,
 	check_no_retry_4xx,
 	check_scope_pause,
+	check_jitter,
+	check_hidden,
 };
 
 void hx_check_run_all(const struct hx_check_input *in,

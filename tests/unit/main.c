@@ -16,7 +16,10 @@
 	X(provider)     \
 	X(check)        \
 	X(report)       \
-	X(exec)
+	X(exec)         \
+	X(wave)         \
+	X(tally)        \
+	X(stdio)
 
 #define DECLARE(m) void test_##m##_register(void) __attribute__((weak));
 TEST_MODULES(DECLARE)

@@ -148,19 +148,21 @@ static bool detail_has(const struct hx_check_result *r, const char *s)
 
 /* ---- definitions ---- */
 
-static void check__defines_four_checks_in_order(void)
+static void check__defines_six_checks_in_order(void)
 {
-	CU_ASSERT_EQUAL_FATAL(hx_check_count(), 4);
+	CU_ASSERT_EQUAL_FATAL(hx_check_count(), 6);
 	CU_ASSERT_STRING_EQUAL(hx_check_def_at(0)->id, "attempts.bounded");
 	CU_ASSERT_STRING_EQUAL(hx_check_def_at(1)->id, "wait.retry_after");
 	CU_ASSERT_STRING_EQUAL(hx_check_def_at(2)->id, "classify.no_retry_4xx");
 	CU_ASSERT_STRING_EQUAL(hx_check_def_at(3)->id, "wait.scope_pause");
-	CU_ASSERT_PTR_NULL(hx_check_def_at(4));
+	CU_ASSERT_STRING_EQUAL(hx_check_def_at(4)->id, "wait.jitter");
+	CU_ASSERT_STRING_EQUAL(hx_check_def_at(5)->id, "attempts.hidden");
+	CU_ASSERT_PTR_NULL(hx_check_def_at(6));
 	CU_ASSERT_EQUAL(hx_check_find("wait.scope_pause")->level, 2);
 	CU_ASSERT_EQUAL(hx_check_find("wait.retry_after")->level, 1);
 	CU_ASSERT_TRUE(hx_check_find("classify.no_retry_4xx")->required);
 	CU_ASSERT_PTR_NOT_NULL(hx_check_find("attempts.bounded")->seed);
-	CU_ASSERT_PTR_NULL(hx_check_find("wait.jitter"));
+	CU_ASSERT_PTR_NULL(hx_check_find("write.key_stable"));
 	CU_ASSERT_PTR_NULL(hx_check_find(NULL));
 }
 
@@ -824,8 +826,8 @@ void test_check_register(void)
 
 	if (s == NULL)
 		return;
-	CU_add_test(s, "check__defines_four_checks_in_order",
-		    check__defines_four_checks_in_order);
+	CU_add_test(s, "check__defines_six_checks_in_order",
+		    check__defines_six_checks_in_order);
 	CU_add_test(s, "check__empty_journal_is_na_everywhere",
 		    check__empty_journal_is_na_everywhere);
 	CU_add_test(s, "check__expect_overrides_required",

@@ -432,7 +432,7 @@ static void scenario__unknown_key_lists_the_allowed_ones(void)
 		{ "", ROUTE_OK, "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"], \"x\": 1}]}",
 		  "t.json: $.harness.events[0]: unknown key \"x\" (allowed: at_ms, after, plus_ms, send)" },
 		{ "", ROUTE_OK, "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]}], \"expect\": {\"attempts.bounded\": {\"x\": 1}}}",
-		  "t.json: $.harness.expect[\"attempts.bounded\"]: unknown key \"x\" (allowed: tolerance_ms, required)" },
+		  "t.json: $.harness.expect[\"attempts.bounded\"]: unknown key \"x\" (allowed: tolerance_ms, required, min_tasks, w_min_ms)" },
 	};
 	struct fa_err err;
 

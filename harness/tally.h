@@ -1,0 +1,21 @@
+/* tally.h -- attempts.hidden: the client's count of its attempts against the provider's. */
+#ifndef HX_TALLY_H
+#define HX_TALLY_H
+
+#include "result.h"
+
+/*
+ * Judge attempts.hidden on one scenario into @r (id, level and required
+ * are the caller's). Seed 000: a budget must count every attempt really
+ * sent, retries an HTTP library made underneath included; only the
+ * provider sees them all. For each task the client reported on, its count
+ * is the "attempts" of its result line, or without one the number of its
+ * action_sent lines; the provider's count is the journal entries
+ * attributed to the task. Any difference fails (more on the wire: hidden
+ * retries; fewer: reports of attempts that never arrived). n/a in exec
+ * mode (the client reports nothing) and when no task was reported on.
+ * Evidence: the journal entries of the tasks that differ (or of all).
+ */
+void hx_tally_check(const struct hx_check_input *in, struct hx_check_result *r);
+
+#endif

@@ -1,0 +1,30 @@
+/* wave.h -- wait.jitter: do retries after a shared pause come back as one wave? */
+#ifndef HX_WAVE_H
+#define HX_WAVE_H
+
+#include "result.h"
+
+/* Fewest tasks a pause must have held before the spread is judged. */
+#define HX_WAVE_MIN_TASKS 8
+
+/* W_min: the least jitter window a client may use, ms (docs/checks.md). */
+#define HX_WAVE_W_MIN_MS 1000
+
+/* A wave is a spread below this share of W_min. */
+#define HX_WAVE_SHARE 0.2
+
+/*
+ * Judge wait.jitter on one scenario into @r (id, level and required are
+ * the caller's). For each pause a route's answer announced in a scope (seed
+ * 000, five-step test step 3), the tasks of that scope that were started
+ * before the pause ended are "held"; the first attempt of each held task
+ * at or after the end of the pause (minus the tolerance) is its return.
+ * With at least min_tasks returns (expect "wait.jitter": {"min_tasks",
+ * "w_min_ms", "tolerance_ms"}; defaults above and 50 ms), the spread is the
+ * last return minus the first: below HX_WAVE_SHARE × W_min it is a wave and
+ * the check fails. n/a when no pause held enough tasks that came back.
+ * Evidence: the pause and the returns.
+ */
+void hx_wave_check(const struct hx_check_input *in, struct hx_check_result *r);
+
+#endif

@@ -1,0 +1,137 @@
+/* test_tally.c -- attempts.hidden on hand-made journals and client reports. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/CUnit.h>
+
+#include "alloc.h"
+#include "tally.h"
+
+#define N_MAX 8
+
+struct fixture {
+	struct fa_task_spec task;
+	struct fa_scenario sc;
+	struct fa_attempt a[N_MAX];
+	size_t n;
+	struct hx_client_msg m[N_MAX];
+	size_t n_msgs;
+};
+
+static void setup(struct fixture *f, int wire_attempts)
+{
+	memset(f, 0, sizeof(*f));
+	f->task.id = "t1";
+	f->sc.harness.tasks = &f->task;
+	f->sc.harness.n_tasks = 1;
+	for (int i = 0; i < wire_attempts; i++) {
+		f->a[i].seq = (uint64_t)i + 1;
+		f->a[i].task = fa_xstrdup("t1");
+		f->a[i].t_arrival_us = i * 1000;
+	}
+	f->n = (size_t)wire_attempts;
+}
+
+static void say(struct fixture *f, const char *line)
+{
+	struct hx_client_msg *m = &f->m[f->n_msgs++];
+	cJSON *j = cJSON_Parse(line);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+	m->json = j;
+	m->type = fa_xstrdup(cJSON_GetObjectItem(j, "type")->valuestring);
+	m->task = fa_xstrdup(cJSON_GetObjectItem(j, "task")->valuestring);
+}
+
+static void teardown(struct fixture *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		fa_attempt_release(&f->a[i]);
+	for (size_t i = 0; i < f->n_msgs; i++)
+		hx_client_msg_release(&f->m[i]);
+}
+
+static struct hx_check_result judge(struct fixture *f, enum hx_mode mode)
+{
+	struct hx_check_input in = { .sc = &f->sc, .attempts = f->a, .n_attempts = f->n,
+				     .mode = mode, .msgs = f->m, .n_msgs = f->n_msgs };
+	struct hx_check_result r = { .id = "attempts.hidden" };
+
+	hx_tally_check(&in, &r);
+	return r;
+}
+
+static void tally__matching_counts_pass(void)
+{
+	struct fixture f;
+	struct hx_check_result r;
+
+	setup(&f, 2);
+	say(&f, "{\"type\":\"action_sent\",\"task\":\"t1\",\"attempt\":1}");
+	say(&f, "{\"type\":\"action_sent\",\"task\":\"t1\",\"attempt\":2}");
+	say(&f, "{\"type\":\"result\",\"task\":\"t1\",\"attempts\":2}");
+	r = judge(&f, HX_MODE_STDIO);
+	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
+	CU_ASSERT_EQUAL(r.n_evidence, 2);
+	hx_check_result_release(&r);
+	teardown(&f);
+}
+
+static void tally__an_attempt_hidden_from_the_client_fails(void)
+{
+	struct fixture f;
+	struct hx_check_result r;
+
+	setup(&f, 2);
+	say(&f, "{\"type\":\"action_sent\",\"task\":\"t1\",\"attempt\":1}");
+	say(&f, "{\"type\":\"result\",\"task\":\"t1\",\"attempts\":1}");
+	r = judge(&f, HX_MODE_STDIO);
+	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "reported 1 attempt, the provider saw 2"));
+	CU_ASSERT_EQUAL(r.n_evidence, 2);
+	hx_check_result_release(&r);
+	teardown(&f);
+}
+
+static void tally__reported_attempts_that_never_arrived_fail(void)
+{
+	struct fixture f;
+	struct hx_check_result r;
+
+	setup(&f, 1);
+	say(&f, "{\"type\":\"action_sent\",\"task\":\"t1\",\"attempt\":1}");
+	say(&f, "{\"type\":\"action_sent\",\"task\":\"t1\",\"attempt\":2}");
+	r = judge(&f, HX_MODE_STDIO);
+	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "never arrived"));
+	hx_check_result_release(&r);
+	teardown(&f);
+}
+
+static void tally__exec_mode_and_silence_are_na(void)
+{
+	struct fixture f;
+	struct hx_check_result r;
+
+	setup(&f, 1);
+	r = judge(&f, HX_MODE_EXEC);
+	CU_ASSERT_EQUAL(r.verdict, HX_NA);
+	hx_check_result_release(&r);
+	r = judge(&f, HX_MODE_STDIO);
+	CU_ASSERT_EQUAL(r.verdict, HX_NA);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "reported on no task"));
+	hx_check_result_release(&r);
+	teardown(&f);
+}
+
+void test_tally_register(void)
+{
+	CU_pSuite s = CU_add_suite("tally", NULL, NULL);
+
+	CU_add_test(s, "tally__matching_counts_pass", tally__matching_counts_pass);
+	CU_add_test(s, "tally__an_attempt_hidden_from_the_client_fails",
+		    tally__an_attempt_hidden_from_the_client_fails);
+	CU_add_test(s, "tally__reported_attempts_that_never_arrived_fail",
+		    tally__reported_attempts_that_never_arrived_fail);
+	CU_add_test(s, "tally__exec_mode_and_silence_are_na", tally__exec_mode_and_silence_are_na);
+}

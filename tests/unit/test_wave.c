@@ -1,0 +1,143 @@
+/* test_wave.c -- wait.jitter on hand-made journals. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/CUnit.h>
+
+#include "alloc.h"
+#include "wave.h"
+
+#define MS 1000LL
+#define N_TASKS 8
+
+/* Eight tasks of one scope; t1 got a 2 s pause at +0.005 s, the others
+ * started at +0.2 s and waited. */
+struct fixture {
+	struct fa_task_spec tasks[N_TASKS];
+	char ids[N_TASKS][4];
+	struct fa_scenario sc;
+	struct hx_task_run runs[N_TASKS];
+	struct fa_attempt a[2 * N_TASKS];
+	size_t n;
+};
+
+static void add(struct fixture *f, int task, int64_t arr_ms, int status,
+		int64_t pause_ms, const char *route)
+{
+	struct fa_attempt *a = &f->a[f->n];
+
+	memset(a, 0, sizeof(*a));
+	a->seq = ++f->n;
+	a->task = fa_xstrdup(f->ids[task]);
+	a->scope = fa_xstrdup("user:ops");
+	a->route = fa_xstrdup(route);
+	a->t_arrival_us = arr_ms * MS;
+	a->t_response_us = (arr_ms + 1) * MS;
+	a->status = status;
+	a->pause_until_us = pause_ms < 0 ? -1 : pause_ms * MS;
+	a->delivered = FA_DELIVERED_COMPLETE;
+}
+
+/* @spread_ms: the returns are spaced evenly over this many ms. */
+static void setup(struct fixture *f, int64_t spread_ms)
+{
+	memset(f, 0, sizeof(*f));
+	for (int i = 0; i < N_TASKS; i++) {
+		snprintf(f->ids[i], sizeof(f->ids[i]), "t%d", i + 1);
+		f->tasks[i].id = f->ids[i];
+		f->runs[i].spec = &f->tasks[i];
+		f->runs[i].t_sent_us = (i == 0 ? 0 : 200) * MS;
+	}
+	f->sc.id = "wave";
+	f->sc.harness.tasks = f->tasks;
+	f->sc.harness.n_tasks = N_TASKS;
+	add(f, 0, 5, 429, 2005, "r");
+	for (int i = 0; i < N_TASKS; i++)
+		add(f, i, 2010 + spread_ms * i / (N_TASKS - 1), 200, -1, "r");
+}
+
+static void teardown(struct fixture *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		fa_attempt_release(&f->a[i]);
+}
+
+static struct hx_check_result judge(struct fixture *f)
+{
+	struct hx_check_input in = { .sc = &f->sc, .attempts = f->a, .n_attempts = f->n,
+				     .tasks = f->runs, .n_tasks = N_TASKS };
+	struct hx_check_result r = { .id = "wait.jitter" };
+
+	hx_wave_check(&in, &r);
+	return r;
+}
+
+static void wave__spread_returns_pass(void)
+{
+	struct fixture f;
+	struct hx_check_result r;
+
+	setup(&f, 700);
+	r = judge(&f);
+	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
+	CU_ASSERT_EQUAL(r.n_evidence, 9);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "8 tasks"));
+	hx_check_result_release(&r);
+	teardown(&f);
+}
+
+static void wave__returns_within_a_fifth_of_w_min_fail(void)
+{
+	struct fixture f;
+	struct hx_check_result r;
+
+	setup(&f, 150);
+	r = judge(&f);
+	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "one wave"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "within 150.0 ms"));
+	hx_check_result_release(&r);
+	teardown(&f);
+}
+
+static void wave__fewer_than_eight_held_tasks_is_na(void)
+{
+	struct fixture f;
+	struct hx_check_result r;
+
+	setup(&f, 0);
+	f.runs[7].t_sent_us = 3000 * MS; /* started after the pause: not held */
+	r = judge(&f);
+	CU_ASSERT_EQUAL(r.verdict, HX_NA);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "most: 7"));
+	hx_check_result_release(&r);
+	teardown(&f);
+}
+
+static void wave__during_pause_answers_are_not_pauses_of_their_own(void)
+{
+	struct fixture f;
+	struct hx_check_result r;
+
+	setup(&f, 0);
+	free(f.a[0].route);
+	f.a[0].route = NULL; /* as if the provider's during_pause answer */
+	r = judge(&f);
+	CU_ASSERT_EQUAL(r.verdict, HX_NA);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "no route announced a pause"));
+	hx_check_result_release(&r);
+	teardown(&f);
+}
+
+void test_wave_register(void)
+{
+	CU_pSuite s = CU_add_suite("wave", NULL, NULL);
+
+	CU_add_test(s, "wave__spread_returns_pass", wave__spread_returns_pass);
+	CU_add_test(s, "wave__returns_within_a_fifth_of_w_min_fail",
+		    wave__returns_within_a_fifth_of_w_min_fail);
+	CU_add_test(s, "wave__fewer_than_eight_held_tasks_is_na",
+		    wave__fewer_than_eight_held_tasks_is_na);
+	CU_add_test(s, "wave__during_pause_answers_are_not_pauses_of_their_own",
+		    wave__during_pause_answers_are_not_pauses_of_their_own);
+}

@@ -13,7 +13,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-CHECKS = {"attempts.bounded", "wait.retry_after", "classify.no_retry_4xx", "wait.scope_pause"}
+CHECKS = {"attempts.bounded", "wait.retry_after", "classify.no_retry_4xx", "wait.scope_pause",
+          "wait.jitter", "attempts.hidden"}
 
 AUTH = '-H "Authorization: Bearer $FAKEAPI_KEY"'
 CURL = f"curl -sS -f --retry 4 {AUTH} {{url}}"
@@ -180,7 +181,8 @@ def test_immediate_retries_fail_wait_retry_after(harness_bin, tmp_path):
     proc, report = run_scenario(harness_bin, tmp_path, doc, IMPATIENT)
     s = report["scenarios"][0]
     assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "fail",
-                           "classify.no_retry_4xx": "n/a", "wait.scope_pause": "n/a"}
+                           "classify.no_retry_4xx": "n/a", "wait.scope_pause": "n/a",
+                           "wait.jitter": "n/a", "attempts.hidden": "n/a"}
     assert proc.returncode == 1
     assert report["exit_code"] == 1
     assert s["attempts"] == 2
@@ -196,7 +198,8 @@ def test_retried_400_fails_classify_no_retry_4xx(harness_bin, tmp_path):
     proc, report = run_scenario(harness_bin, tmp_path, doc, STUBBORN)
     s = report["scenarios"][0]
     assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "n/a",
-                           "classify.no_retry_4xx": "fail", "wait.scope_pause": "n/a"}
+                           "classify.no_retry_4xx": "fail", "wait.scope_pause": "n/a",
+                           "wait.jitter": "n/a", "attempts.hidden": "n/a"}
     assert proc.returncode == 1
     assert s["attempts"] == 2
     assert s["tasks"][0]["exit_code"] == 1
@@ -207,7 +210,8 @@ def test_sleeping_the_retry_after_passes(harness_bin, tmp_path):
     proc, report = run_scenario(harness_bin, tmp_path, doc, PATIENT)
     s = report["scenarios"][0]
     assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "pass",
-                           "classify.no_retry_4xx": "n/a", "wait.scope_pause": "n/a"}
+                           "classify.no_retry_4xx": "n/a", "wait.scope_pause": "n/a",
+                           "wait.jitter": "n/a", "attempts.hidden": "n/a"}
     assert proc.returncode == 0, proc.stdout
     assert s["attempts"] == 2
     assert s["tasks"][0]["exit_code"] == 0
@@ -228,7 +232,8 @@ def test_second_task_inside_the_scope_pause_fails_wait_scope_pause(harness_bin, 
     proc, report = run_scenario(harness_bin, tmp_path, doc, PATIENT)
     s = report["scenarios"][0]
     assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "pass",
-                           "classify.no_retry_4xx": "n/a", "wait.scope_pause": "fail"}
+                           "classify.no_retry_4xx": "n/a", "wait.scope_pause": "fail",
+                           "wait.jitter": "n/a", "attempts.hidden": "n/a"}
     assert proc.returncode == 1
     sent = {t["id"]: t["sent"] for t in s["tasks"]}
     assert sent == {"t1": True, "t2": True}
@@ -298,12 +303,12 @@ def curl_fast(harness_bin, repo_root, tmp_path_factory):
 def test_curl_fast_report_has_a_verdict_for_every_check(curl_fast):
     proc, report, _, _ = curl_fast
     assert proc.returncode == report["exit_code"]
-    assert report["suite"] == "five-step-fast" and report["suite_version"] == "1"
+    assert report["suite"] == "five-step-fast" and report["suite_version"] == "2"
     assert report["seed"] == 42 and report["mode"] == "exec"
     assert report["client"]["command"] == CURL
     assert [s["id"] for s in report["scenarios"]] == [
         "step-1-3-shared-read", "retry-after-http-date", "retry-after-past-date",
-        "no-retry-400", "no-retry-422"]
+        "no-retry-400", "no-retry-422", "step-3-spread", "hidden-retry-503"]
     assert {c["id"] for c in report["checks"]} == CHECKS
     for s in report["scenarios"]:
         assert s["error"] is None, s["error"]

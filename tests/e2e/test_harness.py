@@ -316,7 +316,7 @@ def test_curl_fast_report_has_a_verdict_for_every_check(curl_fast):
         assert set(verdicts(s).values()) <= {"pass", "fail", "n/a"}
         assert all(c["detail"] for c in s["checks"])
     assert "seed: 42" in proc.stdout
-    assert "[5/5] " in proc.stderr
+    assert "[7/7] " in proc.stderr
 
 
 def test_curl_fast_evidence_matches_the_journal(curl_fast, fakeapi_bin):

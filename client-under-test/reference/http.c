@@ -1,0 +1,335 @@
+/* http.c -- one attempt on the wire with libcurl, and nothing more. */
+#include "http.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "alloc.h"
+#include "clock.h"
+#include "defect.h"
+
+/* Longest wait for the TCP connection itself, ms: over loopback a connect
+ * either works at once or is refused. */
+#define CONNECT_TIMEOUT_MS 10000L
+
+struct ref_http {
+	CURL *curl;                     /* this attempt's own easy handle */
+	struct curl_slist *headers;     /* request headers, the key included */
+	const struct ref_http_req *req; /* what to send (borrowed) */
+	char errbuf[CURL_ERROR_SIZE];   /* libcurl's detailed error text */
+	char *retry_after;              /* Retry-After of the last response, owned */
+	int64_t seen_wall_us;           /* when that response's status line came */
+	int64_t seen_mono_us;           /* the same moment, monotonic */
+};
+
+enum fa_rc ref_http_global_init(struct fa_err *err)
+{
+	/* CURL_GLOBAL_DEFAULT sets up the TLS and socket libraries; it is
+	 * not thread-safe itself, so main() calls it before any thread. */
+	CURLcode cc = curl_global_init(CURL_GLOBAL_DEFAULT);
+
+	if (cc != CURLE_OK) {
+		fa_err_set(err, "curl_global_init: %s", curl_easy_strerror(cc));
+		return FA_EIO;
+	}
+	return FA_OK;
+}
+
+void ref_http_global_cleanup(void)
+{
+	curl_global_cleanup();
+}
+
+/*
+ * Header callback: libcurl hands over one header line at a time, CRLF
+ * included, for every response it reads (an interim 1xx too), so a status
+ * line starts the record afresh and only the final response's Retry-After
+ * survives.
+ */
+static size_t on_header(char *buf, size_t size, size_t n, void *arg)
+{
+	static const char name[] = "retry-after:";
+	const size_t nlen = sizeof(name) - 1;
+	struct ref_http *h = arg;
+	size_t len = size * n;
+	const char *v, *end;
+
+	if (len >= 5 && memcmp(buf, "HTTP/", 5) == 0) {
+		free(h->retry_after);
+		h->retry_after = NULL;
+		h->seen_wall_us = fa_clock_wall_us();
+		h->seen_mono_us = fa_clock_mono_us();
+		return len;
+	}
+	if (len <= nlen || strncasecmp(buf, name, nlen) != 0 || h->retry_after != NULL)
+		return len;
+	v = buf + nlen;
+	end = buf + len;
+	while (v < end && (*v == ' ' || *v == '\t'))
+		v++;
+	while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	h->retry_after = fa_xstrndup(v, (size_t)(end - v));
+	return len;
+}
+
+/* Body callback: the reference only needs the status, so the body is
+ * read to the end (the provider sees a complete delivery) and dropped. */
+static size_t on_body(char *buf, size_t size, size_t n, void *arg)
+{
+	(void)buf;
+	(void)arg;
+	return size * n;
+}
+
+/* Progress callback: libcurl calls it often during a transfer and at
+ * least about once a second while idle; a non-zero return aborts the
+ * transfer with CURLE_ABORTED_BY_CALLBACK. That is how a cancel stops an
+ * attempt in flight. */
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+	const struct ref_http *h = arg;
+
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	return h->req->cancel != NULL && atomic_load(h->req->cancel);
+}
+
+/* Append @line to @h's header list; false when libcurl is out of memory. */
+static bool add_header(struct ref_http *h, const char *line)
+{
+	struct curl_slist *l = curl_slist_append(h->headers, line);
+
+	if (l == NULL)
+		return false;
+	h->headers = l;
+	return true;
+}
+
+/* Does the task give a header called @name (case-insensitive)? */
+static bool has_header(const struct ref_http_req *req, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < req->nheaders; i++)
+		if (strncasecmp(req->headers[i], name, n) == 0 && req->headers[i][n] == ':')
+			return true;
+	return false;
+}
+
+/* Every curl_easy_setopt() returns a CURLcode: CURLE_UNKNOWN_OPTION or
+ * CURLE_NOT_BUILT_IN when this libcurl lacks the option, CURLE_OUT_OF_MEMORY
+ * when it cannot copy a string. Any of them means the attempt cannot be
+ * made as meant, so it is not made at all. */
+#define SETOPT(opt, val)                                                                           \
+	do {                                                                                       \
+		cc = curl_easy_setopt(h->curl, opt, val);                                          \
+		if (cc != CURLE_OK) {                                                              \
+			fa_err_set(err, "curl_easy_setopt(%s): %s", #opt, curl_easy_strerror(cc)); \
+			goto out;                                                                  \
+		}                                                                                  \
+	} while (0)
+
+enum fa_rc ref_http_new(const struct ref_http_req *req, struct ref_http **out, struct fa_err *err)
+{
+	enum fa_rc rc = FA_EIO;
+	struct ref_http *h = fa_xcalloc(1, sizeof(*h));
+	char *auth = NULL;
+	bool is_post = strcmp(req->method, "POST") == 0;
+	CURLcode cc;
+
+	*out = NULL;
+	h->req = req;
+	h->curl = curl_easy_init();
+	if (h->curl == NULL) {
+		fa_err_set(err, "curl_easy_init: no handle (out of memory)");
+		goto out;
+	}
+
+	for (size_t i = 0; i < req->nheaders; i++)
+		if (!add_header(h, req->headers[i]))
+			goto nomem;
+	if (req->secret != NULL) {
+		auth = fa_xasprintf("Authorization: Bearer %s", req->secret);
+		if (!add_header(h, auth))
+			goto nomem;
+	}
+	/* libcurl labels a POSTFIELDS body as a form; this client's bodies
+	 * are JSON unless the task says otherwise. */
+	if (req->body != NULL && !has_header(req, "Content-Type") &&
+	    !add_header(h, "Content-Type: application/json"))
+		goto nomem;
+	/* No "Expect: 100-continue" round trip before a large body. */
+	if (!add_header(h, "Expect:"))
+		goto nomem;
+
+	SETOPT(CURLOPT_URL, req->url);
+	SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
+	SETOPT(CURLOPT_HTTPHEADER, h->headers);
+	SETOPT(CURLOPT_USERAGENT, "fakeapi-reference/0.1.0");
+	/* Threads: no signals for DNS timeouts. */
+	SETOPT(CURLOPT_NOSIGNAL, 1L);
+	/* A new connection, closed after the attempt: libcurl only ever
+	 * resends on its own over a reused connection. */
+	SETOPT(CURLOPT_FRESH_CONNECT, 1L);
+	SETOPT(CURLOPT_FORBID_REUSE, 1L);
+	/* A redirect would be a second request nobody reported. */
+	SETOPT(CURLOPT_FOLLOWLOCATION, 0L);
+	SETOPT(CURLOPT_TIMEOUT_MS, req->timeout_ms);
+	SETOPT(CURLOPT_CONNECTTIMEOUT_MS,
+	       req->timeout_ms < CONNECT_TIMEOUT_MS ? req->timeout_ms : CONNECT_TIMEOUT_MS);
+	SETOPT(CURLOPT_ERRORBUFFER, h->errbuf);
+	SETOPT(CURLOPT_HEADERFUNCTION, on_header);
+	SETOPT(CURLOPT_HEADERDATA, h);
+	SETOPT(CURLOPT_WRITEFUNCTION, on_body);
+	SETOPT(CURLOPT_WRITEDATA, h);
+	SETOPT(CURLOPT_XFERINFOFUNCTION, on_progress);
+	SETOPT(CURLOPT_XFERINFODATA, h);
+	SETOPT(CURLOPT_NOPROGRESS, 0L);
+
+	if (req->body != NULL || is_post) {
+		/* POSTFIELDS does not copy: the body outlives the attempt. */
+		SETOPT(CURLOPT_POSTFIELDSIZE_LARGE,
+		       (curl_off_t)(req->body != NULL ? req->body_len : 0));
+		SETOPT(CURLOPT_POSTFIELDS, req->body != NULL ? req->body : "");
+		if (!is_post)
+			SETOPT(CURLOPT_CUSTOMREQUEST, req->method);
+	} else if (strcmp(req->method, "GET") == 0) {
+		SETOPT(CURLOPT_HTTPGET, 1L);
+	} else if (strcmp(req->method, "HEAD") == 0) {
+		SETOPT(CURLOPT_NOBODY, 1L);
+	} else {
+		SETOPT(CURLOPT_CUSTOMREQUEST, req->method);
+	}
+
+	*out = h;
+	h = NULL;
+	rc = FA_OK;
+	goto out;
+nomem:
+	fa_err_set(err, "curl_slist_append: out of memory");
+out:
+	if (auth != NULL) {
+		explicit_bzero(auth, strlen(auth));
+		free(auth);
+	}
+	ref_http_free(h);
+	return rc;
+}
+
+/*
+ * The CURLcodes a finished attempt can end with, and what each means for
+ * the question the task must answer afterwards: did the provider get the
+ * request? (Seed 000: a dropped connection after the bytes were written
+ * does not prove that nothing happened.)
+ */
+static void transport_error(struct ref_http *h, CURLcode cc, struct ref_http_res *res)
+{
+	long sent_bytes = 0;
+	CURLcode gc;
+
+	/* Our progress callback said stop: a cancel. */
+	res->cancelled = cc == CURLE_ABORTED_BY_CALLBACK;
+	switch (cc) {
+	case CURLE_COULDNT_RESOLVE_HOST:  /* no address for the host name */
+	case CURLE_COULDNT_RESOLVE_PROXY: /* no address for the proxy */
+	case CURLE_COULDNT_CONNECT:       /* refused or unreachable */
+	case CURLE_URL_MALFORMAT:         /* the task's URL is not a URL */
+	case CURLE_UNSUPPORTED_PROTOCOL:  /* not http or https */
+		/* Nothing left this machine: the provider never saw it. */
+		res->maybe_sent = false;
+		break;
+	case CURLE_ABORTED_BY_CALLBACK: /* cancelled in flight */
+	case CURLE_OPERATION_TIMEDOUT:  /* the attempt's time ran out */
+	case CURLE_SEND_ERROR:          /* the connection broke while sending */
+	case CURLE_RECV_ERROR:          /* ... or while reading (a reset) */
+	case CURLE_GOT_NOTHING:         /* closed without a single byte back */
+	case CURLE_PARTIAL_FILE:        /* the body was cut short */
+	default:
+		/* Ambiguous: once request bytes were written, the provider may
+		 * have acted on them. CURLINFO_REQUEST_SIZE counts what went
+		 * out; if even that fails, assume the worst. */
+		gc = curl_easy_getinfo(h->curl, CURLINFO_REQUEST_SIZE, &sent_bytes);
+		res->maybe_sent = gc != CURLE_OK || sent_bytes > 0;
+		break;
+	}
+	/* The error buffer holds the detailed text ("Failed to connect to
+	 * 127.0.0.1 port 1 ..."); the CURLcode's own text is the fallback. */
+	snprintf(res->error, sizeof(res->error), "%s",
+	         h->errbuf[0] != '\0' ? h->errbuf : curl_easy_strerror(cc));
+}
+
+/* The status of the response libcurl just read; 0 (with @res->error
+ * set) when libcurl cannot say. */
+static long response_code(struct ref_http *h, struct ref_http_res *res)
+{
+	long status = 0;
+	CURLcode cc = curl_easy_getinfo(h->curl, CURLINFO_RESPONSE_CODE, &status);
+
+	if (cc != CURLE_OK) {
+		snprintf(res->error, sizeof(res->error),
+		         "curl_easy_getinfo(CURLINFO_RESPONSE_CODE): %s", curl_easy_strerror(cc));
+		res->maybe_sent = true;
+		return 0;
+	}
+	return status;
+}
+
+void ref_http_perform(struct ref_http *h, struct ref_http_res *res)
+{
+	CURLcode cc;
+	long status = 0;
+
+	memset(res, 0, sizeof(*res));
+	/* CURLE_OK: a whole response arrived, whatever its status. Anything
+	 * else is a transport error, explained by transport_error(). */
+	cc = curl_easy_perform(h->curl);
+	if (cc == CURLE_OK)
+		status = response_code(h, res);
+
+	/* DEFECT hidden: a 503 without Retry-After is sent again at once,
+	 * inside this one attempt, and the task never hears of the first
+	 * one: two requests on the wire, one attempt reported. */
+	if (defect_is("hidden") && cc == CURLE_OK && status == 503 && h->retry_after == NULL) {
+		h->errbuf[0] = '\0';
+		cc = curl_easy_perform(h->curl);
+		status = cc == CURLE_OK ? response_code(h, res) : 0;
+	}
+
+	res->retry_after = h->retry_after;
+	h->retry_after = NULL;
+	res->seen_wall_us = h->seen_wall_us;
+	res->seen_mono_us = h->seen_mono_us;
+	if (cc != CURLE_OK) {
+		transport_error(h, cc, res);
+		return;
+	}
+	res->status = status;
+	res->maybe_sent = true;
+}
+
+void ref_http_free(struct ref_http *h)
+{
+	if (h == NULL)
+		return;
+	/* The Authorization line holds the key: wipe libcurl's copy too. */
+	for (struct curl_slist *l = h->headers; l != NULL; l = l->next)
+		explicit_bzero(l->data, strlen(l->data));
+	curl_slist_free_all(h->headers);
+	if (h->curl != NULL)
+		curl_easy_cleanup(h->curl);
+	free(h->retry_after);
+	free(h);
+}
+
+void ref_http_res_release(struct ref_http_res *res)
+{
+	free(res->retry_after);
+	memset(res, 0, sizeof(*res));
+}

@@ -1,0 +1,79 @@
+/* http.h -- one attempt on the wire with libcurl, and nothing more. */
+#ifndef REF_HTTP_H
+#define REF_HTTP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rc.h"
+
+/*
+ * This layer never retries: the task (task.c) is the one layer that owns
+ * retries (seed 000), so every request on the wire is one attempt the
+ * client reports. To keep libcurl from retrying underneath, each attempt
+ * gets a fresh easy handle and a fresh connection (libcurl silently
+ * resends a request once when a *reused* connection turns out dead), and
+ * redirects are not followed.
+ */
+
+/* What to send. Everything is borrowed for the duration of the call. */
+struct ref_http_req {
+	const char *method;         /* "GET", "POST", ... */
+	const char *url;            /* used as given */
+	const char *const *headers; /* "Name: value" lines, never the key */
+	size_t nheaders;            /* entries in headers */
+	const char *secret;         /* sent as Authorization: Bearer; NULL = none */
+	const char *body;           /* request body, or NULL for none */
+	size_t body_len;            /* bytes of body */
+	long timeout_ms;            /* whole attempt, connect included, > 0 */
+	const atomic_bool *cancel;  /* true aborts the attempt in flight */
+};
+
+/* What came back. Released with ref_http_res_release(). */
+struct ref_http_res {
+	long status;          /* HTTP status; 0 = transport error or cancelled */
+	char *retry_after;    /* raw Retry-After value (trimmed), owned; NULL = none */
+	int64_t seen_wall_us; /* wall clock when the response's headers arrived */
+	int64_t seen_mono_us; /* monotonic clock at the same moment */
+	bool maybe_sent;      /* some request bytes may have reached the provider */
+	bool cancelled;       /* aborted because *cancel became true */
+	char error[320];      /* transport error text; "" when status != 0 */
+};
+
+/* Call once from main() before any thread starts (curl_global_init). On
+ * failure returns FA_EIO with the reason in @err. */
+enum fa_rc ref_http_global_init(struct fa_err *err);
+
+/* Call once at exit, after every thread has ended. */
+void ref_http_global_cleanup(void);
+
+/* One attempt, prepared but not sent: the handle is built before the
+ * client announces action_sent, so a setup failure never counts as an
+ * attempt. */
+struct ref_http;
+
+/*
+ * Build the attempt for @req (which must stay valid until
+ * ref_http_free()). On failure (out of handles, an option libcurl
+ * refuses) returns FA_EIO with the CURLcode's text in @err and *@out NULL;
+ * nothing was sent.
+ */
+enum fa_rc ref_http_new(const struct ref_http_req *req, struct ref_http **out, struct fa_err *err);
+
+/*
+ * Send the attempt and wait for its outcome; fills @res (which must be
+ * zeroed or released). A response of any status is a success of this
+ * layer; a transport error leaves status 0 and says why in res->error.
+ * Call at most once per handle.
+ */
+void ref_http_perform(struct ref_http *h, struct ref_http_res *res);
+
+/* Free @h (wiping the key from memory); NULL is accepted. */
+void ref_http_free(struct ref_http *h);
+
+/* Free what @res owns and zero it, so it can be reused. */
+void ref_http_res_release(struct ref_http_res *res);
+
+#endif

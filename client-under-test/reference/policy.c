@@ -1,0 +1,146 @@
+/* policy.c -- request classes, what is retryable, and how long to wait, as data (seed 000). */
+#include "policy.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "defect.h"
+#include "retry_after.h"
+
+/*
+ * The numbers follow seed 000's example table: reads get a small budget,
+ * idempotent writes a smaller one without 500 (the write may have
+ * happened), and an uncertain write no retry at all (it needs a status
+ * check or a person, not persistence). A class nobody named is treated as
+ * a possible write: only the statuses that say the request was not
+ * processed, and no retry after a transport error.
+ */
+static const struct ref_class classes[] = {
+        {"read", 4, 90, 1000, 60000, {408, 429, 500, 502, 503, 504, 0}, true},
+        {"idempotent_write", 3, 120, 1000, 60000, {408, 429, 502, 503, 504, 0}, true},
+        {"uncertain_write", 1, 0, 0, 0, {0}, false},
+        {"default", 3, 60, 1000, 30000, {408, 429, 503, 0}, false},
+};
+#define NCLASSES      ((int)(sizeof(classes) / sizeof(classes[0])))
+#define DEFAULT_CLASS (&classes[NCLASSES - 1])
+
+/* splitmix64: tiny, good enough for jitter, and one state under a mutex
+ * keeps a fixed FAKEAPI_SEED reproducible across threads' draws. */
+static pthread_mutex_t rng_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t rng_state = 0x853c49e6748fea9bULL;
+
+const struct ref_class *ref_policy_class(const char *name)
+{
+	if (name == NULL)
+		return DEFAULT_CLASS;
+	for (int i = 0; i < NCLASSES; i++)
+		if (strcmp(classes[i].name, name) == 0)
+			return &classes[i];
+	return DEFAULT_CLASS;
+}
+
+bool ref_policy_retryable(const struct ref_class *c, long status)
+{
+	/* DEFECT retry4xx: every 4xx counts as retryable, so 400 and 422
+	 * are repeated with backoff instead of failing at once. */
+	if (defect_is("retry4xx") && status >= 400 && status <= 499)
+		return true;
+
+	for (int i = 0; i < REF_MAX_STATUSES && c->retry_status[i] != 0; i++)
+		if (c->retry_status[i] == status)
+			return true;
+	return false;
+}
+
+static uint64_t rng_next(void)
+{
+	uint64_t z;
+
+	pthread_mutex_lock(&rng_mu);
+	rng_state += 0x9e3779b97f4a7c15ULL;
+	z = rng_state;
+	pthread_mutex_unlock(&rng_mu);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* uniform(0, @max) inclusive, µs; the modulo bias is below 2^-40 for any
+ * wait this client makes. */
+static int64_t uniform_us(int64_t max)
+{
+	if (max <= 0)
+		return 0;
+	return (int64_t)(rng_next() % ((uint64_t)max + 1));
+}
+
+void ref_policy_seed(uint64_t seed)
+{
+	pthread_mutex_lock(&rng_mu);
+	rng_state = seed;
+	pthread_mutex_unlock(&rng_mu);
+}
+
+int64_t ref_policy_backoff_us(const struct ref_class *c, int retry)
+{
+	int64_t ceiling = (int64_t)c->base_ms * 1000;
+	int64_t cap = (int64_t)c->cap_ms * 1000;
+	int64_t d;
+
+	for (int i = 1; i < retry && ceiling < cap; i++)
+		ceiling *= 2;
+	if (ceiling > cap)
+		ceiling = cap;
+	d = uniform_us(ceiling);
+	return d < REF_BACKOFF_FLOOR_US ? REF_BACKOFF_FLOOR_US : d;
+}
+
+int64_t ref_policy_window_us(int64_t pause_us)
+{
+	int64_t w = pause_us / 2;
+
+	if (w < REF_WINDOW_MIN_US)
+		return REF_WINDOW_MIN_US;
+	if (w > REF_WINDOW_MAX_US)
+		return REF_WINDOW_MAX_US;
+	return w;
+}
+
+int64_t ref_policy_jitter_us(int64_t window_us)
+{
+	/* DEFECT nojitter: no random part; every task a pause held wakes at
+	 * the very instant the pause ends, in one wave. */
+	if (defect_is("nojitter"))
+		return 0;
+
+	return uniform_us(window_us);
+}
+
+bool ref_policy_retry_after(const char *value, int64_t seen_wall_us, int64_t seen_mono_us,
+                            int64_t *until_mono_us, int64_t *window_us)
+{
+	struct fa_retry_after ra;
+	int64_t pause;
+
+	if (value == NULL || fa_retry_after_parse(value, &ra) != FA_OK)
+		return false;
+	/* The date forms name a wall-clock instant; carry the distance over
+	 * to the monotonic clock so a clock step later cannot move it. */
+	pause = fa_retry_after_until_wall_us(&ra, seen_wall_us) - seen_wall_us;
+	if (pause <= 0)
+		return false;
+	*until_mono_us = seen_mono_us + pause;
+	*window_us = ref_policy_window_us(pause);
+	return true;
+}
+
+const char *ref_reason_str(enum ref_reason r)
+{
+	switch (r) {
+	case REF_REASON_RETRY_AFTER: return "retry_after";
+	case REF_REASON_SCOPE_PAUSE: return "scope_pause";
+	case REF_REASON_BACKOFF: return "backoff";
+	case REF_REASON_NONE: break;
+	}
+	return "none";
+}

@@ -1,0 +1,55 @@
+/* task.h -- one logical request: its attempts, its waits, its one result. */
+#ifndef REF_TASK_H
+#define REF_TASK_H
+
+#include "rc.h"
+#include "registry.h"
+
+struct cJSON;
+
+/*
+ * A task is the one layer that owns retries (seed 000): it decides, from
+ * its class (policy.h), each response and the scope registry, whether and
+ * when to try again, and reports every step on stdout (emit.h). It runs in
+ * its own thread so that several tasks proceed at once.
+ */
+struct ref_task;
+
+/*
+ * Read a `task` message (docs/client-protocol.md): id, method and url are
+ * required strings; class, headers (object of strings), body (string),
+ * key, key_env, scope (strings), budget ({max_attempts >= 1,
+ * max_wait_s >= 0}, either null) and deadline_ms (> 0) may be null or
+ * absent. The budget, when given, overrides the class's numbers; the
+ * deadline counts from this call. Unknown fields are ignored. @reg is
+ * borrowed and must outlive the task. On FA_EINVAL @err says which field
+ * is wrong ("$.budget.max_attempts: expected integer >= 1, got 0") and
+ * *@out is NULL.
+ */
+enum fa_rc ref_task_new(const struct cJSON *msg, struct ref_registry *reg, struct ref_task **out,
+                        struct fa_err *err);
+
+/* The task's id (owned by the task). */
+const char *ref_task_id(const struct ref_task *t);
+
+/*
+ * Start the task's thread. It reports action_sent, action_result and
+ * retry_scheduled as it goes and exactly one `result` at the end. On
+ * FA_EIO (no thread) @err says why and the task has reported a `failed`
+ * result with no attempt.
+ */
+enum fa_rc ref_task_start(struct ref_task *t, struct fa_err *err);
+
+/*
+ * Cancel: a task waiting wakes at once, an attempt in flight is aborted
+ * (within about a second, libcurl's progress tick), no further attempt is
+ * made, and the result says `cancelled`. A finished task ignores it.
+ * Thread-safe.
+ */
+void ref_task_cancel(struct ref_task *t);
+
+/* Wait for the task's thread to end (if it was started) and free @t;
+ * NULL is accepted. */
+void ref_task_free(struct ref_task *t);
+
+#endif

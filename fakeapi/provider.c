@@ -14,6 +14,7 @@
 #include "fault.h"
 #include "route.h"
 #include "scope.h"
+#include "utf8.h"
 
 struct fa_provider {
 	const struct fa_scenario *sc; /* borrowed */
@@ -23,6 +24,7 @@ struct fa_provider {
 	pthread_mutex_t lock;         /* guards cursors and scopes */
 	struct fa_cursors *cursors;   /* owned */
 	struct fa_scopes *scopes;     /* owned */
+	bool admin;                   /* /_fakeapi/ answered by the admin module */
 };
 
 /* Request headers recorded as attempt counters, in enum fa_attempt_header order. */
@@ -104,6 +106,7 @@ struct fa_provider *fa_provider_new(const struct fa_scenario *sc,
 	pthread_mutex_init(&p->lock, NULL);
 	p->cursors = fa_cursors_new(sc);
 	p->scopes = fa_scopes_new();
+	p->admin = true;
 	return p;
 }
 
@@ -117,6 +120,11 @@ void fa_provider_free(struct fa_provider *p)
 	free(p);
 }
 
+void fa_provider_set_admin(struct fa_provider *p, bool on)
+{
+	p->admin = on;
+}
+
 struct fa_journal *fa_provider_journal(struct fa_provider *p)
 {
 	return p->journal;
@@ -127,20 +135,29 @@ int64_t fa_provider_now_us(const struct fa_provider *p)
 	return fa_clock_mono_us() - p->t0_us;
 }
 
-/* The API key a request presents: "Authorization: Bearer K" or "X-Api-Key: K". */
-static const char *presented_secret(const struct fa_req *req)
+/* The API key a request presents, "Authorization: Bearer K" or else
+ * "X-Api-Key: K", into @buf without surrounding blanks; NULL if none. */
+static const char *presented_secret(const struct fa_req *req, char *buf, size_t len)
 {
 	const char *v = fa_req_header(req, "Authorization");
+	size_t n;
 
-	if (v != NULL) {
-		if (strncasecmp(v, "Bearer ", 7) != 0)
-			return NULL;
+	if (v != NULL && strncasecmp(v, "Bearer ", 7) == 0)
 		v += 7;
-		while (*v == ' ')
-			v++;
-		return v;
-	}
-	return fa_req_header(req, "X-Api-Key");
+	else
+		v = fa_req_header(req, "X-Api-Key");
+	if (v == NULL)
+		return NULL;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	n = strlen(v);
+	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	if (n == 0 || n >= len)
+		return NULL;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	return buf;
 }
 
 /* Fill what every journaled attempt records about the request itself, and
@@ -149,22 +166,24 @@ static const struct fa_key *describe(const struct fa_provider *p,
 				     const struct fa_req *req, struct fa_attempt *a)
 {
 	const struct fa_key *key = NULL;
-	const char *secret = presented_secret(req);
+	char secret_buf[512];
+	const char *secret = presented_secret(req, secret_buf, sizeof(secret_buf));
 	const char *task = fa_req_query(req, "fa_task");
 
 	a->t_arrival_us = req->t_arrival_us;
 	a->t_response_us = -1;
 	a->t_done_us = -1;
 	a->wall_us = req->wall_us;
-	a->method = fa_xstrdup(req->method);
-	a->path = fa_xstrdup(req->path);
+	/* bytes from the wire: the journal is JSON, so keep it valid UTF-8 */
+	a->method = fa_utf8_clean(req->method);
+	a->path = fa_utf8_clean(req->path);
 	a->response_index = -1;
-	a->task = fa_xstrdup(task != NULL ? task : fa_req_header(req, "X-Fakeapi-Task"));
-	a->idempotency_key = fa_xstrdup(fa_req_header(req, "Idempotency-Key"));
+	a->task = fa_utf8_clean(task != NULL ? task : fa_req_header(req, "X-Fakeapi-Task"));
+	a->idempotency_key = fa_utf8_clean(fa_req_header(req, "Idempotency-Key"));
 	fa_digest_sha256_hex(req->body != NULL ? req->body : "", req->body_len,
 			     a->body_sha256);
 	for (int i = 0; i < FA_AH_COUNT; i++)
-		a->attempt_headers[i] = fa_xstrdup(fa_req_header(req, attempt_header_names[i]));
+		a->attempt_headers[i] = fa_utf8_clean(fa_req_header(req, attempt_header_names[i]));
 	a->conn_id = req->conn_id;
 	a->conn_reuse = req->conn_reuse;
 	a->pause_until_us = -1;
@@ -214,7 +233,7 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 	struct fa_params params = { 0 };
 	int64_t pause_until;
 
-	if (fa_admin_is_admin_path(req->path)) {
+	if (p->admin && fa_admin_is_admin_path(req->path)) {
 		fa_admin_handle(p, req, resp);
 		return;
 	}
@@ -251,6 +270,12 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 		if (strcmp(r->method, req->method) != 0 ||
 		    !fa_route_match(r->path, req->path, &params))
 			continue;
+		for (size_t k = 0; k < params.n; k++) {
+			char *v = fa_utf8_clean(params.value[k]);
+
+			free(params.value[k]);
+			params.value[k] = v;
+		}
 		idx = fa_cursors_next(p->cursors, i, a->scope);
 		a->route = fa_xstrdup(r->id);
 		a->response_index = (int)idx;
@@ -271,7 +296,7 @@ out:
 void fa_provider_abandon(struct fa_provider *p, const struct fa_req *req,
 			 struct fa_resp *resp)
 {
-	if (fa_admin_is_admin_path(req->path))
+	if (p->admin && fa_admin_is_admin_path(req->path))
 		return;
 	resp->journaled = true;
 	describe(p, req, &resp->attempt);

@@ -74,6 +74,15 @@ struct fa_provider *fa_provider_new(const struct fa_scenario *sc,
 /* NULL accepted. */
 void fa_provider_free(struct fa_provider *p);
 
+/*
+ * Answer the admin endpoints (/_fakeapi/...) or not (default on). The
+ * harness turns them off for the client under test: a client could
+ * otherwise reset the journal it is graded on. Off, such a request is an
+ * attempt like any other: journaled, and 404 unless a route matches it.
+ * Call before the server starts.
+ */
+void fa_provider_set_admin(struct fa_provider *p, bool on);
+
 /* The journal it appends to (borrowed). */
 struct fa_journal *fa_provider_journal(struct fa_provider *p);
 

@@ -380,6 +380,10 @@ enum fa_rc fa_server_start(struct fa_provider *p,
 				MHD_OPTION_THREAD_POOL_SIZE, threads,
 				MHD_OPTION_CONNECTION_LIMIT, limit,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
+				/* the 32 KiB default pool cannot hold a long query
+				 * or many headers, and a request that overflows it
+				 * gets no answer at all */
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)FA_SERVER_CONN_MEMORY,
 				MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)4096,
 				MHD_OPTION_NOTIFY_COMPLETED, request_completed, s,
 				MHD_OPTION_NOTIFY_CONNECTION, connection_notify, s,

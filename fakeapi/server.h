@@ -5,6 +5,10 @@
 #include "provider.h"
 #include "rc.h"
 
+/* Memory libmicrohttpd may use per connection for the request line,
+ * headers and body buffer, bytes. */
+#define FA_SERVER_CONN_MEMORY (256 * 1024)
+
 /* How to listen. */
 struct fa_server_opts {
 	const char *bind;  /* IPv4 address, default "127.0.0.1" when NULL */

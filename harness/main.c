@@ -15,6 +15,7 @@
 
 #include "alloc.h"
 #include "clock.h"
+#include "exec.h"
 #include "log.h"
 #include "report.h"
 #include "result.h"
@@ -28,42 +29,68 @@
 
 #define DEFAULT_SUITE "five-step/suite.json"
 
+/* The default client, relative to the folder of the harness binary. */
+#define DEFAULT_CLIENT "clients/reference"
+
 static const char usage_text[] =
 	"NAME\n"
 	"    fakeapi-harness - grade an HTTP retry client against a fake provider\n"
 	"\n"
 	"SYNOPSIS\n"
-	"    fakeapi-harness run --exec TEMPLATE [OPTIONS] [SUITE_OR_SCENARIO]\n"
+	"    fakeapi-harness run [--client COMMAND | --exec TEMPLATE] [OPTIONS]\n"
+	"                        [SUITE_OR_SCENARIO]\n"
 	"    fakeapi-harness --help | --version\n"
 	"\n"
 	"DESCRIPTION\n"
 	"    Runs each scenario of a suite (a suite.json, or one scenario file)\n"
 	"    against the client: a fake provider on an ephemeral 127.0.0.1 port\n"
-	"    answers as the scenario says, the scenario's events start the client\n"
-	"    on its tasks, and every check is computed from the provider's\n"
-	"    journal of attempts. Without a path it runs the built-in five-step\n"
-	"    suite (scenarios/five-step/suite.json).\n"
+	"    answers as the scenario says, the scenario's events give the client\n"
+	"    its tasks, and every check is computed from the provider's journal\n"
+	"    of attempts. Without a path it runs the built-in five-step suite\n"
+	"    (scenarios/five-step/suite.json); without --client or --exec it\n"
+	"    runs the reference client built beside the program\n"
+	"    (clients/reference), so `fakeapi-harness run` alone grades the\n"
+	"    reference client on the five-step suite.\n"
 	"\n"
-	"    Exec mode starts one process per task with /bin/sh -c TEMPLATE, in\n"
-	"    its own process group. In TEMPLATE, {url} (the task's URL; it\n"
-	"    carries fa_task=ID so the provider can tell tasks apart), {method}\n"
-	"    and {body_file} (a file holding the task's JSON body, empty when it\n"
-	"    has none) are replaced by shell-quoted values; any other {...} is\n"
-	"    left as written. Exit status 0 means the task succeeded; a task\n"
-	"    times out after its timeout_s, else its budget's max_wait_s + 15 s,\n"
-	"    else the scenario's timeout_s. The client's environment gets\n"
-	"    FAKEAPI_URL (base URL),\n"
-	"    FAKEAPI_KEY (the API key: use it from the environment, never put it\n"
-	"    in a command line), FAKEAPI_TASK, FAKEAPI_METHOD and\n"
-	"    CLIENT_STATE_DIR (a fresh folder per scenario). stdin is /dev/null.\n"
-	"    A client that outlives its task's timeout gets SIGTERM, then SIGKILL\n"
-	"    one second later; whatever is left of its process group when it\n"
-	"    exits is killed.\n"
+	"    Stdio mode (--client) starts /bin/sh -c COMMAND once per scenario,\n"
+	"    in its own process group, and speaks JSON lines with it\n"
+	"    (docs/client-protocol.md): the client prints hello first (within\n"
+	"    10 s, or the run stops with exit 2), then reads task, cancel and\n"
+	"    shutdown lines on stdin and reports action_sent, action_result,\n"
+	"    retry_scheduled and result lines on stdout; stderr is its own log\n"
+	"    (the report shows its tail when the client failed). A task is due\n"
+	"    within its deadline_ms (the task's timeout, as below); a line the\n"
+	"    harness cannot use is reported as a protocol error. When the\n"
+	"    scenario is over the client gets shutdown, then SIGKILL on its\n"
+	"    group 5 s later.\n"
+	"\n"
+	"    Exec mode (--exec) starts one process per task with /bin/sh -c\n"
+	"    TEMPLATE, in its own process group. In TEMPLATE, {url} (the task's\n"
+	"    URL; it carries fa_task=ID so the provider can tell tasks apart),\n"
+	"    {method} and {body_file} (a file holding the task's JSON body,\n"
+	"    empty when it has none) are replaced by shell-quoted values; any\n"
+	"    other {...} is left as written. Exit status 0 means the task\n"
+	"    succeeded. stdin is /dev/null. A client that outlives its task's\n"
+	"    timeout gets SIGTERM, then SIGKILL one second later; whatever is\n"
+	"    left of its process group when it exits is killed.\n"
+	"\n"
+	"    A task's timeout is its timeout_s, else its budget's max_wait_s +\n"
+	"    15 s, else the scenario's timeout_s. The client's environment gets\n"
+	"    FAKEAPI_URL (base URL), FAKEAPI_KEY (an API key: use it from the\n"
+	"    environment, never put it in a command line; in exec mode the\n"
+	"    task's own), FAKEAPI_KEY_<ID> for every key of the scenario (stdio\n"
+	"    mode; a task line names its variable), FAKEAPI_TASK and\n"
+	"    FAKEAPI_METHOD (exec mode) and CLIENT_STATE_DIR (a fresh folder per\n"
+	"    scenario).\n"
 	"\n"
 	"OPTIONS\n"
+	"    --client COMMAND\n"
+	"        Stdio mode: the client program, e.g.\n"
+	"        --client 'build/clients/reference'\n"
 	"    --exec TEMPLATE\n"
-	"        The client command (required until stdio mode exists), e.g.\n"
+	"        Exec mode: the command run for each task, e.g.\n"
 	"        --exec 'curl -sS -f --retry 4 -H \"Authorization: Bearer $FAKEAPI_KEY\" {url}'\n"
+	"        Give --client or --exec, not both.\n"
 	"    --report-json FILE\n"
 	"        Also write the JSON report to FILE (\"-\" = stdout, which then\n"
 	"        replaces the text report).\n"
@@ -91,7 +118,8 @@ static const char usage_text[] =
 	"    0  no required check failed and at least one passed (and the level\n"
 	"       asked with --min-level was reached)\n"
 	"    1  a check failed, none passed, or the level was not reached\n"
-	"    2  usage, scenario or client-start error; the message names the cause\n"
+	"    2  usage, scenario or client-start error (no hello, a protocol\n"
+	"       version the harness does not know); the message names the cause\n"
 	"\n"
 	"ENVIRONMENT\n"
 	"    FAKEAPI_SCENARIOS  folder holding five-step/suite.json, the default\n"
@@ -100,6 +128,7 @@ static const char usage_text[] =
 
 enum {
 	OPT_EXEC = 256,
+	OPT_CLIENT,
 	OPT_REPORT_JSON,
 	OPT_JUNIT,
 	OPT_MIN_LEVEL,
@@ -112,6 +141,7 @@ enum {
 /* What the command line asked for. */
 struct cli {
 	const char *exec_template;
+	const char *client_cmd;
 	const char *report_json;
 	const char *junit;
 	const char *journal_dir;
@@ -157,6 +187,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 {
 	static const struct option longopts[] = {
 		{ "exec", required_argument, NULL, OPT_EXEC },
+		{ "client", required_argument, NULL, OPT_CLIENT },
 		{ "report-json", required_argument, NULL, OPT_REPORT_JSON },
 		{ "junit", required_argument, NULL, OPT_JUNIT },
 		{ "min-level", required_argument, NULL, OPT_MIN_LEVEL },
@@ -179,6 +210,11 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			if (optarg[0] == '\0')
 				return usage_error("--exec: the template is empty");
 			c->exec_template = optarg;
+			break;
+		case OPT_CLIENT:
+			if (optarg[0] == '\0')
+				return usage_error("--client: the command is empty");
+			c->client_cmd = optarg;
 			break;
 		case OPT_REPORT_JSON: c->report_json = optarg; break;
 		case OPT_JUNIT: c->junit = optarg; break;
@@ -218,6 +254,9 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	if (optind < argc)
 		return usage_error("one suite or scenario at a time, got also '%s'",
 				   argv[optind]);
+	if (c->client_cmd != NULL && c->exec_template != NULL)
+		return usage_error("--client and --exec: one client at a time, "
+				   "stdio or exec");
 	return -1;
 }
 
@@ -226,19 +265,13 @@ static bool readable(const char *path)
 	return access(path, R_OK) == 0;
 }
 
-/* The built-in suite: FAKEAPI_SCENARIOS, else the scenarios folder next to
- * the program (it lives in build/ or build/asan/). A new string or NULL. */
-static char *default_suite(void)
+/* The folder of the running program, or NULL. A new string. */
+static char *exe_dir(void)
 {
-	const char *env = getenv("FAKEAPI_SCENARIOS");
-	static const char *const ups[] = { "/../scenarios/", "/../../scenarios/" };
-	char exe[PATH_MAX], real[PATH_MAX];
-	ssize_t n;
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	char *slash;
 
-	if (env != NULL && *env != '\0')
-		return fa_xasprintf("%s/%s", env, DEFAULT_SUITE);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
 		return NULL;
 	exe[n] = '\0';
@@ -246,16 +279,47 @@ static char *default_suite(void)
 	if (slash == NULL)
 		return NULL;
 	*slash = '\0';
-	for (size_t i = 0; i < sizeof(ups) / sizeof(ups[0]); i++) {
+	return fa_xstrdup(exe);
+}
+
+/* The reference client built beside the program (build/clients/reference
+ * next to build/fakeapi-harness), as a command for sh -c; NULL when it is
+ * not there. A new string. */
+static char *default_client(void)
+{
+	char *dir = exe_dir(), *path, *cmd = NULL;
+
+	if (dir == NULL)
+		return NULL;
+	path = fa_xasprintf("%s/%s", dir, DEFAULT_CLIENT);
+	if (access(path, X_OK) == 0)
+		cmd = hx_exec_quote(path);
+	free(path);
+	free(dir);
+	return cmd;
+}
+
+/* The built-in suite: FAKEAPI_SCENARIOS, else the scenarios folder next to
+ * the program (it lives in build/ or build/asan/). A new string or NULL. */
+static char *default_suite(void)
+{
+	const char *env = getenv("FAKEAPI_SCENARIOS");
+	static const char *const ups[] = { "/../scenarios/", "/../../scenarios/" };
+	char real[PATH_MAX];
+	char *exe, *found = NULL;
+
+	if (env != NULL && *env != '\0')
+		return fa_xasprintf("%s/%s", env, DEFAULT_SUITE);
+	exe = exe_dir();
+	for (size_t i = 0; exe != NULL && found == NULL && i < sizeof(ups) / sizeof(ups[0]); i++) {
 		char *p = fa_xasprintf("%s%s%s", exe, ups[i], DEFAULT_SUITE);
 
-		if (readable(p) && realpath(p, real) != NULL) {
-			free(p);
-			return fa_xstrdup(real);
-		}
+		if (readable(p) && realpath(p, real) != NULL)
+			found = fa_xstrdup(real);
 		free(p);
 	}
-	return NULL;
+	free(exe);
+	return found;
 }
 
 static void on_signal(int sig)
@@ -283,6 +347,7 @@ static int run(const struct cli *c, const char *path)
 	struct hx_run_result res;
 	struct hx_run_opts opts = {
 		.exec_template = c->exec_template,
+		.client_cmd = c->client_cmd,
 		.journal_dir = c->journal_dir,
 		.seed = c->seed,
 		.jobs = c->jobs,
@@ -332,7 +397,7 @@ out:
 int main(int argc, char **argv)
 {
 	struct cli c = { .jobs = 2 };
-	char *path = NULL;
+	char *path = NULL, *client = NULL;
 	int code;
 
 	fa_log_init();
@@ -351,10 +416,14 @@ int main(int argc, char **argv)
 	code = parse_args(argc - 1, argv + 1, &c);
 	if (code >= 0)
 		return code;
-	if (c.exec_template == NULL) {
-		fputs(PROG ": no client: give --exec 'TEMPLATE' (stdio mode comes later)\n",
-		      stderr);
-		return 2;
+	if (c.exec_template == NULL && c.client_cmd == NULL) {
+		client = default_client();
+		if (client == NULL) {
+			fputs(PROG ": no client: build the reference client (make) or "
+			      "give --client/--exec\n", stderr);
+			return 2;
+		}
+		c.client_cmd = client;
 	}
 	if (!c.has_seed)
 		c.seed = ((uint64_t)fa_clock_wall_us() ^ ((uint64_t)getpid() << 20)) &
@@ -367,11 +436,13 @@ int main(int argc, char **argv)
 			fputs(PROG ": no suite given and scenarios/" DEFAULT_SUITE
 			      " not found next to the program: give a path or set "
 			      "FAKEAPI_SCENARIOS\n", stderr);
+			free(client);
 			return 2;
 		}
 	}
 	catch_signals();
 	code = run(&c, path);
 	free(path);
+	free(client);
 	return code;
 }

@@ -292,7 +292,7 @@ static const char *suite_id(const struct hx_run_result *r)
 	return r->suite && r->suite->id ? r->suite->id : "?";
 }
 
-static void text_task(FILE *out, const struct hx_task_run *t)
+static void text_task(FILE *out, enum hx_mode mode, const struct hx_task_run *t)
 {
 	fputs("  task ", out);
 	put_plain(out, t->spec ? t->spec->id : "?");
@@ -300,8 +300,18 @@ static void text_task(FILE *out, const struct hx_task_run *t)
 	if (t->error != NULL) {
 		fputs("error: ", out);
 		put_plain(out, t->error);
+	} else if (t->timed_out && mode == HX_MODE_STDIO) {
+		fputs("timed out (no result within its deadline", out);
+		if (t->outcome != NULL) {
+			fputs("; late result: ", out);
+			put_plain(out, t->outcome);
+		}
+		fputc(')', out);
 	} else if (t->timed_out) {
 		fputs("timed out (killed)", out);
+	} else if (t->outcome != NULL) {
+		fputs("result ", out);
+		put_plain(out, t->outcome);
 	} else if (!t->sent) {
 		fputs("not sent", out);
 	} else if (t->exit_code < 0) {
@@ -310,6 +320,75 @@ static void text_task(FILE *out, const struct hx_task_run *t)
 		fprintf(out, "exit %d", t->exit_code);
 	}
 	fputc('\n', out);
+}
+
+/* The hello's "client" name and version, protocol and features, on one
+ * line. */
+static void text_hello(FILE *out, const cJSON *hello)
+{
+	const cJSON *client = cJSON_GetObjectItemCaseSensitive(hello, "client");
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(client, "name");
+	const cJSON *version = cJSON_GetObjectItemCaseSensitive(client, "version");
+	const cJSON *proto = cJSON_GetObjectItemCaseSensitive(hello, "protocol");
+	const cJSON *features = cJSON_GetObjectItemCaseSensitive(hello, "features");
+	const cJSON *list = cJSON_IsArray(features) ? features : NULL;
+	const cJSON *f;
+	bool first = true;
+
+	fputs("client hello: ", out);
+	put_plain(out, cJSON_IsString(name) ? name->valuestring : "?");
+	fputc(' ', out);
+	put_plain(out, cJSON_IsString(version) ? version->valuestring : "?");
+	if (cJSON_IsNumber(proto))
+		fprintf(out, ", protocol %.0f", proto->valuedouble);
+	fputs(", features: ", out);
+	cJSON_ArrayForEach(f, list) {
+		if (!cJSON_IsString(f))
+			continue;
+		fputs(first ? "" : " ", out);
+		put_plain(out, f->valuestring);
+		first = false;
+	}
+	fputs(first ? "none\n" : "\n", out);
+}
+
+/* Whether the client failed in @s: it could not start, left a task with
+ * an error, or broke the protocol. */
+static bool client_failed(const struct hx_scenario_result *s)
+{
+	if (s->error != NULL || s->n_protocol_errors > 0)
+		return true;
+	for (size_t i = 0; i < s->n_tasks; i++)
+		if (s->tasks[i].error != NULL)
+			return true;
+	return false;
+}
+
+/* The protocol errors and, when the client failed, its stderr tail. */
+static void text_client(FILE *out, const struct hx_scenario_result *s)
+{
+	const char *p, *nl;
+
+	if (s->n_protocol_errors > 0)
+		fprintf(out, "  protocol errors: %zu\n", s->n_protocol_errors);
+	for (size_t i = 0; i < s->n_protocol_errors; i++) {
+		fputs("    ", out);
+		put_plain(out, s->protocol_errors[i]);
+		fputc('\n', out);
+	}
+	if (s->client_stderr == NULL || s->client_stderr[0] == '\0' || !client_failed(s))
+		return;
+	fputs("  client stderr (its last lines):\n", out);
+	for (p = s->client_stderr; *p != '\0'; p = nl ? nl + 1 : p + strlen(p)) {
+		char *line;
+
+		nl = strchr(p, '\n');
+		line = fa_xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
+		fputs("    | ", out);
+		put_plain(out, line);
+		fputc('\n', out);
+		free(line);
+	}
 }
 
 static void text_check(FILE *out, const struct hx_scenario_result *s,
@@ -357,6 +436,8 @@ void hx_report_text(FILE *out, const struct hx_run_result *r)
 	fprintf(out, "\nseed: %" PRIu64 "\nmode: %s\nclient: ", r->seed, mode_str(r->mode));
 	put_plain(out, r->client);
 	fputc('\n', out);
+	if (r->hello != NULL)
+		text_hello(out, r->hello);
 
 	for (i = 0; i < r->n_scenarios; i++) {
 		const struct hx_scenario_result *s = &r->scenarios[i];
@@ -384,7 +465,8 @@ void hx_report_text(FILE *out, const struct hx_run_result *r)
 			fprintf(out, " (%zu unattributed, ignored by the checks)", n_un);
 		fprintf(out, ", %.3f s\n", (double)s->duration_us / 1e6);
 		for (j = 0; j < s->n_tasks; j++)
-			text_task(out, &s->tasks[j]);
+			text_task(out, r->mode, &s->tasks[j]);
+		text_client(out, s);
 		for (j = 0; j < s->n_checks; j++)
 			text_check(out, s, &s->checks[j]);
 	}
@@ -420,6 +502,34 @@ static void add_str(cJSON *obj, const char *name, const char *s)
 	clean = utf8_clean(s);
 	cJSON_AddStringToObject(obj, name, clean);
 	free(clean);
+}
+
+/* @s replaced by its utf8_clean() copy, in cJSON's own allocation. */
+static char *json_clean_str(char *s)
+{
+	char *clean = utf8_clean(s), *copy;
+
+	if (strcmp(clean, s) == 0) {
+		free(clean);
+		return s;
+	}
+	copy = fa_xcheck(cJSON_malloc(strlen(clean) + 1), "report");
+	memcpy(copy, clean, strlen(clean) + 1);
+	free(clean);
+	cJSON_free(s);
+	return copy;
+}
+
+/* Make every key and string of @j (a client's JSON: any bytes) UTF-8. */
+static void json_clean(cJSON *j)
+{
+	for (; j != NULL; j = j->next) {
+		if (j->string != NULL && !(j->type & cJSON_StringIsConst))
+			j->string = json_clean_str(j->string);
+		if (cJSON_IsString(j) && j->valuestring != NULL)
+			j->valuestring = json_clean_str(j->valuestring);
+		json_clean(j->child);
+	}
 }
 
 static void add_us(cJSON *obj, const char *name, int64_t us)
@@ -492,7 +602,15 @@ static cJSON *json_scenario(const struct hx_scenario_result *s)
 		cJSON_AddNumberToObject(item, "attempts",
 					(double)task_attempts(s, t->spec ? t->spec->id : NULL));
 		add_str(item, "error", t->error);
+		add_str(item, "outcome", t->outcome);
 		cJSON_AddItemToArray(arr, item);
+	}
+	arr = cJSON_AddArrayToObject(o, "protocol_errors");
+	for (i = 0; i < s->n_protocol_errors; i++) {
+		char *clean = utf8_clean(s->protocol_errors[i]);
+
+		cJSON_AddItemToArray(arr, cJSON_CreateString(clean));
+		free(clean);
 	}
 	cJSON_AddNumberToObject(o, "attempts", (double)s->n_attempts);
 	cJSON_AddNumberToObject(o, "unattributed_attempts", (double)unattributed(s));
@@ -552,7 +670,12 @@ static char *json_text(const struct hx_run_result *r)
 	cJSON_AddRawToObject(root, "seed", raw);
 	obj = cJSON_AddObjectToObject(root, "client");
 	add_str(obj, "command", r->client);
-	cJSON_AddNullToObject(obj, "hello");
+	if (r->hello != NULL) {
+		item = fa_xcheck(cJSON_Duplicate(r->hello, 1), "report");
+		json_clean(item->child);
+		cJSON_AddItemToObject(obj, "hello", item);
+	} else
+		cJSON_AddNullToObject(obj, "hello");
 	cJSON_AddStringToObject(root, "mode", mode_str(r->mode));
 	cJSON_AddStringToObject(root, "level", level_str(r->level));
 	if (r->min_level > 0)

@@ -29,6 +29,8 @@ void hx_task_run_release(struct hx_task_run *t)
 		return;
 	free(t->error);
 	t->error = NULL;
+	free(t->outcome);
+	t->outcome = NULL;
 }
 
 void hx_scenario_result_release(struct hx_scenario_result *s)

@@ -25,10 +25,17 @@ struct hx_task_run {
 	const struct fa_task_spec *spec; /* borrowed from the scenario */
 	bool sent;                       /* an event started it */
 	int64_t t_sent_us;               /* when it was started (server clock, µs since start); -1 */
-	int64_t t_exit_us;               /* when the client process ended; -1 */
-	int exit_code;                   /* exit status; -1 when killed or not run */
-	bool timed_out;                  /* killed by the per-task or per-scenario timeout */
+	int64_t t_exit_us;               /* when the client process ended (stdio mode: when
+	                                    its result line was read); -1 */
+	int exit_code;                   /* exit status (stdio mode: from the outcome);
+	                                    -1 when killed, not run or no result */
+	bool timed_out;                  /* killed by the per-task or per-scenario timeout;
+	                                    stdio mode: no result before its deadline */
 	char *error;                     /* owned: client could not start, ...; NULL */
+	char *outcome;                   /* owned: stdio mode, the result line's outcome
+	                                    ("succeeded", "failed", "escalated",
+	                                    "cancelled"; exit_code is 0 for succeeded,
+	                                    1 for the others); NULL without one */
 };
 
 /* One protocol line a stdio client printed (docs/client-protocol.md). */

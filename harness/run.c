@@ -22,6 +22,7 @@
 #include "journal.h"
 #include "provider.h"
 #include "server.h"
+#include "stdio_client.h"
 
 /* How often the scenario loop looks at the journal and the clients, ns. */
 #define TICK_NS (10 * 1000 * 1000)
@@ -46,6 +47,7 @@ struct runner {
 	struct hx_run_result *res;
 	char *tmp_root;           /* owned: the run's temporary folder */
 	bool *ran;                /* owned: scenario i was started */
+	atomic_int client_broken; /* stdio mode: a client failed to start; run no more */
 	pthread_mutex_t lock;     /* guards next and the progress stream */
 	size_t next;              /* next scenario to start */
 };
@@ -56,7 +58,9 @@ struct task_state {
 	bool sent;    /* its client was started (or failed to start) */
 	bool done;    /* its client was reaped, or never started */
 	bool seen;    /* the final journal holds an attempt of it */
-	char *body_file; /* owned: what {body_file} names */
+	char *body_file; /* owned: what {body_file} names (exec mode) */
+	int64_t deadline_us; /* stdio mode: provider µs its result is due by */
+	bool has_result;     /* stdio mode: its result line was read */
 };
 
 /* One event during a scenario. */
@@ -83,6 +87,9 @@ struct scen {
 	struct task_state *ts; /* owned, one per task */
 	struct event_state *es; /* owned, one per event */
 	bool timed_out;       /* the scenario's own timeout struck */
+	bool stdio;           /* stdio mode: one client session for the scenario */
+	struct hx_stdio *client; /* owned: that session, or NULL */
+	size_t msgs_seen;     /* stdio mode: client messages already acted on */
 };
 
 static int rm_entry(const char *path, const struct stat *st, int flag,
@@ -205,9 +212,10 @@ static char *task_file(const struct scen *s, const char *task, const char *ext)
 	return fa_xasprintf("%s/%s.%s", s->dir, task, ext);
 }
 
-/* Start task @i's client. A client that cannot start is recorded in the
- * task and in the scenario's error, never fatal to the loop. */
-static void start_task(struct scen *s, size_t i)
+/* Exec mode: start task @i's client. A client that cannot start is
+ * recorded in the task and in the scenario's error, never fatal to the
+ * loop. */
+static void start_exec_task(struct scen *s, size_t i)
 {
 	const struct fa_task_spec *t = &s->sc->harness.tasks[i];
 	struct task_state *ts = &s->ts[i];
@@ -257,6 +265,34 @@ static void start_task(struct scen *s, size_t i)
 	free(err_path);
 }
 
+/* Stdio mode: send task @i to the scenario's client, due within its
+ * per-task timeout (the same as exec mode's). */
+static void send_stdio_task(struct scen *s, size_t i)
+{
+	const struct fa_task_spec *t = &s->sc->harness.tasks[i];
+	struct task_state *ts = &s->ts[i];
+	struct hx_task_run *tr = &s->out->tasks[i];
+	int64_t deadline_ms = (int64_t)task_timeout_s(s->sc, t) * 1000;
+	char *url = hx_exec_task_url(s->base_url, t->path, t->id);
+	cJSON *msg = hx_stdio_task_json(s->sc, t, url, deadline_ms);
+
+	ts->sent = true;
+	tr->sent = true;
+	tr->t_sent_us = fa_provider_now_us(s->prov);
+	ts->deadline_us = tr->t_sent_us + deadline_ms * 1000;
+	hx_stdio_send_task(s->client, msg);
+	cJSON_Delete(msg);
+	free(url);
+}
+
+static void start_task(struct scen *s, size_t i)
+{
+	if (s->stdio)
+		send_stdio_task(s, i);
+	else
+		start_exec_task(s, i);
+}
+
 static void fire(struct scen *s, size_t e)
 {
 	const struct fa_event_spec *ev = &s->sc->harness.events[e];
@@ -293,6 +329,9 @@ static void scan_journal(struct scen *s)
 			if (ev->at_ms >= 0 || s->es[e].triggered ||
 			    a[k].task == NULL || strcmp(a[k].task, ev->after_task) != 0 ||
 			    a[k].status != ev->after_status)
+				continue;
+			/* stdio mode hears it from the client (read_msgs) */
+			if (ev->on == FA_ON_CLIENT_SAW && s->stdio)
 				continue;
 			/* exec mode cannot see what the client saw: assume it saw
 			 * the answer a little after the provider sent it */
@@ -410,6 +449,210 @@ static void drive(struct scen *s)
 	}
 }
 
+/* Stdio mode: act on the client's new messages. An action_result pulls
+ * the client_saw triggers it names; a result finishes its task. */
+static void read_msgs(struct scen *s)
+{
+	const struct fa_harness_spec *h = &s->sc->harness;
+	const struct hx_client_log *log = hx_stdio_log(s->client);
+
+	for (; s->msgs_seen < log->n_msgs; s->msgs_seen++) {
+		const struct hx_client_msg *m = &log->msgs[s->msgs_seen];
+		size_t i = task_index(s->sc, m->task);
+		const cJSON *v;
+
+		if (i >= h->n_tasks)
+			continue;
+		if (strcmp(m->type, "action_result") == 0) {
+			/* the log let it through only with an integer status */
+			v = cJSON_GetObjectItemCaseSensitive(m->json, "status");
+			for (size_t e = 0; e < h->n_events; e++) {
+				const struct fa_event_spec *ev = &h->events[e];
+
+				if (ev->at_ms >= 0 || ev->on != FA_ON_CLIENT_SAW ||
+				    s->es[e].triggered || strcmp(ev->after_task, m->task) != 0 ||
+				    ev->after_status != (int)v->valuedouble)
+					continue;
+				s->es[e].triggered = true;
+				s->es[e].fire_at_us = m->t_us + (int64_t)ev->plus_ms * 1000;
+			}
+		} else if (strcmp(m->type, "result") == 0) {
+			struct hx_task_run *tr = &s->out->tasks[i];
+			const char *outcome = cJSON_GetObjectItemCaseSensitive(m->json,
+									     "outcome")->valuestring;
+
+			/* a late result is kept, but the task stays timed out */
+			s->ts[i].has_result = true;
+			s->ts[i].done = true;
+			free(tr->outcome);
+			tr->outcome = fa_xstrdup(outcome);
+			tr->exit_code = strcmp(outcome, "succeeded") == 0 ? 0 : 1;
+			tr->t_exit_us = m->t_us;
+		}
+	}
+}
+
+/* Stdio mode: every sent task without a result now counts as timed out
+ * (its deadline passed, or the scenario's timeout struck). */
+static void time_out_tasks(struct scen *s, int64_t now, bool all)
+{
+	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
+		struct task_state *ts = &s->ts[i];
+
+		if (!ts->sent || ts->done || (!all && now < ts->deadline_us))
+			continue;
+		ts->done = true;
+		s->out->tasks[i].timed_out = true;
+	}
+}
+
+static bool all_sent_done(const struct scen *s)
+{
+	for (size_t i = 0; i < s->sc->harness.n_tasks; i++)
+		if (s->ts[i].sent && !s->ts[i].done)
+			return false;
+	return true;
+}
+
+/*
+ * Stdio mode: drive the events and the client's session. The run phase
+ * ends when every sent task has its result (or is past its deadline) and
+ * no event can fire, after HX_RUN_SETTLE_US of quiet (a late journal
+ * entry may still trigger one); at once on the scenario's timeout, an
+ * interruption or the client's end. Then shutdown, the client's grace,
+ * and HX_RUN_SETTLE_US for the journal.
+ */
+static void drive_stdio(struct scen *s)
+{
+	const struct fa_harness_spec *h = &s->sc->harness;
+	int timeout_s = h->timeout_s > 0 ? h->timeout_s : 60;
+	int64_t deadline = s->start_us + (int64_t)timeout_s * 1000000;
+	int64_t quiet_since = -1, ended_since = -1;
+	bool shutting_down = false;
+
+	for (;;) {
+		int64_t now = fa_provider_now_us(s->prov);
+		bool stop;
+
+		scan_journal(s);
+		read_msgs(s);
+		if (atomic_load(&interrupted) && s->out->error == NULL)
+			s->out->error = fa_xasprintf("%s: interrupted", s->sc->file);
+		if (now >= deadline && !shutting_down)
+			s->timed_out = true;
+		stop = s->timed_out || atomic_load(&interrupted) ||
+		       !hx_stdio_running(s->client);
+		if (!shutting_down) {
+			for (size_t e = 0; e < h->n_events && !stop; e++) {
+				const struct fa_event_spec *ev = &h->events[e];
+
+				if (s->es[e].fired)
+					continue;
+				if ((ev->at_ms >= 0 && now >= s->start_us + ev->at_ms * 1000) ||
+				    (ev->at_ms < 0 && s->es[e].triggered &&
+				     now >= s->es[e].fire_at_us))
+					fire(s, e);
+			}
+			time_out_tasks(s, now, s->timed_out || atomic_load(&interrupted));
+			if (!stop && all_sent_done(s) && !events_live(s)) {
+				if (quiet_since < 0)
+					quiet_since = now;
+			} else {
+				quiet_since = -1;
+			}
+			if (stop || (quiet_since >= 0 && now - quiet_since >= HX_RUN_SETTLE_US)) {
+				hx_stdio_shutdown(s->client);
+				shutting_down = true;
+			}
+		} else if (hx_stdio_finished(s->client)) {
+			if (ended_since < 0)
+				ended_since = now;
+			/* attempts cut off by the client's end land */
+			if (now - ended_since >= HX_RUN_SETTLE_US)
+				break;
+		}
+		hx_stdio_pump(s->client, TICK_NS / 1000000);
+	}
+	read_msgs(s);
+}
+
+/* Stdio mode: the environment of docs/client-protocol.md, NULL-terminated;
+ * free each entry and the array. */
+static char **client_env(const struct scen *s)
+{
+	const struct fa_key *first = fa_scenario_key_by_id(s->sc, s->sc->harness.tasks[0].key);
+	char **env = fa_xcalloc(s->sc->n_keys + 4, sizeof(*env));
+	size_t k = 0;
+
+	env[k++] = fa_xasprintf("FAKEAPI_URL=%s", s->base_url);
+	env[k++] = fa_xasprintf("FAKEAPI_KEY=%s", first ? first->secret : "");
+	env[k++] = fa_xasprintf("CLIENT_STATE_DIR=%s", s->state_dir);
+	for (size_t i = 0; i < s->sc->n_keys; i++) {
+		char *name = hx_stdio_key_env(s->sc->keys[i].id);
+
+		env[k++] = fa_xasprintf("%s=%s", name, s->sc->keys[i].secret);
+		free(name);
+	}
+	env[k] = NULL;
+	return env;
+}
+
+/* Stdio mode: start the scenario's client and wait for its hello. On
+ * failure the reason is the scenario's error, the run starts no further
+ * scenario, and what the client said is kept for the report. */
+static enum fa_rc start_client(struct scen *s)
+{
+	char **env = client_env(s);
+	struct hx_stdio_spec spec = {
+		.cmd = s->rn->opts->client_cmd,
+		.env = (const char *const *)env,
+		.t0_us = s->t0_us,
+	};
+	struct fa_err err = { { 0 } };
+	enum fa_rc rc;
+
+	rc = hx_stdio_start(&spec, &s->client, &err);
+	if (rc == FA_OK)
+		rc = hx_stdio_hello(s->client, 0, &err);
+	if (rc != FA_OK) {
+		s->out->error = fa_xasprintf("%s: %s", s->sc->file, err.msg);
+		atomic_store(&s->rn->client_broken, 1);
+		if (s->client != NULL) {
+			hx_stdio_kill(s->client);
+			while (!hx_stdio_finished(s->client))
+				hx_stdio_pump(s->client, TICK_NS / 1000000);
+			hx_stdio_take(s->client, s->out);
+		}
+	}
+	for (size_t k = 0; env[k] != NULL; k++)
+		free(env[k]);
+	free(env);
+	return rc;
+}
+
+/* Stdio mode: what the client said goes into the result; a task it never
+ * reported on, when it ended on its own, failed with the reason. */
+static void collect_stdio(struct scen *s)
+{
+	struct hx_stdio_end e;
+	char *how;
+
+	hx_stdio_end(s->client, &e);
+	how = hx_stdio_end_str(&e);
+	for (size_t i = 0; i < s->out->n_tasks; i++) {
+		struct hx_task_run *tr = &s->out->tasks[i];
+
+		if (!s->ts[i].sent || s->ts[i].has_result || tr->timed_out)
+			continue;
+		if (e.early)
+			tr->error = fa_xasprintf("client %s before reporting", how);
+		else
+			tr->timed_out = true; /* stopped with the scenario */
+	}
+	free(how);
+	hx_stdio_take(s->client, s->out);
+}
+
 /* Fill the task results from the processes, and blame a client that could
  * not even start. */
 static void collect_tasks(struct scen *s)
@@ -460,7 +703,7 @@ static enum fa_rc set_up(struct scen *s, size_t index, struct fa_err *err)
 		fa_err_set(err, "%s: cannot create: %s", s->state_dir, strerror(errno));
 		goto out;
 	}
-	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
+	for (size_t i = 0; !s->stdio && i < s->sc->harness.n_tasks; i++) {
 		const struct fa_task_spec *t = &s->sc->harness.tasks[i];
 
 		s->ts[i].body_file = task_file(s, t->id, "body");
@@ -497,7 +740,8 @@ static void run_scenario(struct runner *rn, size_t index)
 	struct hx_scenario_result *out = &rn->res->scenarios[index];
 	const size_t total = rn->suite->n_scenarios;
 	const size_t n_tasks = sc->has_harness ? sc->harness.n_tasks : 0;
-	struct scen s = { .rn = rn, .sc = sc, .out = out };
+	struct scen s = { .rn = rn, .sc = sc, .out = out,
+			  .stdio = rn->opts->client_cmd != NULL };
 	struct fa_err err = { { 0 } };
 	int64_t begin = fa_clock_mono_us();
 	struct hx_check_input in;
@@ -523,24 +767,37 @@ static void run_scenario(struct runner *rn, size_t index)
 		out->error = fa_xstrdup(err.msg);
 		goto out;
 	}
+	/* the client is up before the first event counts its time */
+	if (s.stdio && start_client(&s) != FA_OK)
+		goto out;
 	s.start_us = fa_provider_now_us(s.prov);
 	if (sc->harness.n_events == 0)
 		for (size_t i = 0; i < n_tasks; i++)
 			start_task(&s, i); /* no events: every task at the start */
-	drive(&s);
+	if (s.stdio)
+		drive_stdio(&s);
+	else
+		drive(&s);
 	fa_server_stop(s.srv);
 	s.srv = NULL;
 	fa_journal_snapshot(s.journal, 0, &out->attempts, &out->n_attempts);
 	fa_journal_head(s.journal, out->journal_head);
-	collect_tasks(&s);
+	if (s.stdio)
+		collect_stdio(&s);
+	else
+		collect_tasks(&s);
 	in.sc = sc;
 	in.attempts = out->attempts;
 	in.n_attempts = out->n_attempts;
 	in.tasks = out->tasks;
 	in.n_tasks = out->n_tasks;
-	in.mode = HX_MODE_EXEC;
+	in.mode = s.stdio ? HX_MODE_STDIO : HX_MODE_EXEC;
+	in.msgs = out->msgs;
+	in.n_msgs = out->n_msgs;
 	hx_check_run_all(&in, &out->checks, &out->n_checks);
 out:
+	/* a loop cut short must not leave a client behind */
+	hx_stdio_free(s.client);
 	fa_server_stop(s.srv);
 	fa_provider_free(s.prov);
 	fa_journal_free(s.journal);
@@ -579,7 +836,8 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&rn->lock);
 		i = rn->next++;
 		pthread_mutex_unlock(&rn->lock);
-		if (i >= rn->suite->n_scenarios || atomic_load(&interrupted))
+		if (i >= rn->suite->n_scenarios || atomic_load(&interrupted) ||
+		    atomic_load(&rn->client_broken))
 			break;
 		rn->ran[i] = true;
 		run_scenario(rn, i);
@@ -618,8 +876,8 @@ enum fa_rc hx_run_suite(const struct fa_suite *suite,
 	enum fa_rc rc = FA_EINVAL;
 
 	memset(out, 0, sizeof(*out));
-	if (opts->exec_template == NULL) {
-		fa_err_set(err, "no client: give --exec 'TEMPLATE'");
+	if ((opts->exec_template == NULL) == (opts->client_cmd == NULL)) {
+		fa_err_set(err, "no client: give --client 'COMMAND' or --exec 'TEMPLATE'");
 		goto out;
 	}
 	rc = FA_EIO;
@@ -634,8 +892,8 @@ enum fa_rc hx_run_suite(const struct fa_suite *suite,
 	out->suite = suite;
 	out->harness_version = HX_VERSION;
 	out->seed = opts->seed;
-	out->mode = HX_MODE_EXEC;
-	out->client = opts->exec_template;
+	out->mode = opts->client_cmd != NULL ? HX_MODE_STDIO : HX_MODE_EXEC;
+	out->client = opts->client_cmd != NULL ? opts->client_cmd : opts->exec_template;
 	out->min_level = opts->min_level;
 	out->n_scenarios = suite->n_scenarios;
 	out->scenarios = fa_xcalloc(suite->n_scenarios ? suite->n_scenarios : 1,
@@ -643,6 +901,7 @@ enum fa_rc hx_run_suite(const struct fa_suite *suite,
 	for (size_t i = 0; i < suite->n_scenarios; i++)
 		out->scenarios[i].sc = suite->scenarios[i];
 	rn.ran = fa_xcalloc(suite->n_scenarios + 1, sizeof(*rn.ran));
+	atomic_init(&rn.client_broken, 0);
 	pthread_mutex_init(&rn.lock, NULL);
 	if (n_threads > suite->n_scenarios)
 		n_threads = suite->n_scenarios ? suite->n_scenarios : 1;
@@ -656,10 +915,19 @@ enum fa_rc hx_run_suite(const struct fa_suite *suite,
 		worker(&rn); /* no thread to be had: run them here */
 	for (size_t i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
-	for (size_t i = 0; i < suite->n_scenarios; i++)
-		if (!rn.ran[i] && out->scenarios[i].error == NULL)
+	for (size_t i = 0; i < suite->n_scenarios; i++) {
+		if (rn.ran[i] || out->scenarios[i].error != NULL)
+			continue;
+		if (atomic_load(&rn.client_broken))
+			out->scenarios[i].error = fa_xasprintf(
+				"%s: not run: the client failed to start",
+				suite->scenarios[i]->file);
+		else
 			out->scenarios[i].error = fa_xasprintf(
 				"%s: interrupted before it ran", suite->scenarios[i]->file);
+	}
+	for (size_t i = 0; i < suite->n_scenarios && out->hello == NULL; i++)
+		out->hello = out->scenarios[i].hello;
 	pthread_mutex_destroy(&rn.lock);
 	hx_check_grade(out);
 	rc = FA_OK;

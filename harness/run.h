@@ -21,9 +21,11 @@
  * the harness cannot see what the client saw (DESIGN.md), ms. */
 #define HX_RUN_CLIENT_SAW_MIN_MS 200
 
-/* How to run a suite. Pointers borrowed for the call. */
+/* How to run a suite. Pointers borrowed for the call. Exactly one of
+ * exec_template and client_cmd is set. */
 struct hx_run_opts {
 	const char *exec_template; /* exec mode: the --exec TEMPLATE */
+	const char *client_cmd;    /* stdio mode: the --client COMMAND (sh -c) */
 	const char *journal_dir;   /* write DIR/<scenario id>.jsonl; NULL = memory only */
 	uint64_t seed;             /* the providers' seed */
 	unsigned jobs;             /* scenarios run at once, >= 1 */
@@ -35,19 +37,33 @@ struct hx_run_opts {
  * Run every scenario of @suite (borrowed; it must outlive @out) against
  * the client, opts->jobs at a time. For each: a provider and its server on
  * an ephemeral 127.0.0.1 port, a fresh state folder, the harness events
- * firing the tasks (one client process each, see exec.h; a scenario with
- * no events sends every task at its start; a task no fired event names is
- * recorded as not sent), the end when
- * every started client has exited and no event can fire any more (or at
- * the scenario's timeout), HX_RUN_SETTLE_US of settling, then the journal
- * copied and every check run on it. A scenario that cannot run gets its
- * reason in ->error and the run goes on. Finally hx_check_grade() fills
- * the level and the exit code.
+ * firing the tasks (a scenario with no events sends every task at its
+ * start; a task no fired event names is recorded as not sent), HX_RUN_SETTLE_US
+ * of settling, then the journal copied and every check run on it.
+ *
+ * Exec mode: one client process per task (exec.h); the scenario ends when
+ * every started client has exited and no event can fire any more, or at
+ * its timeout. Stdio mode (docs/client-protocol.md): one client session
+ * per scenario (stdio_client.h), started and greeted before the first
+ * event counts; tasks go out as task lines, due within the per-task
+ * timeout; client_saw events fire on the client's action_result; a task
+ * is finished by its result line (->outcome; exit_code 0 for succeeded,
+ * 1 otherwise) and timed out past its deadline; the scenario ends when
+ * every sent task is finished and no event can fire (or at its timeout,
+ * or when the client ends), then the client gets shutdown and its grace.
+ * A task a client that ended on its own never reported on fails with
+ * "client exited with status N before reporting". The client's messages,
+ * protocol errors, hello and stderr tail go into the scenario's result,
+ * and the first hello into @out->hello. A client that fails to start
+ * (no hello) is the scenario's error, and no further scenario starts.
+ *
+ * A scenario that cannot run gets its reason in ->error and the run goes
+ * on. Finally hx_check_grade() fills the level and the exit code.
  *
  * @out is filled (release with hx_run_result_release) and FA_OK returned;
  * FA_EIO/FA_EINVAL with the reason in @err only when nothing could run at
- * all (no client given, no temporary folder, journal folder unusable), and
- * then @out holds nothing to release.
+ * all (no client or two given, no temporary folder, journal folder
+ * unusable), and then @out holds nothing to release.
  */
 enum fa_rc hx_run_suite(const struct fa_suite *suite,
 			const struct hx_run_opts *opts,

@@ -105,11 +105,11 @@ def test_version_names_the_program(harness_bin):
     assert proc.stdout.startswith("fakeapi-harness ")
 
 
-def test_without_a_client_is_a_usage_error(harness_bin, repo_root):
-    proc = run_harness(harness_bin, "run", str(repo_root / "scenarios/five-step-fast/suite.json"))
+def test_exec_and_client_together_are_a_usage_error(harness_bin, repo_root):
+    proc = run_harness(harness_bin, "run", "--exec", "true", "--client", "true",
+                       str(repo_root / "scenarios/five-step-fast/suite.json"))
     assert proc.returncode == 2
-    assert proc.stderr == ("fakeapi-harness: no client: give --exec 'TEMPLATE' "
-                           "(stdio mode comes later)\n")
+    assert "--exec" in proc.stderr and "--client" in proc.stderr
 
 
 @pytest.mark.parametrize("args, cause", [
@@ -191,6 +191,22 @@ def test_immediate_retries_fail_wait_retry_after(harness_bin, tmp_path):
     first, second = bad["evidence"]
     assert first["status"] == 429 and first["retry_after"] == "1"
     assert second["t_arrival_us"] < first["pause_until_us"] - 50000
+
+
+def test_retries_past_the_budget_fail_attempts_bounded(harness_bin, tmp_path):
+    # a client that keeps trying 503s, one second apart, past max_attempts 2
+    doc = scenario("spendthrift", [{"status": 503, "body": {"error": {"code": "pool_exhausted"}}}])
+    doc["harness"]["tasks"][0]["budget"] = {"max_attempts": 2}
+    client = (f"for i in 1 2 3 4; do curl -s -o /dev/null {AUTH} {{url}}; sleep 0.2; done; exit 1")
+    proc, report = run_scenario(harness_bin, tmp_path, doc, client)
+    s = report["scenarios"][0]
+    assert verdicts(s)["attempts.bounded"] == "fail"
+    assert s["attempts"] == 4
+    bounded = next(c for c in s["checks"] if c["id"] == "attempts.bounded")
+    assert "task t1 made 4 attempts, budget max_attempts 2" in bounded["detail"]
+    assert [e["seq"] for e in bounded["evidence"]] == sorted(e["seq"] for e in bounded["evidence"])
+    assert len(bounded["evidence"]) == 2
+    assert proc.returncode == 1
 
 
 def test_retried_400_fails_classify_no_retry_4xx(harness_bin, tmp_path):

@@ -1,0 +1,291 @@
+/* client_log.c -- what a stdio client printed: its lines, parsed and judged. */
+#include "client_log.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+/* Bytes of a line quoted in its protocol error. */
+#define EXCERPT 60
+
+static const char *const msg_types[] = {
+	"action_sent", "action_result", "retry_scheduled",
+	"reconciliation_required", "escalation", "result", NULL,
+};
+
+static const char *const outcomes[] = {
+	"succeeded", "failed", "escalated", "cancelled", NULL,
+};
+
+void hx_client_log_init(struct hx_client_log *l)
+{
+	memset(l, 0, sizeof(*l));
+}
+
+void hx_client_log_release(struct hx_client_log *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	cJSON_Delete(l->hello);
+	for (i = 0; i < l->n_msgs; i++)
+		hx_client_msg_release(&l->msgs[i]);
+	free(l->msgs);
+	for (i = 0; i < l->n_errors; i++)
+		free(l->errors[i]);
+	free(l->errors);
+	for (i = 0; i < l->n_tasks; i++)
+		free(l->tasks[i]);
+	free(l->tasks);
+	free(l->has_result);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Room for one more of @size bytes in *@arr, holding @n of @*cap. */
+static void *grow(void *arr, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return arr;
+	*cap = *cap ? 2 * *cap : 16;
+	return fa_xrealloc(arr, *cap * size);
+}
+
+/* Takes @msg. */
+static void add_error(struct hx_client_log *l, char *msg)
+{
+	if (l->n_errors >= HX_CLIENT_LOG_MAX_ERRORS) {
+		l->n_dropped++;
+		free(msg);
+		return;
+	}
+	l->errors = grow(l->errors, l->n_errors, &l->cap_errors, sizeof(*l->errors));
+	l->errors[l->n_errors++] = msg;
+}
+
+void hx_client_log_error(struct hx_client_log *l, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	add_error(l, fa_xcheck(msg, "protocol error"));
+}
+
+void hx_client_log_task(struct hx_client_log *l, const char *id)
+{
+	for (size_t i = 0; i < l->n_tasks; i++)
+		if (strcmp(l->tasks[i], id) == 0)
+			return;
+	if (l->n_tasks == l->cap_tasks) {
+		size_t cap = l->cap_tasks;
+
+		l->tasks = grow(l->tasks, l->n_tasks, &cap, sizeof(*l->tasks));
+		l->has_result = fa_xrealloc(l->has_result, cap * sizeof(*l->has_result));
+		l->cap_tasks = cap;
+	}
+	l->has_result[l->n_tasks] = false;
+	l->tasks[l->n_tasks++] = fa_xstrdup(id);
+}
+
+/* The first EXCERPT bytes of a line, "..." when there is more. */
+static char *excerpt(const char *s, size_t len)
+{
+	if (len == 0)
+		return fa_xstrdup("empty line");
+	if (len <= EXCERPT)
+		return fa_xstrndup(s, len);
+	return fa_xasprintf("%.*s...", EXCERPT, s);
+}
+
+static bool one_of(const char *s, const char *const *set)
+{
+	for (size_t i = 0; set[i] != NULL; i++)
+		if (strcmp(s, set[i]) == 0)
+			return true;
+	return false;
+}
+
+/* A JSON number that is a whole number within ±2^53. */
+static bool is_int(const cJSON *v)
+{
+	return cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) &&
+	       fabs(v->valuedouble) <= 9007199254740992.0;
+}
+
+static const char *str_member(const cJSON *obj, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Why a message of a known type and task cannot count, or NULL. */
+static char *msg_fault(const char *type, const cJSON *json)
+{
+	const cJSON *v;
+	const char *s;
+
+	if (strcmp(type, "action_result") == 0) {
+		v = cJSON_GetObjectItemCaseSensitive(json, "status");
+		if (!is_int(v) || v->valuedouble < 0 || v->valuedouble > 999)
+			return fa_xstrdup("action_result: \"status\" must be an integer 0..999");
+	} else if (strcmp(type, "result") == 0) {
+		s = str_member(json, "outcome");
+		if (s == NULL || !one_of(s, outcomes))
+			return fa_xstrdup("result: \"outcome\" must be succeeded, failed, "
+					  "escalated or cancelled");
+	}
+	return NULL;
+}
+
+/* The line's JSON object, or NULL with the reason in *@why. */
+static cJSON *parse_object(const char *line, size_t len, char **why)
+{
+	char *text = NULL, *ex;
+	const char *end = NULL;
+	cJSON *json = NULL;
+
+	*why = NULL;
+	if (len > 0 && memchr(line, '\0', len) == NULL) {
+		text = fa_xstrndup(line, len);
+		/* length with the NUL: cJSON 1.7.15 needs it to see the end */
+		json = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
+	}
+	if (json != NULL && !cJSON_IsObject(json)) {
+		cJSON_Delete(json);
+		json = NULL;
+	}
+	if (json == NULL) {
+		ex = excerpt(line, len);
+		*why = fa_xasprintf("not a JSON object: %s", ex);
+		free(ex);
+	}
+	free(text);
+	return json;
+}
+
+/* The hello, or NULL with the reason in *@why; takes @json. */
+static cJSON *take_hello(cJSON *json, const char *type, char **why)
+{
+	char *t;
+
+	if (strcmp(type, "hello") != 0) {
+		t = excerpt(type, strlen(type));
+		*why = fa_xasprintf("expected hello, got type \"%s\"", t);
+		free(t);
+		cJSON_Delete(json);
+		return NULL;
+	}
+	if (!is_int(cJSON_GetObjectItemCaseSensitive(json, "protocol"))) {
+		*why = fa_xstrdup("hello: \"protocol\" must be an integer");
+		cJSON_Delete(json);
+		return NULL;
+	}
+	return json;
+}
+
+enum hx_client_line hx_client_log_line(struct hx_client_log *l, const char *line,
+				     size_t len, bool cut, int64_t t_us)
+{
+	size_t n = ++l->n_lines, i = 0;
+	char *why = NULL, *t;
+	cJSON *json = NULL;
+	const char *type, *task;
+	struct hx_client_msg *m;
+
+	if (cut) {
+		why = fa_xasprintf("longer than %d bytes, cut", HX_CLIENT_LOG_MAX_LINE);
+		goto bad;
+	}
+	json = parse_object(line, len, &why);
+	if (json == NULL)
+		goto bad;
+	type = str_member(json, "type");
+	if (type == NULL) {
+		why = fa_xstrdup("no \"type\"");
+		goto bad;
+	}
+	if (!l->greeted) {
+		l->hello = take_hello(json, type, &why);
+		json = NULL;
+		if (l->hello == NULL)
+			goto bad;
+		l->greeted = true;
+		return HX_CLIENT_LINE_HELLO;
+	}
+	if (strcmp(type, "hello") == 0) {
+		why = fa_xstrdup("a second hello");
+		goto bad;
+	}
+	if (!one_of(type, msg_types)) {
+		t = excerpt(type, strlen(type));
+		why = fa_xasprintf("unknown type \"%s\"", t);
+		free(t);
+		goto bad;
+	}
+	task = str_member(json, "task");
+	if (task == NULL) {
+		why = fa_xstrdup("no \"task\"");
+		goto bad;
+	}
+	while (i < l->n_tasks && strcmp(l->tasks[i], task) != 0)
+		i++;
+	if (i == l->n_tasks || l->has_result[i]) {
+		t = excerpt(task, strlen(task));
+		why = i == l->n_tasks
+			      ? fa_xasprintf("unknown task \"%s\"", t)
+			      : fa_xasprintf("task \"%s\" already reported its result", t);
+		free(t);
+		goto bad;
+	}
+	why = msg_fault(type, json);
+	if (why != NULL)
+		goto bad;
+	if (l->n_msgs >= HX_CLIENT_LOG_MAX_MSGS) {
+		why = fa_xasprintf("more than %d messages, ignored", HX_CLIENT_LOG_MAX_MSGS);
+		goto bad;
+	}
+	l->msgs = grow(l->msgs, l->n_msgs, &l->cap_msgs, sizeof(*l->msgs));
+	m = &l->msgs[l->n_msgs++];
+	m->t_us = t_us;
+	m->type = fa_xstrdup(type);
+	m->task = fa_xstrdup(task);
+	m->json = json;
+	if (strcmp(type, "result") == 0)
+		l->has_result[i] = true;
+	return HX_CLIENT_LINE_MSG;
+bad:
+	cJSON_Delete(json);
+	add_error(l, fa_xasprintf("line %zu: %s", n, why));
+	free(why);
+	return HX_CLIENT_LINE_ERROR;
+}
+
+void hx_client_log_move(struct hx_client_log *l, struct hx_scenario_result *out)
+{
+	if (l->n_dropped > 0) {
+		char *more = fa_xasprintf("%zu more protocol errors not listed", l->n_dropped);
+
+		l->errors = grow(l->errors, l->n_errors, &l->cap_errors, sizeof(*l->errors));
+		l->errors[l->n_errors++] = more;
+		l->n_dropped = 0;
+	}
+	out->hello = l->hello;
+	out->msgs = l->msgs;
+	out->n_msgs = l->n_msgs;
+	out->protocol_errors = l->errors;
+	out->n_protocol_errors = l->n_errors;
+	l->hello = NULL;
+	l->msgs = NULL;
+	l->n_msgs = l->cap_msgs = 0;
+	l->errors = NULL;
+	l->n_errors = l->cap_errors = 0;
+}

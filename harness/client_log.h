@@ -1,0 +1,91 @@
+/* client_log.h -- what a stdio client printed: its lines, parsed and judged. */
+#ifndef HX_CLIENT_LOG_H
+#define HX_CLIENT_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cJSON.h>
+
+#include "result.h"
+
+/* Longest line read from a client, bytes without the newline; a longer one
+ * is cut and counted as malformed. */
+#define HX_CLIENT_LOG_MAX_LINE (1024 * 1024)
+
+/* Protocol errors kept per session; the rest are only counted. */
+#define HX_CLIENT_LOG_MAX_ERRORS 100
+
+/* Valid lines kept per session; later ones are protocol errors. */
+#define HX_CLIENT_LOG_MAX_MSGS 65536
+
+/*
+ * The lines a client printed, parsed (docs/client-protocol.md, "Client →
+ * harness" and "Malformed lines"). Needs no process: feed it lines. The
+ * first line must be a hello; after it every line must be a JSON object
+ * with a known "type" naming, in "task", a task the client was given
+ * (hx_client_log_task) and that has not reported its result yet.
+ */
+struct hx_client_log {
+	size_t n_lines;              /* lines read so far, 1-based numbering */
+	bool greeted;                /* the hello was read (stays true after a move) */
+	cJSON *hello;                /* owned: the hello object, once read; NULL before */
+	struct hx_client_msg *msgs;  /* owned: the valid lines after hello, in order */
+	size_t n_msgs;
+	size_t cap_msgs;
+	char **errors;               /* owned: "line N: message" or "client ...", in order */
+	size_t n_errors;
+	size_t cap_errors;
+	size_t n_dropped;            /* errors past HX_CLIENT_LOG_MAX_ERRORS, counted only */
+	char **tasks;                /* owned: ids of the tasks the client was given */
+	bool *has_result;            /* per tasks[] entry: its result line was read */
+	size_t n_tasks;
+	size_t cap_tasks;
+};
+
+/* What one line turned out to be. */
+enum hx_client_line {
+	HX_CLIENT_LINE_HELLO = 0, /* the client's hello: now in ->hello */
+	HX_CLIENT_LINE_MSG,       /* a valid message: appended to ->msgs */
+	HX_CLIENT_LINE_ERROR,     /* malformed: recorded in ->errors (or counted) */
+};
+
+/* An empty log. */
+void hx_client_log_init(struct hx_client_log *l);
+
+/* Release what @l owns and zero it. NULL accepted. */
+void hx_client_log_release(struct hx_client_log *l);
+
+/* The client was given task @id (copied): lines may name it from now on. */
+void hx_client_log_task(struct hx_client_log *l, const char *id);
+
+/*
+ * Parse one line (@len bytes at @line, without the newline; need not be
+ * NUL-terminated) read at @t_us (provider µs since start). @cut: the line
+ * was longer than HX_CLIENT_LOG_MAX_LINE and this is its beginning. A valid
+ * message becomes an hx_client_msg stamped @t_us; a malformed line becomes
+ * "line N: message" in ->errors: not a JSON object, no "type", unknown
+ * type, no "task", unknown task, a line after the task's result, a second
+ * hello, an "action_result" whose "status" is not an integer 0..999, a
+ * "result" whose "outcome" is not one of the four, a cut line. Before the
+ * hello, anything but a hello with an integer "protocol" is an error
+ * ("expected hello ..."). Never fails otherwise.
+ */
+enum hx_client_line hx_client_log_line(struct hx_client_log *l, const char *line,
+				     size_t len, bool cut, int64_t t_us);
+
+/* Record a printf-formatted protocol error that belongs to no line (how
+ * the process ended: "client ..."), under the same cap. */
+void hx_client_log_error(struct hx_client_log *l, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Move the hello, the messages and the protocol errors (one more entry,
+ * "N more protocol errors not listed", when some were only counted) into
+ * @out's hello, msgs and protocol_errors, which must be empty. @l keeps
+ * its line count and tasks, and goes on with an empty record.
+ */
+void hx_client_log_move(struct hx_client_log *l, struct hx_scenario_result *out);
+
+#endif

@@ -1,0 +1,503 @@
+"""fakeapi-harness in stdio mode: small Python clients speak the JSON-line
+protocol of docs/client-protocol.md, well or badly.
+
+Each client is a script written into tmp_path and run with /usr/bin/python3.
+Timing facts are read from the journal the harness wrote or from what the
+client recorded, never from a sleep here; pauses are 1 s.
+"""
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import textwrap
+import time
+
+import pytest
+
+PY = "/usr/bin/python3"
+
+# What every test client shares: printing lines, one attempt, the pause.
+COMMON = r'''
+import email.utils, json, os, random, sys, threading, time, urllib.error, urllib.request
+
+LOCK = threading.Lock()
+PAUSES = {}
+
+
+def say(obj):
+    with LOCK:
+        sys.stdout.write(json.dumps(obj) + "\n")
+        sys.stdout.flush()
+
+
+def hello(name="py-good", protocol=1):
+    say({"type": "hello", "protocol": protocol,
+         "client": {"name": name, "version": "1.0"}, "features": []})
+
+
+def seconds(value):
+    """Retry-After as seconds from now: delta-seconds or an HTTP-date."""
+    try:
+        return max(0.0, float(value))
+    except (TypeError, ValueError):
+        pass
+    try:
+        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return 1.0
+
+
+def attempt(task, n):
+    """One attempt, reported; returns (status, retry_after)."""
+    say({"type": "action_sent", "task": task["id"], "attempt": n, "idempotency_key": None})
+    body = task["body"].encode() if task["body"] is not None else None
+    headers = dict(task["headers"], Authorization="Bearer " + os.environ[task["key_env"]])
+    req = urllib.request.Request(task["url"], data=body, method=task["method"], headers=headers)
+    ra = err = None
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            status = r.status
+            r.read()
+    except urllib.error.HTTPError as e:
+        status, ra = e.code, e.headers.get("Retry-After")
+        e.read()
+    except OSError as e:
+        status, err = 0, str(e)
+    if ra is not None:
+        with LOCK:
+            PAUSES[task["scope"]] = max(PAUSES.get(task["scope"], 0),
+                                        time.monotonic() + seconds(ra))
+    return status, ra, err
+
+
+def report(task, n, status, ra, err):
+    say({"type": "action_result", "task": task["id"], "attempt": n, "status": status,
+         "retry_after": ra, "error": err})
+
+
+def finish(task, outcome, attempts, status, waited=0.0):
+    say({"type": "result", "task": task["id"], "outcome": outcome, "attempts": attempts,
+         "waited_ms": int(waited * 1000), "sent": "yes", "status": status,
+         "provider_id": None})
+'''
+
+# Honours Retry-After and the scope's pause (with jitter), retries 429/5xx
+# within the budget, reports everything. --delay S holds back the report of
+# a non-2xx answer; --record F appends (task, status, wall time) just before
+# each action_result it prints.
+GOOD = COMMON + r'''
+ARGS = sys.argv[1:]
+DELAY = float(ARGS[ARGS.index("--delay") + 1]) if "--delay" in ARGS else 0.0
+RECORD = ARGS[ARGS.index("--record") + 1] if "--record" in ARGS else None
+
+
+def run(task):
+    limit = task["budget"]["max_attempts"] or 4
+    n, waited, status = 0, 0.0, 0
+    while True:
+        with LOCK:
+            delay = PAUSES.get(task["scope"], 0) - time.monotonic()
+        if delay > 0:
+            delay += random.random() * 0.3
+            time.sleep(delay)
+            waited += delay
+        n += 1
+        status, ra, err = attempt(task, n)
+        if not 200 <= status < 300 and DELAY:
+            time.sleep(DELAY)
+        if RECORD:  # before the line goes out: the harness reads it later
+            with LOCK, open(RECORD, "a") as f:
+                f.write(json.dumps([task["id"], status, time.time()]) + "\n")
+        report(task, n, status, ra, err)
+        if 200 <= status < 300:
+            return finish(task, "succeeded", n, status, waited)
+        if status not in (0, 429, 500, 502, 503, 504) or n >= limit:
+            return finish(task, "failed", n, status, waited)
+        due = seconds(ra) if ra is not None else 0.1
+        say({"type": "retry_scheduled", "task": task["id"], "attempt": n + 1,
+             "due_in_ms": int(due * 1000), "reason": "retry_after" if ra else "backoff"})
+        if ra is None:
+            time.sleep(due)
+            waited += due
+
+
+hello()
+threads = []
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "task":
+        threads.append(threading.Thread(target=run, args=(msg,)))
+        threads[-1].start()
+    elif msg["type"] == "shutdown":
+        break
+for t in threads:
+    t.join()
+'''
+
+# Prints lines the harness cannot use around one well-done task.
+GARBAGE = COMMON + r'''
+hello("py-garbage")
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] != "task":
+        break
+    print("garbage client: about to misbehave", file=sys.stderr, flush=True)
+    for bad in ("not json at all", '{"type": "bogus", "task": "t1"}',
+                '{"type": "action_sent", "task": "t9", "attempt": 1}', "[1, 2, 3]",
+                '{"task": "t1"}'):
+        sys.stdout.write(bad + "\n")
+    sys.stdout.flush()
+    status, ra, err = attempt(msg, 1)
+    report(msg, 1, status, ra, err)
+    finish(msg, "succeeded", 1, status)
+    say({"type": "action_sent", "task": msg["id"], "attempt": 2})
+'''
+
+# Makes one attempt, then dies without a result.
+CRASH = COMMON + r'''
+hello("py-crash")
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "task":
+        status, ra, err = attempt(msg, 1)
+        report(msg, 1, status, ra, err)
+        print("crash client: giving up the ghost", file=sys.stderr, flush=True)
+        os._exit(3)
+'''
+
+# Does its task, then ignores shutdown, end of input and SIGTERM, with a
+# child of its own in its process group; writes its group and the child's
+# pid to the file named by its argument.
+DEAF = COMMON + r'''
+import signal, subprocess
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+child = subprocess.Popen(["sleep", "60"])
+with open(sys.argv[1], "w") as f:
+    json.dump({"pgid": os.getpgrp(), "child": child.pid}, f)
+hello("py-deaf")
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "task":
+        status, ra, err = attempt(msg, 1)
+        report(msg, 1, status, ra, err)
+        finish(msg, "succeeded" if status == 200 else "failed", 1, status)
+while True:
+    time.sleep(1)
+'''
+
+# Takes tasks and never reports on them; leaves on shutdown.
+MUTE = COMMON + r'''
+hello("py-mute")
+for line in sys.stdin:
+    if json.loads(line)["type"] == "shutdown":
+        break
+'''
+
+OK_200 = [{"status": 200, "body": {"id": "{id}"}}]
+RETRY_AFTER_1 = [
+    {"times": 1, "status": 429, "retry_after": 1,
+     "body": {"error": {"code": "rate_limit_exceeded", "retryAfter": 1}}},
+    {"status": 200, "body": {"id": "{id}"}},
+]
+
+
+def run_harness(harness_bin, *args, timeout=300, env=None):
+    full = dict(os.environ if env is None else env)
+    full.pop("FAKEAPI_LOG", None)
+    return subprocess.run([harness_bin, *args], capture_output=True, text=True,
+                          timeout=timeout, env=full, stdin=subprocess.DEVNULL)
+
+
+def scenario(sid, responses, tasks=None, events=None, timeout_s=20):
+    """A one-route scenario; by default one task t1 sent at the start."""
+    return {
+        "id": sid,
+        "provider": {"keys": {"k1": {"secret": "sk-e2e-k1", "user": "u1"},
+                              "k2": {"secret": "sk-e2e-k2", "user": "u2"}}},
+        "routes": [{"id": "read", "method": "GET", "path": "/v1/records/{id}",
+                    "responses": responses}],
+        "harness": {
+            "tasks": tasks or [{"id": "t1", "key": "k1", "method": "GET",
+                                "path": "/v1/records/7",
+                                "budget": {"max_attempts": 4, "max_wait_s": 5}}],
+            "events": events or [{"at_ms": 0, "send": ["t1"]}],
+            "timeout_s": timeout_s,
+        },
+    }
+
+
+def client(tmp_path, name, source, *args):
+    """Write a client script; returns the --client command that runs it."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(source))
+    return " ".join([PY, str(path), *map(str, args)])
+
+
+def run_stdio(harness_bin, tmp_path, doc, command, *extra):
+    """Run one scenario in stdio mode; returns (process, report dict)."""
+    path = tmp_path / f"{doc['id']}.json"
+    path.write_text(json.dumps(doc, indent=1))
+    report = tmp_path / "report.json"
+    proc = run_harness(harness_bin, "run", "-q", "--client", command, "--seed", "7",
+                       "--report-json", str(report), *extra, str(path))
+    assert report.exists(), proc.stderr
+    return proc, json.loads(report.read_text())
+
+
+def verdicts(scenario_report):
+    return {c["id"]: c["verdict"] for c in scenario_report["checks"]}
+
+
+def live_group_members(pgid):
+    """Pids of live (non-zombie) processes whose process group is @pgid."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid and fields[0] not in "ZX":
+            found.append(int(entry))
+    return found
+
+
+def running(pid):
+    """@pid is a live process (not gone, not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] not in "ZX"
+
+
+def wall_s(rfc3339):
+    return datetime.datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp()
+
+
+# --- the command line ---------------------------------------------------------
+
+def test_client_and_exec_together_is_a_usage_error(harness_bin):
+    proc = run_harness(harness_bin, "run", "--client", "true", "--exec", "true", "x.json")
+    assert proc.returncode == 2
+    assert proc.stderr == ("fakeapi-harness: --client and --exec: one client at a time, "
+                           "stdio or exec (see fakeapi-harness --help)\n")
+
+
+def test_help_describes_stdio_mode(harness_bin):
+    proc = run_harness(harness_bin, "run", "--help")
+    assert proc.returncode == 0
+    assert "--client COMMAND" in proc.stdout
+    assert "clients/reference" in proc.stdout
+
+
+def test_without_a_client_and_no_reference_beside_it_exits_2(harness_bin, tmp_path):
+    lone = tmp_path / "bin" / "fakeapi-harness"
+    lone.parent.mkdir()
+    shutil.copy(harness_bin, lone)
+    proc = run_harness(str(lone), "run", "suite.json")
+    assert proc.returncode == 2
+    assert proc.stderr == ("fakeapi-harness: no client: build the reference client (make) "
+                           "or give --client/--exec\n")
+
+
+def test_run_alone_grades_the_reference_client_on_the_default_suite(
+        harness_bin, repo_root, tmp_path):
+    # A harness with a stand-in reference client beside it, and the fast
+    # suite standing in for the default one.
+    bin_dir = tmp_path / "bin"
+    (bin_dir / "clients").mkdir(parents=True)
+    shutil.copy(harness_bin, bin_dir / "fakeapi-harness")
+    reference = bin_dir / "clients" / "reference"
+    reference.write_text(f"#!{PY}\n" + textwrap.dedent(GOOD))
+    reference.chmod(0o755)
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    (scenarios / "five-step").symlink_to(repo_root / "scenarios" / "five-step-fast")
+    env = dict(os.environ, FAKEAPI_SCENARIOS=str(scenarios))
+    report = tmp_path / "report.json"
+    proc = run_harness(str(bin_dir / "fakeapi-harness"), "run", "--report-json", str(report),
+                       env=env)
+    assert proc.returncode in (0, 1), proc.stderr
+    r = json.loads(report.read_text())
+    assert r["mode"] == "stdio"
+    assert r["suite"] == "five-step-fast"
+    assert r["client"]["command"] == f"'{reference}'"
+    assert r["client"]["hello"]["client"] == {"name": "py-good", "version": "1.0"}
+    assert "client hello: py-good 1.0, protocol 1, features: none" in proc.stdout
+    for s in r["scenarios"]:
+        assert s["error"] is None, s["error"]
+        assert s["protocol_errors"] == [], s["protocol_errors"]
+        assert all(t["outcome"] in ("succeeded", "failed") for t in s["tasks"] if t["sent"])
+        assert verdicts(s)["attempts.hidden"] in ("pass", "n/a")
+
+
+# --- a good client --------------------------------------------------------------
+
+def test_good_client_honours_retry_after_and_reports(harness_bin, repo_root, tmp_path):
+    import jsonschema
+    doc = scenario("good", RETRY_AFTER_1)
+    proc, report = run_stdio(harness_bin, tmp_path, doc, client(tmp_path, "good", GOOD))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert report["mode"] == "stdio"
+    assert report["client"]["hello"] == {"type": "hello", "protocol": 1,
+                                         "client": {"name": "py-good", "version": "1.0"},
+                                         "features": []}
+    s = report["scenarios"][0]
+    assert s["error"] is None
+    assert s["protocol_errors"] == []
+    assert s["tasks"] == [{"id": "t1", "sent": True, "exit_code": 0, "timed_out": False,
+                           "attempts": 2, "error": None, "outcome": "succeeded"}]
+    v = verdicts(s)
+    assert v["wait.retry_after"] == "pass"
+    assert v["attempts.bounded"] == "pass"
+    assert v["attempts.hidden"] == "pass"  # the client's count reached the check
+    assert "task t1: result succeeded" in proc.stdout
+    assert "client stderr" not in proc.stdout
+    schema = json.loads((repo_root / "docs" / "report.schema.json").read_text())
+    jsonschema.validate(report, schema)
+
+
+def test_client_saw_event_fires_on_the_clients_report(harness_bin, tmp_path):
+    tasks = [{"id": "t1", "key": "k1", "method": "GET", "path": "/v1/records/7",
+              "budget": {"max_attempts": 4, "max_wait_s": 5}},
+             {"id": "t2", "key": "k2", "method": "GET", "path": "/v1/records/8",
+              "budget": {"max_attempts": 4, "max_wait_s": 5}}]
+    events = [{"at_ms": 0, "send": ["t1"]},
+              {"after": {"task": "t1", "status": 429, "on": "client_saw"}, "plus_ms": 300,
+               "send": ["t2"]}]
+    doc = scenario("saw", RETRY_AFTER_1, tasks=tasks, events=events)
+    record = tmp_path / "record.jsonl"
+    journals = tmp_path / "journals"
+    command = client(tmp_path, "good", GOOD, "--delay", "0.7", "--record", record)
+    proc, report = run_stdio(harness_bin, tmp_path, doc, command, "--journal-dir", str(journals))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = [json.loads(b) for b in (journals / "saw.jsonl").read_bytes().splitlines()]
+    told = next(e for e in lines if e["task"] == "t1" and e["status"] == 429)
+    t2_first = next(e for e in lines if e["task"] == "t2")
+    printed = next(w for task, status, w in map(json.loads, record.read_text().splitlines())
+                   if task == "t1" and status == 429)
+    # the harness read the report no earlier than the client printed it,
+    # and fired plus_ms after that
+    assert wall_s(t2_first["wall"]) >= printed + 0.3
+    # on the provider's clock: the 0.7 s the client held its report, then 300 ms
+    assert t2_first["t_arrival_us"] >= told["t_response_us"] + 1_000_000
+    # ... and not much later: the event did fire on the report
+    assert wall_s(t2_first["wall"]) < printed + 0.3 + 2.0
+
+
+# --- clients that break the protocol ------------------------------------------
+
+def test_garbage_lines_are_protocol_errors_and_the_run_goes_on(harness_bin, tmp_path):
+    doc = scenario("garbage", OK_200)
+    proc, report = run_stdio(harness_bin, tmp_path, doc, client(tmp_path, "garbage", GARBAGE))
+    s = report["scenarios"][0]
+    assert s["error"] is None
+    assert s["protocol_errors"] == [
+        "line 2: not a JSON object: not json at all",
+        'line 3: unknown type "bogus"',
+        'line 4: unknown task "t9"',
+        "line 5: not a JSON object: [1, 2, 3]",
+        'line 6: no "type"',
+        'line 10: task "t1" already reported its result',
+    ]
+    assert s["tasks"][0]["outcome"] == "succeeded"
+    assert verdicts(s)["attempts.hidden"] == "pass"  # the late line did not count
+    assert proc.returncode == 0, proc.stdout
+    assert "  protocol errors: 6\n    line 2: not a JSON object: not json at all\n" in proc.stdout
+    assert "    | garbage client: about to misbehave\n" in proc.stdout
+
+
+@pytest.mark.parametrize("first, cause", [
+    ("print('hello, world', flush=True)",
+     "client did not say hello: line 1: not a JSON object: hello, world"),
+    ("hello(protocol=2)", "client speaks protocol 2, harness knows 1"),
+    ("print('cannot start', file=sys.stderr, flush=True); sys.exit(5)",
+     "client exited with status 5 before saying hello: cannot start"),
+])
+def test_client_that_does_not_start_stops_the_run(harness_bin, tmp_path, first, cause):
+    source = COMMON + first + "\ntime.sleep(30)\n"
+    docs = [scenario("first", OK_200), scenario("second", OK_200)]
+    for d in docs:
+        (tmp_path / f"{d['id']}.json").write_text(json.dumps(d))
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps({"id": "two", "version": "1",
+                                 "scenarios": ["first.json", "second.json"]}))
+    report = tmp_path / "report.json"
+    t = time.monotonic()
+    proc = run_harness(harness_bin, "run", "-q", "--jobs", "1", "--report-json", str(report),
+                       "--client", client(tmp_path, "bad", source), str(suite))
+    assert time.monotonic() - t < 9  # no wait for the hello timeout
+    assert proc.returncode == 2
+    first_path, second_path = tmp_path / "first.json", tmp_path / "second.json"
+    assert proc.stderr == (f"fakeapi-harness: {first_path}: {cause}\n"
+                           f"fakeapi-harness: {second_path}: not run: the client failed to start\n")
+    r = json.loads(report.read_text())
+    assert r["exit_code"] == 2
+    assert r["scenarios"][0]["checks"] == []
+
+
+def test_silent_client_fails_to_start_after_10_s(harness_bin, tmp_path):
+    doc = scenario("silent", OK_200)
+    t = time.monotonic()
+    proc, report = run_stdio(harness_bin, tmp_path, doc, "exec sleep 60")
+    took = time.monotonic() - t
+    assert proc.returncode == 2
+    path = tmp_path / "silent.json"
+    assert proc.stderr == f"fakeapi-harness: {path}: client did not say hello within 10 s\n"
+    assert 10 <= took < 20
+    s = report["scenarios"][0]
+    assert s["error"] == f"{path}: client did not say hello within 10 s"
+    assert report["client"]["hello"] is None
+    assert s["tasks"][0]["sent"] is False
+    assert "ERROR: could not run: " in proc.stdout
+
+
+def test_crash_mid_task_fails_the_task_and_still_grades(harness_bin, tmp_path):
+    doc = scenario("crash", RETRY_AFTER_1)
+    proc, report = run_stdio(harness_bin, tmp_path, doc, client(tmp_path, "crash", CRASH))
+    s = report["scenarios"][0]
+    assert s["error"] is None
+    task = s["tasks"][0]
+    assert task["error"] == "client exited with status 3 before reporting"
+    assert task["outcome"] is None and task["exit_code"] is None
+    assert task["timed_out"] is False
+    assert task["attempts"] == 1
+    assert s["protocol_errors"] == ["client exited with status 3 before shutdown"]
+    assert len(s["checks"]) == len(report["checks"])  # graded all the same
+    assert proc.returncode in (0, 1)
+    assert "task t1: error: client exited with status 3 before reporting" in proc.stdout
+    assert "    | crash client: giving up the ghost\n" in proc.stdout
+
+
+def test_client_that_ignores_shutdown_is_killed_with_its_group(harness_bin, tmp_path):
+    doc = scenario("deaf", OK_200)
+    pids = tmp_path / "pids.json"
+    t = time.monotonic()
+    proc, report = run_stdio(harness_bin, tmp_path, doc, client(tmp_path, "deaf", DEAF, pids))
+    assert time.monotonic() - t >= 5  # the grace
+    s = report["scenarios"][0]
+    assert s["tasks"][0]["outcome"] == "succeeded"
+    assert s["protocol_errors"] == ["client still running 5 s after shutdown: killed"]
+    group = json.loads(pids.read_text())
+    assert live_group_members(group["pgid"]) == []
+    assert not running(group["child"])
+
+
+def test_task_without_result_times_out_at_its_deadline(harness_bin, tmp_path):
+    doc = scenario("mute", OK_200, timeout_s=30)
+    doc["harness"]["tasks"][0]["timeout_s"] = 1
+    proc, report = run_stdio(harness_bin, tmp_path, doc, client(tmp_path, "mute", MUTE))
+    s = report["scenarios"][0]
+    assert s["tasks"][0]["timed_out"] is True
+    assert s["tasks"][0]["outcome"] is None and s["tasks"][0]["exit_code"] is None
+    assert s["duration_ms"] < 10000  # ended at the task's deadline, not the scenario's
+    assert s["protocol_errors"] == []
+    assert "task t1: timed out (no result within its deadline)" in proc.stdout
+    assert verdicts(s)["attempts.bounded"] == "fail"
+    assert proc.returncode == 1

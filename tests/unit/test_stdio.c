@@ -1,0 +1,582 @@
+/* test_stdio.c -- stdio client mode: line parsing, protocol errors, task lines, sessions. */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <CUnit/CUnit.h>
+
+#include "alloc.h"
+#include "client_log.h"
+#include "clock.h"
+#include "result.h"
+#include "scenario.h"
+#include "stdio_client.h"
+
+#define HELLO "{\"type\":\"hello\",\"protocol\":1,\"client\":{\"name\":\"t\",\"version\":\"0\"}}"
+
+/* Feed one NUL-terminated line. */
+static enum hx_client_line feed(struct hx_client_log *l, const char *line, int64_t t_us)
+{
+	return hx_client_log_line(l, line, strlen(line), false, t_us);
+}
+
+/* A log past its hello that was given task t1. */
+static void greeted(struct hx_client_log *l)
+{
+	hx_client_log_init(l);
+	CU_ASSERT_EQUAL_FATAL(feed(l, HELLO, 0), HX_CLIENT_LINE_HELLO);
+	hx_client_log_task(l, "t1");
+}
+
+static const char *last_error(const struct hx_client_log *l)
+{
+	return l->n_errors ? l->errors[l->n_errors - 1] : "";
+}
+
+static void stdio__first_line_must_be_hello(void)
+{
+	struct hx_client_log l;
+
+	hx_client_log_init(&l);
+	hx_client_log_task(&l, "t1");
+	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"action_sent\",\"task\":\"t1\"}", 5),
+			HX_CLIENT_LINE_ERROR);
+	CU_ASSERT_PTR_NULL(l.hello);
+	CU_ASSERT_EQUAL(l.n_msgs, 0);
+	CU_ASSERT_STRING_EQUAL(last_error(&l), "line 1: expected hello, got type \"action_sent\"");
+	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"hello\",\"protocol\":\"1\"}", 6),
+			HX_CLIENT_LINE_ERROR);
+	CU_ASSERT_STRING_EQUAL(last_error(&l), "line 2: hello: \"protocol\" must be an integer");
+	CU_ASSERT_PTR_NULL(l.hello);
+	hx_client_log_release(&l);
+}
+
+static void stdio__hello_is_kept_apart_from_the_messages(void)
+{
+	struct hx_client_log l;
+
+	hx_client_log_init(&l);
+	CU_ASSERT_EQUAL(feed(&l, HELLO, 0), HX_CLIENT_LINE_HELLO);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(l.hello);
+	CU_ASSERT_EQUAL(cJSON_GetObjectItem(l.hello, "protocol")->valueint, 1);
+	CU_ASSERT_EQUAL(l.n_msgs, 0);
+	CU_ASSERT_EQUAL(l.n_errors, 0);
+	CU_ASSERT_EQUAL(l.n_lines, 1);
+	hx_client_log_release(&l);
+}
+
+static void stdio__valid_lines_become_stamped_messages(void)
+{
+	struct hx_client_log l;
+
+	greeted(&l);
+	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"action_sent\",\"task\":\"t1\",\"attempt\":1,"
+			       "\"idempotency_key\":null}\r", 1234), HX_CLIENT_LINE_MSG);
+	CU_ASSERT_EQUAL(feed(&l, " {\"type\":\"action_result\",\"task\":\"t1\",\"attempt\":1,"
+			       "\"status\":429,\"retry_after\":\"1\",\"error\":null} ", 2345),
+			HX_CLIENT_LINE_MSG);
+	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"result\",\"task\":\"t1\",\"outcome\":\"failed\","
+			       "\"attempts\":1}", 3456), HX_CLIENT_LINE_MSG);
+	CU_ASSERT_EQUAL_FATAL(l.n_msgs, 3);
+	CU_ASSERT_EQUAL(l.n_errors, 0);
+	CU_ASSERT_EQUAL(l.msgs[0].t_us, 1234);
+	CU_ASSERT_STRING_EQUAL(l.msgs[0].type, "action_sent");
+	CU_ASSERT_STRING_EQUAL(l.msgs[0].task, "t1");
+	CU_ASSERT_EQUAL(cJSON_GetObjectItem(l.msgs[0].json, "attempt")->valueint, 1);
+	CU_ASSERT_EQUAL(l.msgs[1].t_us, 2345);
+	CU_ASSERT_EQUAL(cJSON_GetObjectItem(l.msgs[1].json, "status")->valueint, 429);
+	CU_ASSERT_STRING_EQUAL(l.msgs[2].type, "result");
+	CU_ASSERT_TRUE(l.has_result[0]);
+	hx_client_log_release(&l);
+}
+
+static void stdio__malformed_lines_are_numbered_protocol_errors(void)
+{
+	static const struct {
+		const char *line;
+		const char *error;
+	} cases[] = {
+		{ "garbage", "line 2: not a JSON object: garbage" },
+		{ "[1,2]", "line 3: not a JSON object: [1,2]" },
+		{ "", "line 4: not a JSON object: empty line" },
+		{ "{\"type\":\"action_sent\",\"task\":\"t1\"} tail",
+		  "line 5: not a JSON object: {\"type\":\"action_sent\",\"task\":\"t1\"} tail" },
+		{ "{\"task\":\"t1\"}", "line 6: no \"type\"" },
+		{ "{\"type\":7,\"task\":\"t1\"}", "line 7: no \"type\"" },
+		{ "{\"type\":\"bogus\",\"task\":\"t1\"}", "line 8: unknown type \"bogus\"" },
+		{ "{\"type\":\"action_sent\"}", "line 9: no \"task\"" },
+		{ "{\"type\":\"action_sent\",\"task\":\"t9\"}", "line 10: unknown task \"t9\"" },
+		{ HELLO, "line 11: a second hello" },
+		{ "{\"type\":\"action_result\",\"task\":\"t1\",\"status\":\"429\"}",
+		  "line 12: action_result: \"status\" must be an integer 0..999" },
+		{ "{\"type\":\"action_result\",\"task\":\"t1\",\"status\":1000}",
+		  "line 13: action_result: \"status\" must be an integer 0..999" },
+		{ "{\"type\":\"result\",\"task\":\"t1\",\"outcome\":\"done\"}",
+		  "line 14: result: \"outcome\" must be succeeded, failed, escalated or cancelled" },
+		{ "{\"type\":\"unknown-and-a-very-long-type-name-that-goes-on-and-on-and-on-for-ever\","
+		  "\"task\":\"t1\"}",
+		  "line 15: unknown type \"unknown-and-a-very-long-type-name-that-goes-on-and-on-and-on"
+		  "...\"" },
+	};
+	struct hx_client_log l;
+
+	greeted(&l);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CU_ASSERT_EQUAL(feed(&l, cases[i].line, 1), HX_CLIENT_LINE_ERROR);
+		CU_ASSERT_EQUAL_FATAL(l.n_errors, i + 1);
+		CU_ASSERT_STRING_EQUAL(l.errors[i], cases[i].error);
+	}
+	CU_ASSERT_EQUAL(l.n_msgs, 0);
+	CU_ASSERT_FALSE(l.has_result[0]);
+	hx_client_log_release(&l);
+}
+
+static void stdio__nothing_counts_after_a_task_result(void)
+{
+	struct hx_client_log l;
+
+	greeted(&l);
+	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"result\",\"task\":\"t1\",\"outcome\":\"succeeded\"}", 1),
+			HX_CLIENT_LINE_MSG);
+	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"action_sent\",\"task\":\"t1\"}", 2),
+			HX_CLIENT_LINE_ERROR);
+	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"result\",\"task\":\"t1\",\"outcome\":\"succeeded\"}", 3),
+			HX_CLIENT_LINE_ERROR);
+	CU_ASSERT_EQUAL(l.n_msgs, 1);
+	CU_ASSERT_EQUAL_FATAL(l.n_errors, 2);
+	CU_ASSERT_STRING_EQUAL(l.errors[0], "line 3: task \"t1\" already reported its result");
+	CU_ASSERT_STRING_EQUAL(l.errors[1], "line 4: task \"t1\" already reported its result");
+	hx_client_log_release(&l);
+}
+
+static void stdio__cut_and_nul_lines_are_malformed(void)
+{
+	static const char nul_line[] = "{\"type\":\"action_sent\",\"task\":\"t1\"}\0x";
+	struct hx_client_log l;
+
+	greeted(&l);
+	CU_ASSERT_EQUAL(hx_client_log_line(&l, "{\"type\":", 8, true, 1), HX_CLIENT_LINE_ERROR);
+	CU_ASSERT_STRING_EQUAL(last_error(&l), "line 2: longer than 1048576 bytes, cut");
+	CU_ASSERT_EQUAL(hx_client_log_line(&l, nul_line, sizeof(nul_line) - 1, false, 1),
+			HX_CLIENT_LINE_ERROR);
+	CU_ASSERT_EQUAL(l.n_errors, 2);
+	CU_ASSERT_EQUAL(l.n_msgs, 0);
+	hx_client_log_release(&l);
+}
+
+static void stdio__errors_past_the_cap_are_counted_then_summed_up(void)
+{
+	struct hx_client_log l;
+	struct hx_scenario_result r;
+
+	memset(&r, 0, sizeof(r));
+	greeted(&l);
+	for (int i = 0; i < HX_CLIENT_LOG_MAX_ERRORS + 5; i++)
+		feed(&l, "x", 1);
+	hx_client_log_error(&l, "client exited with status %d before shutdown", 3);
+	CU_ASSERT_EQUAL(l.n_errors, HX_CLIENT_LOG_MAX_ERRORS);
+	CU_ASSERT_EQUAL(l.n_dropped, 6);
+	feed(&l, "{\"type\":\"action_sent\",\"task\":\"t1\"}", 9);
+	hx_client_log_move(&l, &r);
+	CU_ASSERT_EQUAL_FATAL(r.n_protocol_errors, HX_CLIENT_LOG_MAX_ERRORS + 1);
+	CU_ASSERT_STRING_EQUAL(r.protocol_errors[0], "line 2: not a JSON object: x");
+	CU_ASSERT_STRING_EQUAL(r.protocol_errors[HX_CLIENT_LOG_MAX_ERRORS],
+			       "6 more protocol errors not listed");
+	CU_ASSERT_EQUAL(r.n_msgs, 1);
+	CU_ASSERT_PTR_NOT_NULL(r.hello);
+	CU_ASSERT_EQUAL(l.n_errors, 0);
+	CU_ASSERT_EQUAL(l.n_msgs, 0);
+	CU_ASSERT_PTR_NULL(l.hello);
+	/* the log goes on: line numbers and tasks are kept */
+	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"action_sent\",\"task\":\"t1\"}", 9),
+			HX_CLIENT_LINE_MSG);
+	hx_client_log_release(&l);
+	hx_scenario_result_release(&r);
+}
+
+static void stdio__key_env_is_upper_case_with_underscores(void)
+{
+	char *a = hx_stdio_key_env("ops-1");
+	char *b = hx_stdio_key_env("a.b_c9Z");
+
+	CU_ASSERT_STRING_EQUAL(a, "FAKEAPI_KEY_OPS_1");
+	CU_ASSERT_STRING_EQUAL(b, "FAKEAPI_KEY_A_B_C9Z");
+	free(a);
+	free(b);
+}
+
+static const char scenario_text[] =
+	"{\"id\": \"s\", \"provider\": {\"keys\": {\"ops-1\": {\"secret\": \"sk-1\", \"user\": \"ops-team\"}},"
+	" \"scope\": \"%s\"},"
+	" \"routes\": [{\"id\": \"r\", \"method\": \"POST\", \"path\": \"/v1/records\","
+	"   \"responses\": [{\"status\": 200}]}],"
+	" \"harness\": {\"tasks\": ["
+	"   {\"id\": \"t1\", \"key\": \"ops-1\", \"class\": \"write\", \"method\": \"POST\","
+	"    \"path\": \"/v1/records\", \"headers\": {\"Accept\": \"application/json\"},"
+	"    \"body\": {\"a\": [1, \"x\"]}, \"budget\": {\"max_attempts\": 4}},"
+	"   {\"id\": \"t2\", \"key\": \"ops-1\", \"method\": \"GET\", \"path\": \"/v1/records\","
+	"    \"budget\": {\"max_wait_s\": 0}}],"
+	"   \"events\": [{\"at_ms\": 0, \"send\": [\"t1\", \"t2\"]}]}}";
+
+static struct fa_scenario *load_scenario(const char *scope)
+{
+	struct fa_scenario *sc = NULL;
+	struct fa_err err = { { 0 } };
+	char *text = fa_xasprintf(scenario_text, scope);
+
+	if (fa_scenario_parse(text, strlen(text), "s.json", &sc, &err) != FA_OK)
+		fprintf(stderr, "test scenario: %s\n", err.msg);
+	free(text);
+	return sc;
+}
+
+static void stdio__task_line_has_the_protocol_fields(void)
+{
+	struct fa_scenario *sc = load_scenario("user");
+	cJSON *t, *budget;
+	char *text;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	t = hx_stdio_task_json(sc, &sc->harness.tasks[0], "http://h/v1/records?fa_task=t1", 75000);
+	text = cJSON_PrintUnformatted(t);
+	CU_ASSERT_STRING_EQUAL(text,
+			       "{\"type\":\"task\",\"id\":\"t1\",\"class\":\"write\",\"method\":\"POST\","
+			       "\"url\":\"http://h/v1/records?fa_task=t1\","
+			       "\"headers\":{\"Accept\":\"application/json\"},"
+			       "\"body\":\"{\\\"a\\\":[1,\\\"x\\\"]}\",\"key\":\"ops-1\","
+			       "\"key_env\":\"FAKEAPI_KEY_OPS_1\",\"scope\":\"user:ops-team\","
+			       "\"budget\":{\"max_attempts\":4,\"max_wait_s\":null},"
+			       "\"deadline_ms\":75000}");
+	CU_ASSERT_PTR_NULL(strstr(text, "sk-1")); /* secrets never travel in lines */
+	free(text);
+	cJSON_Delete(t);
+	t = hx_stdio_task_json(sc, &sc->harness.tasks[1], "u", 1);
+	CU_ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(t, "class")));
+	CU_ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(t, "body")));
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(t, "headers")), 0);
+	budget = cJSON_GetObjectItem(t, "budget");
+	CU_ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(budget, "max_attempts")));
+	CU_ASSERT_EQUAL(cJSON_GetObjectItem(budget, "max_wait_s")->valueint, 0);
+	cJSON_Delete(t);
+	fa_scenario_free(sc);
+
+	sc = load_scenario("key");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	t = hx_stdio_task_json(sc, &sc->harness.tasks[0], "u", 1);
+	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(t, "scope")->valuestring, "key:ops-1");
+	cJSON_Delete(t);
+	fa_scenario_free(sc);
+}
+
+/* ---- sessions with real processes ------------------------------------ */
+
+/* Start @cmd with a short grace; FATAL on failure. */
+static struct hx_stdio *start(const char *cmd, const char *const *env, int64_t t0_us)
+{
+	struct hx_stdio_spec spec = {
+		.cmd = cmd,
+		.env = env,
+		.t0_us = t0_us,
+		.grace_us = 300000,
+	};
+	struct fa_err err = { { 0 } };
+	struct hx_stdio *c = NULL;
+
+	if (hx_stdio_start(&spec, &c, &err) != FA_OK)
+		fprintf(stderr, "start: %s\n", err.msg);
+	return c;
+}
+
+/* Pump until the session is finished, at most @ms. */
+static bool pump_until_finished(struct hx_stdio *c, int ms)
+{
+	int64_t end = fa_clock_mono_us() + (int64_t)ms * 1000;
+
+	while (!hx_stdio_finished(c) && fa_clock_mono_us() < end)
+		hx_stdio_pump(c, 10);
+	return hx_stdio_finished(c);
+}
+
+/* Pump until the log holds @n messages, at most 5 s. */
+static bool pump_until_msgs(struct hx_stdio *c, size_t n)
+{
+	int64_t end = fa_clock_mono_us() + 5000000;
+
+	while (hx_stdio_log(c)->n_msgs < n && fa_clock_mono_us() < end)
+		hx_stdio_pump(c, 10);
+	return hx_stdio_log(c)->n_msgs >= n;
+}
+
+/* The client's stderr, taken out of the session. */
+static const char *take_stderr(struct hx_stdio *c, struct hx_scenario_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	hx_stdio_take(c, r);
+	return r->client_stderr ? r->client_stderr : "";
+}
+
+/* Live (non-zombie) processes of group @pgid. */
+static int group_alive(long pgid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		char path[300], buf[512], state;
+		long ppid, pgrp;
+		FILE *f;
+		char *rp;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		rp = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		if (rp != NULL && sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 &&
+		    pgrp == pgid && state != 'Z' && state != 'X')
+			n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+static void stdio__session_greets_takes_a_task_and_shuts_down(void)
+{
+	static const char *const env[] = { "FAKEAPI_KEY_OPS_1=sk-1", NULL };
+	const char *cmd =
+		"echo '" HELLO "'; read -r line; printf '%s\\n' \"$line\" >&2; "
+		"echo \"key=$FAKEAPI_KEY_OPS_1\" >&2; "
+		"echo '{\"type\":\"result\",\"task\":\"t1\",\"outcome\":\"succeeded\",\"attempts\":0}'; "
+		"read -r line; printf '%s\\n' \"$line\" >&2; read -r line || exit 0; exit 9";
+	int64_t t0 = fa_clock_mono_us() - 5000000;
+	struct hx_stdio *c = start(cmd, env, t0);
+	struct fa_scenario *sc = load_scenario("user");
+	struct fa_err err = { { 0 } };
+	struct hx_scenario_result r;
+	struct hx_stdio_end e;
+	cJSON *task;
+	const char *tail;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	CU_ASSERT_EQUAL_FATAL(hx_stdio_hello(c, 5000000, &err), FA_OK);
+	task = hx_stdio_task_json(sc, &sc->harness.tasks[0], "http://h/?fa_task=t1", 1000);
+	hx_stdio_send_task(c, task);
+	cJSON_Delete(task);
+	CU_ASSERT_TRUE_FATAL(pump_until_msgs(c, 1));
+	CU_ASSERT_STRING_EQUAL(hx_stdio_log(c)->msgs[0].type, "result");
+	/* stamped on the given origin: at least 5 s after it */
+	CU_ASSERT_TRUE(hx_stdio_log(c)->msgs[0].t_us >= 5000000);
+	CU_ASSERT_TRUE(hx_stdio_running(c));
+	hx_stdio_shutdown(c);
+	CU_ASSERT_TRUE_FATAL(pump_until_finished(c, 5000));
+	hx_stdio_end(c, &e);
+	CU_ASSERT_TRUE(e.reaped);
+	CU_ASSERT_FALSE(e.early);
+	CU_ASSERT_FALSE(e.killed);
+	CU_ASSERT_EQUAL(e.exit_code, 0);
+	tail = take_stderr(c, &r);
+	CU_ASSERT_PTR_NOT_NULL(strstr(tail, "{\"type\":\"task\",\"id\":\"t1\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(tail, "key=sk-1\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(tail, "{\"type\":\"shutdown\"}\n"));
+	CU_ASSERT_EQUAL(r.n_protocol_errors, 0);
+	CU_ASSERT_EQUAL(r.n_msgs, 1);
+	CU_ASSERT_PTR_NOT_NULL(r.hello);
+	hx_scenario_result_release(&r);
+	hx_stdio_free(c);
+	fa_scenario_free(sc);
+}
+
+static void stdio__silence_is_a_start_failure_after_the_timeout(void)
+{
+	struct hx_stdio *c = start("exec sleep 30", NULL, fa_clock_mono_us());
+	struct fa_err err = { { 0 } };
+	int64_t t = fa_clock_mono_us();
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL(hx_stdio_hello(c, 200000, &err), FA_EIO);
+	CU_ASSERT_STRING_EQUAL(err.msg, "client did not say hello within 0.2 s");
+	CU_ASSERT_TRUE(fa_clock_mono_us() - t < 3000000);
+	hx_stdio_kill(c);
+	CU_ASSERT_TRUE(pump_until_finished(c, 5000));
+	hx_stdio_free(c);
+}
+
+static void stdio__exit_before_hello_names_the_status_and_stderr(void)
+{
+	struct hx_stdio *c = start("echo first >&2; echo boom >&2; exit 3", NULL, 0);
+	struct fa_err err = { { 0 } };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL(hx_stdio_hello(c, 5000000, &err), FA_EIO);
+	CU_ASSERT_STRING_EQUAL(err.msg, "client exited with status 3 before saying hello: boom");
+	hx_stdio_free(c);
+}
+
+static void stdio__other_first_line_or_version_is_refused(void)
+{
+	struct hx_stdio *c = start("echo 'hi there'; sleep 5", NULL, 0);
+	struct fa_err err = { { 0 } };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL(hx_stdio_hello(c, 5000000, &err), FA_EIO);
+	CU_ASSERT_STRING_EQUAL(err.msg,
+			       "client did not say hello: line 1: not a JSON object: hi there");
+	hx_stdio_free(c);
+
+	fa_err_clear(&err);
+	c = start("echo '{\"type\":\"hello\",\"protocol\":2}'; sleep 5", NULL, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL(hx_stdio_hello(c, 5000000, &err), FA_EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg, "client speaks protocol 2, harness knows 1");
+	hx_stdio_free(c);
+}
+
+static void stdio__ignored_shutdown_kills_the_group_after_the_grace(void)
+{
+	const char *cmd = "trap '' TERM HUP; echo '" HELLO "'; echo \"$$\" >&2; "
+			  "sleep 30 & sleep 30; sleep 30";
+	struct hx_stdio *c = start(cmd, NULL, 0);
+	struct fa_err err = { { 0 } };
+	struct hx_scenario_result r;
+	struct hx_stdio_end e;
+	int64_t t;
+	long pgid;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL_FATAL(hx_stdio_hello(c, 5000000, &err), FA_OK);
+	hx_stdio_pump(c, 100); /* its pid on stderr */
+	t = fa_clock_mono_us();
+	hx_stdio_shutdown(c);
+	CU_ASSERT_TRUE_FATAL(pump_until_finished(c, 5000));
+	CU_ASSERT_TRUE(fa_clock_mono_us() - t >= 300000);
+	hx_stdio_end(c, &e);
+	CU_ASSERT_TRUE(e.killed);
+	CU_ASSERT_FALSE(e.early);
+	CU_ASSERT_EQUAL(e.term_signal, SIGKILL);
+	pgid = strtol(take_stderr(c, &r), NULL, 10);
+	CU_ASSERT_TRUE_FATAL(pgid > 1);
+	CU_ASSERT_EQUAL(group_alive(pgid), 0);
+	CU_ASSERT_EQUAL_FATAL(r.n_protocol_errors, 1);
+	CU_ASSERT_STRING_EQUAL(r.protocol_errors[0],
+			       "client still running 0.3 s after shutdown: killed");
+	hx_scenario_result_release(&r);
+	hx_stdio_free(c);
+}
+
+static void stdio__early_exit_is_a_protocol_error(void)
+{
+	struct hx_stdio *c = start("echo '" HELLO "'; exit 4", NULL, 0);
+	struct fa_err err = { { 0 } };
+	struct hx_scenario_result r;
+	struct hx_stdio_end e;
+	char *how;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL_FATAL(hx_stdio_hello(c, 5000000, &err), FA_OK);
+	CU_ASSERT_TRUE_FATAL(pump_until_finished(c, 5000));
+	hx_stdio_end(c, &e);
+	CU_ASSERT_TRUE(e.early);
+	CU_ASSERT_EQUAL(e.exit_code, 4);
+	how = hx_stdio_end_str(&e);
+	CU_ASSERT_STRING_EQUAL(how, "exited with status 4");
+	free(how);
+	take_stderr(c, &r);
+	CU_ASSERT_EQUAL_FATAL(r.n_protocol_errors, 1);
+	CU_ASSERT_STRING_EQUAL(r.protocol_errors[0], "client exited with status 4 before shutdown");
+	hx_scenario_result_release(&r);
+	/* nothing goes to a client that is gone, and nothing breaks */
+	hx_stdio_shutdown(c);
+	hx_stdio_pump(c, 0);
+	hx_stdio_free(c);
+}
+
+static void stdio__writing_to_a_client_that_left_raises_no_sigpipe(void)
+{
+	struct hx_stdio *c = start("echo '" HELLO "'; exec 0<&-; sleep 0.2", NULL, 0);
+	struct fa_err err = { { 0 } };
+	const struct timespec nap = { 0, 100 * 1000 * 1000 };
+	cJSON *msg = cJSON_CreateObject();
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL_FATAL(hx_stdio_hello(c, 5000000, &err), FA_OK);
+	nanosleep(&nap, NULL); /* its stdin is closed by now: writes get EPIPE */
+	cJSON_AddStringToObject(msg, "type", "cancel");
+	cJSON_AddStringToObject(msg, "id", "t1");
+	for (int i = 0; i < 10; i++)
+		hx_stdio_send(c, msg);
+	cJSON_Delete(msg);
+	CU_ASSERT_TRUE(pump_until_finished(c, 5000));
+	hx_stdio_free(c);
+}
+
+static void stdio__long_line_is_cut_and_the_next_one_read(void)
+{
+	const char *cmd = "echo '" HELLO "'; head -c 1100000 /dev/zero | tr '\\0' x; echo; "
+			  "echo '{\"type\":\"action_sent\",\"task\":\"t9\"}'";
+	struct hx_stdio *c = start(cmd, NULL, 0);
+	struct fa_err err = { { 0 } };
+	struct hx_scenario_result r;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL_FATAL(hx_stdio_hello(c, 5000000, &err), FA_OK);
+	CU_ASSERT_TRUE_FATAL(pump_until_finished(c, 5000));
+	take_stderr(c, &r);
+	CU_ASSERT_EQUAL_FATAL(r.n_protocol_errors, 3);
+	CU_ASSERT_STRING_EQUAL(r.protocol_errors[0], "line 2: longer than 1048576 bytes, cut");
+	CU_ASSERT_STRING_EQUAL(r.protocol_errors[1], "line 3: unknown task \"t9\"");
+	CU_ASSERT_STRING_EQUAL(r.protocol_errors[2], "client exited with status 0 before shutdown");
+	hx_scenario_result_release(&r);
+	hx_stdio_free(c);
+}
+
+void test_stdio_register(void)
+{
+	CU_pSuite s = CU_add_suite("stdio", NULL, NULL);
+
+	if (s == NULL)
+		return;
+	CU_add_test(s, "stdio__first_line_must_be_hello", stdio__first_line_must_be_hello);
+	CU_add_test(s, "stdio__hello_is_kept_apart_from_the_messages",
+		    stdio__hello_is_kept_apart_from_the_messages);
+	CU_add_test(s, "stdio__valid_lines_become_stamped_messages",
+		    stdio__valid_lines_become_stamped_messages);
+	CU_add_test(s, "stdio__malformed_lines_are_numbered_protocol_errors",
+		    stdio__malformed_lines_are_numbered_protocol_errors);
+	CU_add_test(s, "stdio__nothing_counts_after_a_task_result",
+		    stdio__nothing_counts_after_a_task_result);
+	CU_add_test(s, "stdio__cut_and_nul_lines_are_malformed",
+		    stdio__cut_and_nul_lines_are_malformed);
+	CU_add_test(s, "stdio__errors_past_the_cap_are_counted_then_summed_up",
+		    stdio__errors_past_the_cap_are_counted_then_summed_up);
+	CU_add_test(s, "stdio__key_env_is_upper_case_with_underscores",
+		    stdio__key_env_is_upper_case_with_underscores);
+	CU_add_test(s, "stdio__task_line_has_the_protocol_fields",
+		    stdio__task_line_has_the_protocol_fields);
+	CU_add_test(s, "stdio__session_greets_takes_a_task_and_shuts_down",
+		    stdio__session_greets_takes_a_task_and_shuts_down);
+	CU_add_test(s, "stdio__silence_is_a_start_failure_after_the_timeout",
+		    stdio__silence_is_a_start_failure_after_the_timeout);
+	CU_add_test(s, "stdio__exit_before_hello_names_the_status_and_stderr",
+		    stdio__exit_before_hello_names_the_status_and_stderr);
+	CU_add_test(s, "stdio__other_first_line_or_version_is_refused",
+		    stdio__other_first_line_or_version_is_refused);
+	CU_add_test(s, "stdio__ignored_shutdown_kills_the_group_after_the_grace",
+		    stdio__ignored_shutdown_kills_the_group_after_the_grace);
+	CU_add_test(s, "stdio__early_exit_is_a_protocol_error", stdio__early_exit_is_a_protocol_error);
+	CU_add_test(s, "stdio__writing_to_a_client_that_left_raises_no_sigpipe",
+		    stdio__writing_to_a_client_that_left_raises_no_sigpipe);
+	CU_add_test(s, "stdio__long_line_is_cut_and_the_next_one_read",
+		    stdio__long_line_is_cut_and_the_next_one_read);
+}

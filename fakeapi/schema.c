@@ -439,6 +439,16 @@ enum fa_rc fa_schema_http_path(struct fa_schema *s, const cJSON *v,
 			return fa_schema_fail_got(s, v, "a path without spaces, control characters or \"#\"");
 		if (*p == '?' && !query_ok)
 			return fa_schema_fail_got(s, v, "a path without a query (\"?\")");
+		/* the server matches routes on the decoded path: a template
+		 * with an escape could never match what it seems to say */
+		if (*p == '%' && !query_ok)
+			return fa_schema_fail_got(s, v, "a path without percent-escapes (routes match the decoded path)");
 	}
+	const char *q = strchr(path, '?');
+	/* the harness adds fa_task itself; a second one would misattribute */
+	for (; q != NULL; q = strchr(q + 1, '&'))
+		if (strncmp(q + 1, "fa_task=", 8) == 0 || strcmp(q + 1, "fa_task") == 0 ||
+		    strncmp(q + 1, "fa_task&", 8) == 0)
+			return fa_schema_fail_got(s, v, "a path without an fa_task parameter (the harness adds it)");
 	return FA_OK;
 }

@@ -155,7 +155,9 @@ size_t fa_schema_count(const cJSON *v);
  * Check the string @v, at the current path, as an HTTP request path: it
  * starts with "/", holds no space, control character or "#", and is not
  * "/_fakeapi" or under "/_fakeapi/" (the provider's reserved admin
- * prefix, never journaled); a query ("?...") only when @query_ok.
+ * prefix, never journaled); a query ("?...") only when @query_ok, and
+ * then without an fa_task parameter (the harness adds its own); no "%"
+ * escape without @query_ok (route templates match the decoded path).
  */
 enum fa_rc fa_schema_http_path(struct fa_schema *s, const cJSON *v,
 			       bool query_ok);

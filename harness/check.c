@@ -52,7 +52,8 @@ struct ctx {
 	const struct hx_check_input *in;
 	const struct fa_attempt **att; /* attributed attempts by arrival, then seq */
 	size_t n;
-	size_t n_unattributed;
+	size_t n_unattributed;         /* attempts naming no task of the scenario */
+	const struct fa_attempt **un;  /* those attempts */
 };
 
 /* A growing list of journal seqs. */
@@ -221,11 +222,15 @@ static void check_bounded(const struct ctx *c, struct hx_check_result *r)
 	const struct fa_attempt *loop_r = NULL;
 	size_t over = 0, budgeted = 0, n_bad_ra = 0, loops = 0;
 	size_t over_n = 0, close_n = 0, loop_n = 0, most_in_window = 0;
-	char *budget_part = NULL, *loop_part = NULL, *hang_part = NULL;
+	char *budget_part = NULL, *loop_part = NULL, *hang_part = NULL, *un_part = NULL;
 	const struct hx_task_run *hung_t = NULL;
 	size_t hung = 0;
 	size_t i, j;
 
+	/* Every attempt counts (seed 000): one the harness cannot put on a
+	 * task escapes every budget, so it fails the check. */
+	for (i = 0; i < c->n_unattributed; i++)
+		seqs_add(&bad, c->un[i]->seq);
 	/* A budget bounds waiting as well as attempts (seed 000: count both):
 	 * a client killed by its timeout neither finished nor gave up. */
 	for (i = 0; i < c->in->n_tasks; i++) {
@@ -304,9 +309,17 @@ static void check_bounded(const struct ctx *c, struct hx_check_result *r)
 			"task %s hung: its client was killed by the timeout "
 			"without finishing or giving up%s", hung_t->spec->id,
 			hung > 1 ? " (and other tasks hung)" : "");
-	if (c->n == 0 && hung == 0) {
+	if (c->n_unattributed > 0)
+		un_part = fa_xasprintf(
+			"%zu attempt%s named no task of the scenario (no fa_task "
+			"parameter or X-Fakeapi-Task header naming one, e.g. seq %llu "
+			"%s %s): no budget can account for %s", c->n_unattributed,
+			c->n_unattributed == 1 ? "" : "s",
+			(unsigned long long)c->un[0]->seq, c->un[0]->method,
+			c->un[0]->path, c->n_unattributed == 1 ? "it" : "them");
+	if (c->n == 0 && hung == 0 && c->n_unattributed == 0) {
 		na_empty(c, r);
-	} else if (over > 0 || loops > 0 || hung > 0) {
+	} else if (over > 0 || loops > 0 || hung > 0 || c->n_unattributed > 0) {
 		r->verdict = HX_FAIL;
 		if (over > 0)
 			budget_part = fa_xasprintf(
@@ -344,12 +357,15 @@ static void check_bounded(const struct ctx *c, struct hx_check_result *r)
 		seqs_give(&good, r);
 	}
 	if (r->detail == NULL)
-		r->detail = fa_xasprintf("%s%s%s%s%s",
+		r->detail = fa_xasprintf("%s%s%s%s%s%s%s",
+					 un_part ? un_part : "",
+					 un_part && (hang_part || budget_part || loop_part) ? "; " : "",
 					 hang_part ? hang_part : "",
 					 hang_part && (budget_part || loop_part) ? "; " : "",
 					 budget_part ? budget_part : "",
 					 budget_part && loop_part ? "; " : "",
 					 loop_part ? loop_part : "");
+	free(un_part);
 	free(hang_part);
 	free(budget_part);
 	free(loop_part);
@@ -642,9 +658,13 @@ void hx_check_run_all(const struct hx_check_input *in,
 	size_t i;
 
 	c.att = fa_xcalloc(in->n_attempts ? in->n_attempts : 1, sizeof(*c.att));
+	c.un = fa_xcalloc(in->n_attempts ? in->n_attempts : 1, sizeof(*c.un));
 	for (i = 0; i < in->n_attempts; i++) {
-		if (in->attempts[i].task == NULL)
-			c.n_unattributed++;
+		/* a task id the scenario does not have is no attribution:
+		 * the checks must not count it as another task of the scope */
+		if (in->attempts[i].task == NULL || in->sc == NULL ||
+		    fa_scenario_task(in->sc, in->attempts[i].task) == NULL)
+			c.un[c.n_unattributed++] = &in->attempts[i];
 		else
 			c.att[c.n++] = &in->attempts[i];
 	}
@@ -662,6 +682,7 @@ void hx_check_run_all(const struct hx_check_input *in,
 			res[i].detail = fa_xstrdup("not evaluated");
 	}
 	free(c.att);
+	free(c.un);
 	*out = res;
 	*n = N_DEFS;
 }

@@ -166,7 +166,7 @@ static void check__defines_six_checks_in_order(void)
 	CU_ASSERT_PTR_NULL(hx_check_find(NULL));
 }
 
-static void check__empty_journal_is_na_everywhere(void)
+static void check__unattributed_attempts_fail_bounded_and_nothing_else(void)
 {
 	struct sc sc;
 	struct jb j = { .n = 0 };
@@ -176,10 +176,14 @@ static void check__empty_journal_is_na_everywhere(void)
 	sc_init(&sc, NULL);
 	sc.tasks[0].budget.max_attempts = 3;
 	add(&j, NULL, "user:a", 0, 1, 200, NULL, -1);
+	add(&j, "t9", "user:a", 5, 6, 200, NULL, -1); /* no such task */
 	res = run(&sc, &j);
-	for (i = 0; i < hx_check_count(); i++) {
+	CU_ASSERT_EQUAL(get(res, "attempts.bounded")->verdict, HX_FAIL);
+	CU_ASSERT_TRUE(detail_has(get(res, "attempts.bounded"), "2 attempts named no task"));
+	CU_ASSERT_TRUE(evidence_is(get(res, "attempts.bounded"), 2, 1, 2));
+	for (i = 1; i < hx_check_count(); i++) {
 		CU_ASSERT_EQUAL(res[i].verdict, HX_NA);
-		CU_ASSERT_TRUE(detail_has(&res[i], "1 unattributed"));
+		CU_ASSERT_TRUE(detail_has(&res[i], "2 unattributed"));
 		CU_ASSERT_EQUAL(res[i].level, hx_check_def_at(i)->level);
 		CU_ASSERT_TRUE(res[i].required);
 	}
@@ -828,8 +832,8 @@ void test_check_register(void)
 		return;
 	CU_add_test(s, "check__defines_six_checks_in_order",
 		    check__defines_six_checks_in_order);
-	CU_add_test(s, "check__empty_journal_is_na_everywhere",
-		    check__empty_journal_is_na_everywhere);
+	CU_add_test(s, "check__unattributed_attempts_fail_bounded_and_nothing_else",
+		    check__unattributed_attempts_fail_bounded_and_nothing_else);
 	CU_add_test(s, "check__expect_overrides_required",
 		    check__expect_overrides_required);
 	CU_add_test(s, "bounded__passes_within_budget", bounded__passes_within_budget);

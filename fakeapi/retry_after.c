@@ -310,6 +310,10 @@ enum fa_rc fa_retry_after_format(enum fa_ra_form form, int64_t seconds,
 	t = (time_t)date_s;
 	if (gmtime_r(&t, &tm) == NULL)
 		goto out;
+	/* a two-digit year is read within 50 years of the reader's now (RFC
+	 * 9110 §5.6.7): further away, the value would name another century */
+	if (form == FA_RA_RFC850 && (seconds > FA_RA_RFC850_SPAN_S || seconds < -FA_RA_RFC850_SPAN_S))
+		goto out;
 	if (form == FA_RA_IMF_FIXDATE)
 		snprintf(buf, len, "%s, %02d %s %04d %02d:%02d:%02d GMT",
 			 wday_short[tm.tm_wday], tm.tm_mday, month_name[tm.tm_mon],

@@ -21,6 +21,9 @@ enum fa_ra_form {
  * there); a longer or larger value is rejected as FA_ERANGE. */
 #define FA_RA_MAX_DELTA_S 2147483648LL
 
+/* Farthest an RFC 850 date may lie from now, s: 49 years of 365 days. */
+#define FA_RA_RFC850_SPAN_S (49LL * 365 * 86400)
+
 /* Buffer size that always holds a formatted value, NUL included. */
 #define FA_RA_BUFSZ 64
 
@@ -71,7 +74,8 @@ int64_t fa_retry_after_until_wall_us(const struct fa_retry_after *ra,
  * may be negative to name a date in the past; a date outside the years
  * 0000..9999 is FA_ERANGE. Day and month names are always English (never
  * the locale's). An RFC 850 date keeps only two year digits, so it reads
- * back as meant only within 50 years of now. When @until_wall_us is not
+ * back as meant only within 50 years of now: beyond 49 years either way
+ * (FA_RA_RFC850_SPAN_S) it is FA_ERANGE. When @until_wall_us is not
  * NULL it receives, on FA_OK only, the instant the emitted value names (µs
  * since epoch; for delta-seconds, now + seconds). An unknown @form or @buf
  * NULL is FA_EINVAL. On failure @buf (if any) holds "".

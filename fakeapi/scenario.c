@@ -139,6 +139,16 @@ static enum fa_rc read_retry_after(struct fa_schema *s, const cJSON *v,
 		fa_schema_leave(s, mark);
 		return rc;
 	}
+	if (r->ra_form == FA_RA_RFC850 && (r->ra_seconds > FA_RA_RFC850_SPAN_S ||
+					   r->ra_seconds < -FA_RA_RFC850_SPAN_S)) {
+		mark = fa_schema_enter(s, "seconds");
+		rc = fa_schema_fail_got(s, got[RA_SECONDS],
+					"integer -%lld..%lld for rfc850 (a two-digit year "
+					"names another century beyond 49 years)",
+					FA_RA_RFC850_SPAN_S, FA_RA_RFC850_SPAN_S);
+		fa_schema_leave(s, mark);
+		return rc;
+	}
 	if (r->ra_form == FA_RA_DELTA && r->ra_seconds < 0) {
 		mark = fa_schema_enter(s, "seconds");
 		rc = fa_schema_fail_got(s, got[RA_SECONDS],

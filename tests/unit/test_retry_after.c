@@ -362,12 +362,32 @@ static void format_rejects_bad_arguments(void)
 	CU_ASSERT_STRING_EQUAL(fa_retry_after_form_str((enum fa_ra_form)9), "unknown");
 }
 
+static void retry_after__rfc850_refuses_dates_a_reader_would_put_in_another_century(void)
+{
+	char buf[FA_RA_BUFSZ];
+	int64_t now = 1764493200LL * 1000000; /* 2025-11-30 */
+
+	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_RFC850, FA_RA_RFC850_SPAN_S, now, buf,
+					      sizeof(buf), NULL), FA_OK);
+	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_RFC850, -FA_RA_RFC850_SPAN_S, now, buf,
+					      sizeof(buf), NULL), FA_OK);
+	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_RFC850, FA_RA_RFC850_SPAN_S + 1, now, buf,
+					      sizeof(buf), NULL), FA_ERANGE);
+	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_RFC850, -FA_RA_RFC850_SPAN_S - 1, now, buf,
+					      sizeof(buf), NULL), FA_ERANGE);
+	/* the other date forms carry four digits and go on */
+	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_IMF_FIXDATE, FA_RA_RFC850_SPAN_S + 1, now,
+					      buf, sizeof(buf), NULL), FA_OK);
+}
+
 void test_retry_after_register(void)
 {
 	CU_pSuite s = CU_add_suite("retry_after", NULL, NULL);
 
 	if (s == NULL)
 		return;
+	CU_add_test(s, "retry_after__rfc850_refuses_dates_a_reader_would_put_in_another_century",
+		    retry_after__rfc850_refuses_dates_a_reader_would_put_in_another_century);
 	CU_add_test(s, "retry_after__form_names_round_trip", form_names_round_trip);
 	CU_add_test(s, "retry_after__parses_delta_seconds", parses_delta_seconds);
 	CU_add_test(s, "retry_after__rejects_huge_delta_as_range",

@@ -102,7 +102,7 @@ bench: deps
 
 lint:
 	@! git grep -nE '\b(strcpy|strcat|sprintf|vsprintf|strtok|atoi|atol|gets)[[:space:]]*\(' -- '*.c' '*.h' \
-		|| { echo "lint: banned calls above (STYLE.md)"; exit 1; }
+		|| { echo "lint: banned calls above (docs/internals.md, Style)"; exit 1; }
 	@ci/check-symbols $(BUILD)/libfakeapi.a $(HX_OBJ)
 
 fmt:

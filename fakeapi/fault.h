@@ -11,7 +11,7 @@
 /*
  * The journal's `fault` vocabulary: what was done with one attempt. Only
  * respond and delay come from a scenario's response entries so far; the
- * others are the provider's own answers (DESIGN.md lists the faults still
+ * others are the provider's own answers (docs/internals.md lists the faults still
  * to come: drops before and after commit, resets, partial and slow
  * bodies, streams, malformed answers).
  */

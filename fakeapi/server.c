@@ -372,7 +372,7 @@ enum fa_rc fa_server_start(struct fa_provider *p,
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->wake, &ca);
 	pthread_condattr_destroy(&ca);
-	/* Thread pool + epoll: DESIGN.md records why single-thread epoll and
+	/* Thread pool + epoll: docs/internals.md records why single-thread epoll and
 	 * select modes are not used; the load test guards this choice. */
 	s->d = MHD_start_daemon(flags, (uint16_t)opts->port, NULL, NULL,
 				access_handler, s,

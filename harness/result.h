@@ -104,7 +104,7 @@ struct hx_run_result {
 	size_t n_scenarios;
 	int level;                           /* 0..4 reached */
 	int min_level;                       /* --min-level, 0 = none */
-	int exit_code;                       /* 0, 1 or 2 as DESIGN.md says */
+	int exit_code;                       /* 0, 1 or 2 as docs/checks.md says */
 };
 
 /* Release what @r owns. NULL accepted. */

@@ -129,7 +129,7 @@ static enum next on_line(struct tasks *ts, struct ref_registry *reg, const char 
 	if (strspn(line, " \t\r\n") == len)
 		return GO_ON;
 	/* cJSON_Parse keeps its error position in a global; the WithLengthOpts
-	 * form hands it back instead (STYLE.md). */
+	 * form hands it back instead (docs/internals.md, Errors). */
 	msg = cJSON_ParseWithLengthOpts(line, len, &end, 0);
 	if (msg == NULL) {
 		char m[64];

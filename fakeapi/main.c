@@ -31,7 +31,7 @@ static const char usage[] =
 	"  -j, --journal FILE    also write the hash-chained JSONL journal to FILE;\n"
 	"                        `-` streams it to stdout after the first line\n"
 	"  -t, --threads N       server threads, 2..64 (default 4)\n"
-	"      --seed N          seed for random choices (default 1)\n"
+	"      --seed N          seed for random choices, 0..2^53-1 (default 1)\n"
 	"\n"
 	"verify-journal FILE checks a JSONL journal's hash chain and prints the\n"
 	"line count and head; exit 1 names the first broken line.\n"
@@ -92,6 +92,7 @@ int main(int argc, char **argv)
 	struct fa_server *srv = NULL;
 	struct fa_err err = { 0 };
 	sigset_t set;
+	enum fa_rc rc;
 	int sig, opt, status = 2;
 
 	fa_log_init();
@@ -115,8 +116,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'S':
-			if (!parse_uint(optarg, 0, UINT64_MAX, &seed)) {
-				fprintf(stderr, "fakeapi: --seed: expected a non-negative integer, got \"%s\"\n", optarg);
+			if (!parse_uint(optarg, 0, 9007199254740991ULL, &seed)) {
+				fprintf(stderr, "fakeapi: --seed: expected an integer 0..2^53-1, got \"%s\"\n", optarg);
 				return 2;
 			}
 			break;
@@ -149,11 +150,12 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	p = fa_provider_new(sc, journal, seed, fa_clock_mono_us());
-	if (fa_server_start(p, &(struct fa_server_opts){ .bind = bind, .port = (unsigned)port,
-							 .threads = (unsigned)threads },
-			    &srv, &err) != FA_OK) {
+	rc = fa_server_start(p, &(struct fa_server_opts){ .bind = bind, .port = (unsigned)port,
+							  .threads = (unsigned)threads },
+			     &srv, &err);
+	if (rc != FA_OK) {
 		fprintf(stderr, "fakeapi: %s\n", err.msg);
-		status = 1;
+		status = rc == FA_EINVAL ? 2 : 1; /* a bad --bind is a usage error */
 		goto out;
 	}
 	printf("listening http://%s%s%s:%u\n", strchr(bind, ':') ? "[" : "", bind,

@@ -350,6 +350,8 @@ enum fa_rc fa_server_start(struct fa_provider *p,
 	enum fa_rc rc = FA_EIO;
 
 	*out = NULL;
+	if (strcmp(bind, "localhost") == 0)
+		bind = "127.0.0.1"; /* the loopback name needs no resolver */
 	if (inet_pton(AF_INET, bind, &sin.sin_addr) == 1) {
 		sin.sin_port = htons((uint16_t)opts->port);
 	} else if (inet_pton(AF_INET6, bind, &sin6.sin6_addr) == 1) {

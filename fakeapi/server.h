@@ -11,7 +11,7 @@
 
 /* How to listen. */
 struct fa_server_opts {
-	const char *bind;  /* IPv4 address, default "127.0.0.1" when NULL */
+	const char *bind;  /* IPv4 or IPv6 address or "localhost"; NULL = "127.0.0.1" */
 	unsigned port;     /* 0 = an ephemeral port */
 	unsigned threads;  /* thread-pool size, >= 2; 0 = default (4) */
 };

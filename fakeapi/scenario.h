@@ -30,6 +30,24 @@ enum fa_scope_kind {
 	FA_SCOPE_KEY,      /* scope "key:<key id>" */
 };
 
+/*
+ * What happens to the connection instead of (or around) a plain answer
+ * ($.routes[i].responses[j].fault). On a route with an effect, every
+ * fault but FA_RESP_DROP_BEFORE_COMMIT and FA_RESP_CLOSE_IDLE commits the
+ * side effect first: the client cannot know whether its write happened.
+ */
+enum fa_resp_fault {
+	FA_RESP_RESPOND = 0,        /* "respond": the scripted answer (default) */
+	FA_RESP_DROP_BEFORE_COMMIT, /* "drop_before_commit": close with a clean EOF, nothing committed */
+	FA_RESP_DROP_AFTER_COMMIT,  /* "drop_after_commit": commit, then close with a clean EOF, no response */
+	FA_RESP_RESET,              /* "reset": commit, then a true TCP RST, no response */
+	FA_RESP_PARTIAL_BODY,       /* "partial_body": commit, send the headers and the first
+	                               fault_bytes of the body (Content-Length of the whole), close */
+	FA_RESP_CLOSE_IDLE,         /* "close_idle": on a reused keep-alive connection, close it
+	                               when this request arrives, before reading it further and
+	                               without committing; on a fresh connection, answer as respond */
+};
+
 /* One entry of a response sequence ($.routes[i].responses[j]), or the
  * provider's during_pause answer. */
 struct fa_response_spec {
@@ -41,7 +59,20 @@ struct fa_response_spec {
 	bool has_retry_after;       /* "retry_after" given: the provider writes the header */
 	enum fa_ra_form ra_form;    /* its form */
 	int64_t ra_seconds;         /* pause asked, s; negative only for date forms (a past date) */
-	int delay_ms;               /* wait before the headers go out, 0..600000 ms */
+	int delay_ms;               /* wait before the headers go out, 0..600000 ms; on an
+	                               effect route the commit happens before the wait */
+	enum fa_resp_fault fault;   /* "fault", default FA_RESP_RESPOND */
+	int fault_bytes;            /* partial_body: body bytes sent, 0..1048576; -1 = half */
+	bool hold;                  /* "hold": after the commit, keep the answer (suspended)
+	                               until the harness releases it (fa_server_release) or
+	                               hold_ms passes, then apply the fault */
+	int hold_ms;                /* longest hold, 1..600000 ms, default 60000 */
+};
+
+/* The side effect a route has ($.routes[i].effect). */
+enum fa_effect {
+	FA_EFFECT_NONE = 0, /* a read: nothing is stored */
+	FA_EFFECT_CREATE,   /* "create": a 2xx answer (or a committing fault) stores a record */
 };
 
 /* One route ($.routes[i]). */
@@ -53,6 +84,29 @@ struct fa_route_spec {
 	enum fa_cursor_kind cursor;          /* default FA_CURSOR_SHARED */
 	struct fa_response_spec *responses;  /* owned, n_responses >= 1 */
 	size_t n_responses;
+	enum fa_effect effect;               /* "effect", default FA_EFFECT_NONE */
+	char *client_reference_field;        /* "client_reference_field": top-level body member
+	                                        holding the client's reference; default
+	                                        "client_reference" on an effect route, else NULL */
+};
+
+/* Which idempotency contract the provider follows ($.provider.idempotency). */
+enum fa_idem_profile {
+	FA_IDEM_NONE = 0, /* no idempotency support: Idempotency-Key is ignored */
+	FA_IDEM_PAYMENT,  /* "payment": as the large payment APIs: a replay carries
+	                     Idempotent-Replayed: true; 429s, validation failures and
+	                     in-flight conflicts are never stored */
+	FA_IDEM_IETF,     /* "ietf": the IETF Idempotency-Key draft: 400 when a required
+	                     key is missing, 422 on reuse with another body, 409 in flight */
+};
+
+/* $.provider.idempotency and $.provider.reconciliation. */
+struct fa_store_spec {
+	enum fa_idem_profile profile; /* default FA_IDEM_NONE (no "idempotency" object) */
+	int retention_s;              /* how long a key is remembered, 1..31536000, default 86400 */
+	bool key_required;            /* ietf: a write without a key is 400 (default false) */
+	bool by_client_reference;     /* GET /v1/records?client_reference=R exists (default true) */
+	bool by_operation;            /* GET /v1/operations/{idempotency_key} exists (default true) */
 };
 
 /* An API key the provider accepts ($.provider.keys.<id>). */
@@ -92,11 +146,18 @@ enum fa_event_on {
 struct fa_event_spec {
 	int64_t at_ms;          /* >= 0: fire this long after the scenario starts; -1: "after" trigger */
 	char *after_task;       /* "after": the task whose attempt triggers it */
-	int after_status;       /* "after": the status that attempt got, 100..599 */
+	int after_status;       /* "after": the status that attempt got, 100..599; 0 with after_held */
+	bool after_held;        /* "after": {"task", "held": true}: fires when the provider holds
+	                           an answer to that task (a response with "hold") */
 	enum fa_event_on on;    /* "after": which side must have seen it */
 	int plus_ms;            /* delay after the trigger, 0..600000 ms */
-	char **send;            /* owned task ids to start, n_send >= 1 */
+	char **send;            /* owned task ids to start, n_send >= 0 (>= 1 unless kill) */
 	size_t n_send;
+	bool kill;              /* "kill": true: SIGKILL the client's process group and reap it */
+	bool restart;           /* "restart": true (needs kill): then release the held answers
+	                           (their faults go ahead) and start the client again with the
+	                           same CLIENT_STATE_DIR; stdio mode re-sends every task that has
+	                           no result yet */
 };
 
 /* The $.harness block. */
@@ -121,6 +182,7 @@ struct fa_scenario {
 	char **users;                 /* every user named by a key, sorted, unique */
 	size_t n_users;
 	enum fa_scope_kind scope;     /* $.provider.scope, default FA_SCOPE_USER */
+	struct fa_store_spec store;   /* idempotency and reconciliation reads */
 	bool has_during_pause;        /* $.provider.during_pause given */
 	struct fa_response_spec during_pause; /* answer to a request that arrives inside
 	                                         an announced pause of its scope (times unused) */

@@ -30,6 +30,21 @@ enum fa_rc fa_server_start(struct fa_provider *p,
 /* The port actually bound (useful with port 0). */
 unsigned fa_server_port(const struct fa_server *s);
 
+/*
+ * Answers held by a response with "hold" (scenario-format: the provider
+ * has committed the write and keeps the answer): how many are held now for
+ * task @task (the attempt's fa_task; NULL = any task). Thread-safe.
+ */
+size_t fa_server_held(struct fa_server *s, const char *task);
+
+/*
+ * Let the held answers of @task (NULL = all) go ahead now: each applies its
+ * fault (drop, reset, ...) or answers. Returns how many were released.
+ * Thread-safe. Used by the harness to kill a client while its write is
+ * committed but unanswered, and only then break the connection.
+ */
+size_t fa_server_release(struct fa_server *s, const char *task);
+
 /* Resume every held connection, stop the daemon, join its threads; every
  * attempt has reached the journal when it returns. NULL accepted. */
 void fa_server_stop(struct fa_server *s);

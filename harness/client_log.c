@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,66 @@ void hx_client_log_task(struct hx_client_log *l, const char *id)
 	}
 	l->has_result[l->n_tasks] = false;
 	l->tasks[l->n_tasks++] = fa_xstrdup(id);
+}
+
+/* Length of the valid UTF-8 sequence at @p (@n bytes left), its code
+ * point in *@cp; 0 when the bytes there are not UTF-8. */
+static size_t utf8_seq(const unsigned char *p, size_t n, uint32_t *cp)
+{
+	size_t len;
+	uint32_t c;
+
+	if (p[0] < 0x80) {
+		*cp = p[0];
+		return 1;
+	}
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+		len = 2;
+		c = p[0] & 0x1f;
+	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		len = 3;
+		c = p[0] & 0x0f;
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		len = 4;
+		c = p[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (p[i] & 0x3f);
+	}
+	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+char *hx_client_log_plain(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char *out = fa_xmalloc(len + 1), *o = out;
+	size_t at = 0;
+
+	while (at < len) {
+		uint32_t cp = 0;
+		size_t n = utf8_seq(p + at, len - at, &cp);
+
+		if (n == 0 || cp < 0x20 || cp == 0x7f) {
+			*o++ = '?';
+			at += n ? n : 1;
+			continue;
+		}
+		memcpy(o, p + at, n);
+		o += n;
+		at += n;
+	}
+	*o = '\0';
+	return out;
 }
 
 /* The first EXCERPT bytes of a line, "..." when there is more. */

@@ -81,6 +81,15 @@ void hx_client_log_error(struct hx_client_log *l, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
+ * A copy of the @len bytes at @s (what a client printed: a stderr line,
+ * say) safe to print on a terminal: each control character (below 0x20,
+ * and 0x7f: ESC and its escape sequences among them) and each byte that
+ * is not part of valid UTF-8 becomes '?', as the text report shows them.
+ * Returns a new string the caller frees.
+ */
+char *hx_client_log_plain(const char *s, size_t len);
+
+/*
  * Move the hello, the messages and the protocol errors (one more entry,
  * "N more protocol errors not listed", when some were only counted) into
  * @out's hello, msgs and protocol_errors, which must be empty. @l keeps

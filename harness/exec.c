@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -105,31 +106,35 @@ static size_t env_name_len(const char *entry)
 	return eq ? (size_t)(eq - entry) : strlen(entry);
 }
 
-/* The harness's environment with @extra's names replaced by @extra's
- * entries. The array is the caller's to free; the strings stay borrowed. */
-static char **merge_env(const char *const *extra)
+char **hx_exec_env(const char *const *extra, const char *mark)
 {
 	size_t n_own = 0, n_extra = 0, k = 0;
+	const char **add;
 	char **env;
 
 	while (environ != NULL && environ[n_own] != NULL)
 		n_own++;
 	while (extra != NULL && extra[n_extra] != NULL)
 		n_extra++;
+	add = fa_xcalloc(n_extra + 2, sizeof(*add));
+	for (size_t j = 0; j < n_extra; j++)
+		add[j] = extra[j];
+	if (mark != NULL)
+		add[n_extra++] = mark;
 	env = fa_xcalloc(n_own + n_extra + 1, sizeof(*env));
-	for (size_t i = 0; i < n_own; i++) {
-		size_t len = env_name_len(environ[i]);
+	for (size_t i = 0; i < n_own + n_extra; i++) {
+		const char *e = i < n_own ? environ[i] : add[i - n_own];
+		size_t len = env_name_len(e);
 		bool replaced = false;
 
-		for (size_t j = 0; j < n_extra && !replaced; j++)
-			replaced = env_name_len(extra[j]) == len &&
-				   strncmp(extra[j], environ[i], len) == 0;
+		/* a later entry of the same name wins */
+		for (size_t j = i < n_own ? 0 : i - n_own + 1; j < n_extra && !replaced; j++)
+			replaced = env_name_len(add[j]) == len && strncmp(add[j], e, len) == 0;
 		if (!replaced)
-			env[k++] = environ[i];
+			env[k++] = (char *)e;
 	}
-	for (size_t j = 0; j < n_extra; j++)
-		env[k++] = (char *)extra[j];
 	env[k] = NULL;
+	free(add);
 	return env;
 }
 
@@ -183,15 +188,21 @@ enum fa_rc hx_exec_start(struct hx_exec_proc *p, const struct hx_exec_spec *spec
 			 struct fa_err *err)
 {
 	char *argv[] = { "sh", "-c", (char *)spec->cmd, NULL };
-	char **envp = merge_env(spec->env);
+	char mark[sizeof(HX_STRAY_ENV) + HX_STRAY_NONCE_LEN + 1];
+	char **envp = NULL;
 	enum fa_rc rc = FA_EIO;
 	pid_t pid;
 
 	memset(p, 0, sizeof(*p));
 	p->exit_code = -1;
+	hx_stray_nonce(p->marker);
+	snprintf(mark, sizeof(mark), "%s=%s", HX_STRAY_ENV, p->marker);
+	envp = hx_exec_env(spec->env, mark);
 	pid = fork();
 	if (pid < 0) {
 		fa_err_set(err, "cannot start client: fork: %s", strerror(errno));
+		memset(p, 0, sizeof(*p));
+		p->exit_code = -1;
 		goto out;
 	}
 	if (pid == 0)
@@ -211,15 +222,18 @@ out:
 	return rc;
 }
 
-/* Reap the exited leader, after killing what is left of its group. The
- * leader is still a zombie here, so its pid, which names the group, cannot
- * have been reused. */
+/* Reap the exited leader, after killing what is left of its group and
+ * what left the group but carries the client's marker (hx_stray_kill;
+ * the group's orphans, adopted by a subreaper harness, are reaped there).
+ * The leader is still a zombie until the end, so its pid, which names the
+ * group, cannot have been reused meanwhile. */
 static void reap(struct hx_exec_proc *p)
 {
 	int status = 0;
 	pid_t got;
 
 	kill(-p->pid, SIGKILL);
+	hx_stray_kill(p->marker[0] != '\0' ? p->marker : NULL, p->pid);
 	do
 		got = waitpid(p->pid, &status, 0);
 	while (got < 0 && errno == EINTR);
@@ -248,9 +262,11 @@ bool hx_exec_poll(struct hx_exec_proc *p, int64_t now_us)
 			return true;
 		}
 	} else if (errno == ECHILD) {
-		/* not ours any more; nothing to wait for */
+		/* not ours any more; nothing to wait for but what it left */
 		p->running = false;
 		p->t_exit_us = fa_clock_mono_us();
+		if (p->marker[0] != '\0')
+			hx_stray_kill(p->marker, 0); /* its pid may name another group now */
 		return true;
 	}
 	if (p->deadline_us > 0 && now_us >= p->deadline_us && p->t_term_us == 0)

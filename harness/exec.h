@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "rc.h"
+#include "stray.h"
 
 /* Grace between SIGTERM and SIGKILL when a client is stopped, µs. */
 #define HX_EXEC_KILL_GRACE_US 1000000
@@ -41,6 +42,15 @@ char *hx_exec_expand(const char *tmpl, const struct hx_exec_vars *v);
  */
 char *hx_exec_task_url(const char *base, const char *path, const char *task_id);
 
+/*
+ * A client's environment: the harness's own, with the names of @extra's
+ * "NAME=value" entries (NULL-terminated, or NULL), then @mark's (one entry,
+ * or NULL), replaced by those entries; a later one wins. Returns a
+ * NULL-terminated array the caller frees; its strings stay borrowed from
+ * environ, @extra and @mark. Allocates: call it before fork().
+ */
+char **hx_exec_env(const char *const *extra, const char *mark);
+
 /* How to start one client process. All pointers borrowed for the call. */
 struct hx_exec_spec {
 	const char *cmd;          /* run as /bin/sh -c CMD */
@@ -63,6 +73,7 @@ struct hx_exec_proc {
 	int exit_code;        /* exit status 0..255; -1 when killed by a signal or not run */
 	int term_signal;      /* the signal that killed it; 0 = none */
 	bool timed_out;       /* stopped by the timeout or by hx_exec_stop() */
+	char marker[HX_STRAY_NONCE_LEN + 1]; /* its HX_STRAY_ENV value; "" = none */
 };
 
 /*
@@ -70,7 +81,8 @@ struct hx_exec_proc {
  * process group (set by both sides, so a signal sent right after the
  * return reaches it), gets stdin from /dev/null, stdout and stderr into
  * the files, the default signal dispositions and mask, no descriptor above
- * 2, and execs /bin/sh (a command that cannot run makes the shell exit
+ * 2, HX_STRAY_ENV=<a fresh marker> (kept in @p->marker) in its environment,
+ * and execs /bin/sh (a command that cannot run makes the shell exit
  * 127). Thread-safe: nothing allocates after the fork. On FA_OK @p is
  * running; on failure (FA_EIO with "cannot start client: fork: reason")
  * @p is zeroed with exit_code -1.
@@ -83,8 +95,12 @@ enum fa_rc hx_exec_start(struct hx_exec_proc *p, const struct hx_exec_spec *spec
  * deadline send SIGTERM to the group and mark it timed out, SIGKILL the
  * group HX_EXEC_KILL_GRACE_US later; when the leader has exited, SIGKILL
  * whatever is left of its group (a backgrounded child must not send
- * attempts into the next scenario) and reap the leader by its pid.
- * Returns true once the process is reaped (or was never started).
+ * attempts into the next scenario), reap the leader by its pid, kill
+ * every process that left the group but still carries @p->marker
+ * (hx_stray_kill: setsid, double fork) and reap the group's members that
+ * are the harness's children (a subreaper's orphans) by their group.
+ * Returns true once the process is reaped (or was never started); the
+ * call that reaps may block while strays die (HX_STRAY_SWEEP_US at most).
  */
 bool hx_exec_poll(struct hx_exec_proc *p, int64_t now_us);
 

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -10,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
+#include "client_log.h"
 #include "clock.h"
 #include "exec.h"
 #include "log.h"
@@ -21,6 +24,7 @@
 #include "result.h"
 #include "run.h"
 #include "scenario.h"
+#include "stray.h"
 
 #define PROG "fakeapi-harness"
 
@@ -74,14 +78,21 @@ static const char usage_text[] =
 	"    timeout gets SIGTERM, then SIGKILL one second later; whatever is\n"
 	"    left of its process group when it exits is killed.\n"
 	"\n"
+	"    Leaving the process group does not help: every client process\n"
+	"    carries FAKEAPI_CLIENT_NONCE (a random marker) in its environment,\n"
+	"    and when the client ends, every process still carrying its marker\n"
+	"    (setsid, a double fork) is killed too.\n"
+	"\n"
 	"    A task's timeout is its timeout_s, else its budget's max_wait_s +\n"
 	"    15 s, else the scenario's timeout_s. The client's environment gets\n"
 	"    FAKEAPI_URL (base URL), FAKEAPI_KEY (an API key: use it from the\n"
 	"    environment, never put it in a command line; in exec mode the\n"
 	"    task's own), FAKEAPI_KEY_<ID> for every key of the scenario (stdio\n"
 	"    mode; a task line names its variable), FAKEAPI_TASK and\n"
-	"    FAKEAPI_METHOD (exec mode) and CLIENT_STATE_DIR (a fresh folder per\n"
-	"    scenario).\n"
+	"    FAKEAPI_METHOD (exec mode), CLIENT_STATE_DIR (a fresh folder per\n"
+	"    scenario) and FAKEAPI_CLIENT_NONCE (above). The provider answers\n"
+	"    no /_fakeapi/ endpoint to the client: such a request is an attempt\n"
+	"    like any other.\n"
 	"\n"
 	"OPTIONS\n"
 	"    --client COMMAND\n"
@@ -92,11 +103,13 @@ static const char usage_text[] =
 	"        --exec 'curl -sS -f --retry 4 -H \"Authorization: Bearer $FAKEAPI_KEY\" {url}'\n"
 	"        Give --client or --exec, not both.\n"
 	"    --report-json FILE\n"
-	"        Also write the JSON report to FILE (\"-\" = stdout, which then\n"
-	"        replaces the text report).\n"
+	"        Also write the JSON report to FILE (\"-\" = stdout; the text\n"
+	"        report then goes to stderr).\n"
 	"    --junit FILE\n"
 	"        Also write JUnit XML: a testsuite per scenario, a testcase per\n"
-	"        check (\"-\" = stdout, as above).\n"
+	"        check (\"-\" = stdout, as above; not with --report-json -).\n"
+	"        Each report's folder must exist and be writable: that is\n"
+	"        checked before any scenario runs.\n"
 	"    --min-level L1|L2|L3|L4\n"
 	"        Exit 1 unless the client reaches this level.\n"
 	"    --seed N\n"
@@ -119,7 +132,9 @@ static const char usage_text[] =
 	"       asked with --min-level was reached)\n"
 	"    1  a check failed, none passed, or the level was not reached\n"
 	"    2  usage, scenario or client-start error (no hello, a protocol\n"
-	"       version the harness does not know); the message names the cause\n"
+	"       version the harness does not know), a report that cannot be\n"
+	"       written, or the run was interrupted (SIGINT, SIGTERM: the\n"
+	"       scenarios cut short are not graded); the message names the cause\n"
 	"\n"
 	"ENVIRONMENT\n"
 	"    FAKEAPI_SCENARIOS  folder holding five-step/suite.json, the default\n"
@@ -257,7 +272,46 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	if (c->client_cmd != NULL && c->exec_template != NULL)
 		return usage_error("--client and --exec: one client at a time, "
 				   "stdio or exec");
+	if (c->report_json != NULL && c->junit != NULL && strcmp(c->report_json, "-") == 0 &&
+	    strcmp(c->junit, "-") == 0)
+		return usage_error("--report-json - and --junit -: one report on stdout "
+				   "at a time, give the other a file");
 	return -1;
+}
+
+/* Whether a report can be written at @path ("-" always can): an existing
+ * file we may write, or a new one in a folder that exists and takes files.
+ * Says why not on stderr, naming the option @opt. Checked before the run,
+ * so that a typo costs no suite run. */
+static bool report_writable(const char *opt, const char *path)
+{
+	struct stat st;
+	char *copy, *dir;
+	int e = 0;
+
+	if (strcmp(path, "-") == 0)
+		return true;
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			e = EISDIR;
+		else if (access(path, W_OK) != 0)
+			e = errno;
+	} else if (errno != ENOENT) {
+		e = errno;
+	} else {
+		copy = fa_xstrdup(path);
+		dir = dirname(copy);
+		if (stat(dir, &st) != 0)
+			e = errno;
+		else if (!S_ISDIR(st.st_mode))
+			e = ENOTDIR;
+		else if (access(dir, W_OK | X_OK) != 0)
+			e = errno;
+		free(copy);
+	}
+	if (e != 0)
+		fprintf(stderr, PROG ": %s: cannot write %s: %s\n", opt, path, strerror(e));
+	return e == 0;
 }
 
 static bool readable(const char *path)
@@ -340,6 +394,16 @@ static void catch_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
+/* Print a scenario's error; a client's words in it are already plain, the
+ * rest (file names) is made so too. */
+static void print_error(const char *msg)
+{
+	char *plain = hx_client_log_plain(msg, strlen(msg));
+
+	fprintf(stderr, PROG ": %s\n", plain);
+	free(plain);
+}
+
 /* Run the suite at @path; returns the exit code. */
 static int run(const struct cli *c, const char *path)
 {
@@ -373,11 +437,13 @@ static int run(const struct cli *c, const char *path)
 	}
 	for (size_t i = 0; i < res.n_scenarios; i++)
 		if (res.scenarios[i].error != NULL)
-			fprintf(stderr, PROG ": %s\n", res.scenarios[i].error);
-	if (!to_stdout)
-		hx_report_text(stdout, &res);
+			print_error(res.scenarios[i].error);
+	if (res.interrupted)
+		fputs(PROG ": interrupted\n", stderr);
+	/* a machine report on stdout keeps stdout to itself */
+	hx_report_text(to_stdout ? stderr : stdout, &res);
 	fflush(stdout);
-	code = res.exit_code;
+	code = res.interrupted ? 2 : res.exit_code;
 	if (c->report_json != NULL &&
 	    hx_report_json(c->report_json, &res, &err) != FA_OK) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
@@ -397,6 +463,7 @@ out:
 int main(int argc, char **argv)
 {
 	struct cli c = { .jobs = 2 };
+	struct fa_err err = { { 0 } };
 	char *path = NULL, *client = NULL;
 	int code;
 
@@ -416,6 +483,9 @@ int main(int argc, char **argv)
 	code = parse_args(argc - 1, argv + 1, &c);
 	if (code >= 0)
 		return code;
+	if ((c.report_json != NULL && !report_writable("--report-json", c.report_json)) ||
+	    (c.junit != NULL && !report_writable("--junit", c.junit)))
+		return 2;
 	if (c.exec_template == NULL && c.client_cmd == NULL) {
 		client = default_client();
 		if (client == NULL) {
@@ -441,6 +511,9 @@ int main(int argc, char **argv)
 		}
 	}
 	catch_signals();
+	/* orphans of the clients come to us, to be found and reaped */
+	if (hx_stray_subreaper(&err) != FA_OK)
+		FA_LOG(FA_LOG_WARN, "harness", "event=no_subreaper reason=\"%s\"", err.msg);
 	code = run(&c, path);
 	free(path);
 	free(client);

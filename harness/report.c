@@ -104,6 +104,8 @@ static char *exit_reason(const struct hx_run_result *r)
 	case 0:
 		return fa_xstrdup("no required check failed and at least one passed");
 	case 2:
+		if (r->interrupted)
+			return fa_xstrdup("interrupted");
 		return fa_xasprintf("%zu scenario%s could not run", t.broken,
 				    t.broken == 1 ? "" : "s");
 	default:
@@ -242,12 +244,15 @@ static const struct fa_attempt *attempt_by_seq(const struct hx_scenario_result *
 	return NULL;
 }
 
+/* Attempts naming no task of the scenario, as the checks count them
+ * (docs/checks.md, "unattributed"). */
 static size_t unattributed(const struct hx_scenario_result *s)
 {
 	size_t i, n = 0;
 
 	for (i = 0; i < s->n_attempts; i++)
-		if (s->attempts[i].task == NULL)
+		if (s->attempts[i].task == NULL ||
+		    (s->sc != NULL && fa_scenario_task(s->sc, s->attempts[i].task) == NULL))
 			n++;
 	return n;
 }
@@ -255,15 +260,20 @@ static size_t unattributed(const struct hx_scenario_result *s)
 /* The compact journal line of @a, raw bytes included; owned by the caller. */
 static char *attempt_line(const struct fa_attempt *a)
 {
-	char status[16], pause[48];
+	char status[16], pause[80];
 	bool show_fault = a->fault != NULL && strcmp(a->fault, "respond") != 0;
+	int64_t sent = a->t_response_us >= 0 ? a->t_response_us : a->t_arrival_us;
 
 	if (a->status != 0)
 		snprintf(status, sizeof(status), "%d", a->status);
 	else
 		snprintf(status, sizeof(status), "none");
 	pause[0] = '\0';
-	if (a->retry_after != NULL && a->pause_until_us != -1)
+	/* a date already past (clock skew) names an instant before the answer */
+	if (a->retry_after != NULL && a->pause_until_us != -1 && a->pause_until_us < sent)
+		snprintf(pause, sizeof(pause), " (names %+.1f ms: in the past)",
+			 (double)a->pause_until_us / 1000.0);
+	else if (a->retry_after != NULL && a->pause_until_us != -1)
 		snprintf(pause, sizeof(pause), " (until +%.1f ms)",
 			 (double)a->pause_until_us / 1000.0);
 	return fa_xasprintf(
@@ -292,6 +302,17 @@ static const char *suite_id(const struct hx_run_result *r)
 	return r->suite && r->suite->id ? r->suite->id : "?";
 }
 
+/* "killed by signal 9 (SIGKILL)" */
+static void put_signal(FILE *out, int sig)
+{
+	const char *name = sigabbrev_np(sig);
+
+	if (name != NULL)
+		fprintf(out, "killed by signal %d (SIG%s)", sig, name);
+	else
+		fprintf(out, "killed by signal %d", sig);
+}
+
 static void text_task(FILE *out, enum hx_mode mode, const struct hx_task_run *t)
 {
 	fputs("  task ", out);
@@ -307,6 +328,9 @@ static void text_task(FILE *out, enum hx_mode mode, const struct hx_task_run *t)
 			put_plain(out, t->outcome);
 		}
 		fputc(')', out);
+	} else if (t->timed_out && t->term_signal > 0) {
+		fputs("timed out, ", out);
+		put_signal(out, t->term_signal);
 	} else if (t->timed_out) {
 		fputs("timed out (killed)", out);
 	} else if (t->outcome != NULL) {
@@ -314,6 +338,10 @@ static void text_task(FILE *out, enum hx_mode mode, const struct hx_task_run *t)
 		put_plain(out, t->outcome);
 	} else if (!t->sent) {
 		fputs("not sent", out);
+	} else if (t->term_signal > 0) {
+		put_signal(out, t->term_signal);
+	} else if (mode == HX_MODE_STDIO) {
+		fputs("no result", out);
 	} else if (t->exit_code < 0) {
 		fputs("no exit status", out);
 	} else {
@@ -462,7 +490,7 @@ void hx_report_text(FILE *out, const struct hx_run_result *r)
 		}
 		fprintf(out, "  attempts seen: %zu", s->n_attempts);
 		if (n_un > 0)
-			fprintf(out, " (%zu unattributed, ignored by the checks)", n_un);
+			fprintf(out, " (%zu unattributed: no budget accounts for them)", n_un);
 		fprintf(out, ", %.3f s\n", (double)s->duration_us / 1e6);
 		for (j = 0; j < s->n_tasks; j++)
 			text_task(out, r->mode, &s->tasks[j]);
@@ -598,6 +626,10 @@ static cJSON *json_scenario(const struct hx_scenario_result *s)
 			cJSON_AddNumberToObject(item, "exit_code", t->exit_code);
 		else
 			cJSON_AddNullToObject(item, "exit_code");
+		if (t->term_signal > 0)
+			cJSON_AddNumberToObject(item, "signal", t->term_signal);
+		else
+			cJSON_AddNullToObject(item, "signal");
 		cJSON_AddBoolToObject(item, "timed_out", t->timed_out);
 		cJSON_AddNumberToObject(item, "attempts",
 					(double)task_attempts(s, t->spec ? t->spec->id : NULL));

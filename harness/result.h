@@ -29,6 +29,8 @@ struct hx_task_run {
 	                                    its result line was read); -1 */
 	int exit_code;                   /* exit status (stdio mode: from the outcome);
 	                                    -1 when killed, not run or no result */
+	int term_signal;                 /* exec mode: the signal that killed the client
+	                                    (exit_code is then -1); 0 = none */
 	bool timed_out;                  /* killed by the per-task or per-scenario timeout;
 	                                    stdio mode: no result before its deadline */
 	char *error;                     /* owned: client could not start, ...; NULL */
@@ -105,6 +107,7 @@ struct hx_run_result {
 	int level;                           /* 0..4 reached */
 	int min_level;                       /* --min-level, 0 = none */
 	int exit_code;                       /* 0, 1 or 2 as docs/checks.md says */
+	bool interrupted;                    /* a signal cut the run short (hx_run_interrupt) */
 };
 
 /* Release what @r owns. NULL accepted. */

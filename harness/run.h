@@ -1,4 +1,4 @@
-/* run.h -- run a suite: a provider per scenario, events, client tasks, checks. */
+/* run.h -- run a suite: its scenarios on worker threads, their results graded together. */
 #ifndef HX_RUN_H
 #define HX_RUN_H
 
@@ -17,10 +17,6 @@
  * late attempts still reach the journal, µs. */
 #define HX_RUN_SETTLE_US 300000
 
-/* Least delay of an `after` event with on: client_saw in exec mode, where
- * the harness cannot see what the client saw (DESIGN.md), ms. */
-#define HX_RUN_CLIENT_SAW_MIN_MS 200
-
 /* How to run a suite. Pointers borrowed for the call. Exactly one of
  * exec_template and client_cmd is set. */
 struct hx_run_opts {
@@ -35,11 +31,13 @@ struct hx_run_opts {
 
 /*
  * Run every scenario of @suite (borrowed; it must outlive @out) against
- * the client, opts->jobs at a time. For each: a provider and its server on
- * an ephemeral 127.0.0.1 port, a fresh state folder, the harness events
- * firing the tasks (a scenario with no events sends every task at its
- * start; a task no fired event names is recorded as not sent), HX_RUN_SETTLE_US
- * of settling, then the journal copied and every check run on it.
+ * the client, opts->jobs at a time (each as hx_scenario_run() says). For
+ * each: a provider and its server on an ephemeral 127.0.0.1 port (no
+ * admin endpoints: the client cannot reset the journal), a fresh state
+ * folder, the harness events firing the tasks (a scenario with no events
+ * sends every task at its start; a task no fired event names is recorded
+ * as not sent), HX_RUN_SETTLE_US of settling, then the journal copied and
+ * every check run on it.
  *
  * Exec mode: one client process per task (exec.h); the scenario ends when
  * every started client has exited and no event can fire any more, or at
@@ -57,8 +55,12 @@ struct hx_run_opts {
  * and the first hello into @out->hello. A client that fails to start
  * (no hello) is the scenario's error, and no further scenario starts.
  *
+ * Whatever a client leaves behind is killed when it ends, its process
+ * group and the processes carrying its marker alike (exec.h, stray.h).
+ *
  * A scenario that cannot run gets its reason in ->error and the run goes
- * on. Finally hx_check_grade() fills the level and the exit code.
+ * on. Finally hx_check_grade() fills the level and the exit code, and
+ * ->interrupted tells whether hx_run_interrupt() cut a scenario short.
  *
  * @out is filled (release with hx_run_result_release) and FA_OK returned;
  * FA_EIO/FA_EINVAL with the reason in @err only when nothing could run at
@@ -71,10 +73,16 @@ enum fa_rc hx_run_suite(const struct fa_suite *suite,
 
 /*
  * Ask a running hx_run_suite() to stop soon: running clients are stopped,
- * scenarios not started are not run, and each affected scenario gets the
- * error "interrupted". Async-signal-safe: meant for a SIGINT/SIGTERM
+ * scenarios not started are not run, each affected scenario gets the
+ * error "FILE: interrupted" (or "FILE: interrupted before it ran") and is
+ * not graded (every check n/a: "not run to the end: interrupted"; no task
+ * counts as timed out by the stop), and the result's ->interrupted is
+ * set: the exit code is 2. Async-signal-safe: meant for a SIGINT/SIGTERM
  * handler.
  */
 void hx_run_interrupt(void);
+
+/* hx_run_interrupt() was called. Thread-safe. */
+bool hx_run_interrupted(void);
 
 #endif

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,8 +15,7 @@
 #include "alloc.h"
 #include "clock.h"
 #include "exec.h"
-
-extern char **environ;
+#include "stray.h"
 
 /* How long a reaped client's stdout may stay open (held by a process that
  * left its group) before it is no longer waited for, µs. */
@@ -121,43 +121,6 @@ cJSON *hx_stdio_task_json(const struct fa_scenario *sc, const struct fa_task_spe
 
 /* ---- the process ----------------------------------------------------- */
 
-/* Length of the name part of a "NAME=value" entry. */
-static size_t env_name_len(const char *entry)
-{
-	const char *eq = strchr(entry, '=');
-
-	return eq ? (size_t)(eq - entry) : strlen(entry);
-}
-
-/* The harness's environment with @extra's names replaced by @extra's
- * entries (as exec.c builds it). The array is the caller's to free; the
- * strings stay borrowed. */
-static char **merge_env(const char *const *extra)
-{
-	size_t n_own = 0, n_extra = 0, k = 0;
-	char **env;
-
-	while (environ != NULL && environ[n_own] != NULL)
-		n_own++;
-	while (extra != NULL && extra[n_extra] != NULL)
-		n_extra++;
-	env = fa_xcalloc(n_own + n_extra + 1, sizeof(*env));
-	for (size_t i = 0; i < n_own; i++) {
-		size_t len = env_name_len(environ[i]);
-		bool replaced = false;
-
-		for (size_t j = 0; j < n_extra && !replaced; j++)
-			replaced = env_name_len(extra[j]) == len &&
-				   strncmp(extra[j], environ[i], len) == 0;
-		if (!replaced)
-			env[k++] = environ[i];
-	}
-	for (size_t j = 0; j < n_extra; j++)
-		env[k++] = (char *)extra[j];
-	env[k] = NULL;
-	return env;
-}
-
 /* The child's side: never returns. Only async-signal-safe calls: other
  * threads may hold locks we would need. */
 static void child_exec(const int fds[3], char *const argv[], char *const envp[])
@@ -204,13 +167,18 @@ enum fa_rc hx_stdio_start(const struct hx_stdio_spec *spec, struct hx_stdio **ou
 			  struct fa_err *err)
 {
 	char *argv[] = { "sh", "-c", (char *)spec->cmd, NULL };
-	char **envp = merge_env(spec->env);
+	char marker[HX_STRAY_NONCE_LEN + 1];
+	char mark[sizeof(HX_STRAY_ENV) + HX_STRAY_NONCE_LEN + 1];
+	char **envp = NULL;
 	int in[2] = { -1, -1 }, outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
 	struct hx_stdio *c = NULL;
 	enum fa_rc rc = FA_EIO;
 	pid_t pid;
 
 	*out = NULL;
+	hx_stray_nonce(marker);
+	snprintf(mark, sizeof(mark), "%s=%s", HX_STRAY_ENV, marker);
+	envp = hx_exec_env(spec->env, mark);
 	/* O_CLOEXEC: another thread's client must not inherit our ends */
 	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(outp, O_CLOEXEC) != 0 ||
 	    pipe2(errp, O_CLOEXEC) != 0) {
@@ -234,6 +202,7 @@ enum fa_rc hx_stdio_start(const struct hx_stdio_spec *spec, struct hx_stdio **ou
 	c->proc.running = true;
 	c->proc.t_start_us = fa_clock_mono_us();
 	c->proc.exit_code = -1;
+	memcpy(c->proc.marker, marker, sizeof(marker));
 	c->in_fd = in[1];
 	c->out_fd = outp[0];
 	c->err_fd = errp[0];
@@ -451,6 +420,9 @@ static void read_stderr(struct hx_stdio *c)
 
 char *hx_stdio_end_str(const struct hx_stdio_end *e)
 {
+	if (e->exit_code < 0 && e->term_signal > 0 && sigabbrev_np(e->term_signal) != NULL)
+		return fa_xasprintf("was killed by signal %d (SIG%s)", e->term_signal,
+				    sigabbrev_np(e->term_signal));
 	if (e->exit_code < 0 && e->term_signal > 0)
 		return fa_xasprintf("was killed by signal %d", e->term_signal);
 	return fa_xasprintf("exited with status %d", e->exit_code);
@@ -576,7 +548,8 @@ void hx_stdio_end(const struct hx_stdio *c, struct hx_stdio_end *out)
 	out->term_signal = out->reaped ? c->proc.term_signal : 0;
 }
 
-/* The last non-empty line of the stderr tail, at most 200 bytes, or "". */
+/* The last non-empty line of the stderr tail, at most 200 bytes, or "";
+ * its control characters as '?': it goes into the harness's own messages. */
 static char *stderr_last_line(const struct hx_stdio *c)
 {
 	size_t end = c->tail_len, start;
@@ -586,7 +559,7 @@ static char *stderr_last_line(const struct hx_stdio *c)
 	start = end;
 	while (start > 0 && c->tail[start - 1] != '\n')
 		start--;
-	return fa_xstrndup(c->tail + start, end - start < 200 ? end - start : 200);
+	return hx_client_log_plain(c->tail + start, end - start < 200 ? end - start : 200);
 }
 
 enum fa_rc hx_stdio_hello(struct hx_stdio *c, int64_t timeout_us, struct fa_err *err)

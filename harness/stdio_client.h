@@ -71,7 +71,9 @@ struct hx_stdio_end {
  * Start @spec->cmd as /bin/sh -c in a new process group (pgid = pid) with
  * pipes on its stdin and stdout and its stderr captured (the last
  * HX_STDIO_STDERR_TAIL bytes kept), the default signal dispositions and
- * mask, and no descriptor above 2. Does not wait for the hello. On FA_OK
+ * mask, no descriptor above 2, and HX_STRAY_ENV=<a fresh marker> in its
+ * environment: when it ends, whatever still carries the marker is killed
+ * with its group (hx_exec_poll). Does not wait for the hello. On FA_OK
  * *@out is a new session (free with hx_stdio_free); FA_EIO with "cannot
  * start client: reason" in @err otherwise, *@out NULL. Thread-safe.
  */
@@ -130,8 +132,8 @@ const struct hx_client_log *hx_stdio_log(const struct hx_stdio *c);
 /* How the process ended, so far. */
 void hx_stdio_end(const struct hx_stdio *c, struct hx_stdio_end *out);
 
-/* "exited with status N" or "was killed by signal N" for @e; a new string
- * the caller frees. */
+/* "exited with status N" or "was killed by signal N (SIGNAME)" for @e; a
+ * new string the caller frees. */
 char *hx_stdio_end_str(const struct hx_stdio_end *e);
 
 /*

@@ -8,10 +8,14 @@ import collections
 import hashlib
 import json
 import os
+import signal
 import subprocess
+import uuid
 import xml.etree.ElementTree as ET
 
 import pytest
+
+from conftest import wait_for
 
 CHECKS = {"attempts.bounded", "wait.retry_after", "classify.no_retry_4xx", "wait.scope_pause",
           "wait.jitter", "attempts.hidden"}
@@ -86,6 +90,27 @@ def run_scenario(harness_bin, tmp_path, doc, client, *extra):
 
 def verdicts(scenario_report):
     return {c["id"]: c["verdict"] for c in scenario_report["checks"]}
+
+
+def live_with_token(token):
+    """Pids of live (non-zombie) processes whose command line holds @token."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if token.encode() in cmdline and stat[stat.rindex(")") + 2] not in "ZX":
+            found.append(int(entry))
+    return found
+
+
+OK_200 = [{"status": 200, "body": {"id": "{id}"}}]
 
 
 # --- the command line -------------------------------------------------------
@@ -402,3 +427,176 @@ def test_curl_fast_report_follows_the_published_schema(curl_fast, repo_root):
     # per-task attempt counts are the journal's
     for s in report["scenarios"]:
         assert sum(t["attempts"] for t in s["tasks"]) == s["attempts"] - s["unattributed_attempts"]
+
+
+# --- a client cannot escape the grading ----------------------------------------
+
+def test_client_cannot_reset_the_journal_it_is_graded_on(harness_bin, tmp_path):
+    # five attempts at a 400 with a budget of one, a reset, one more attempt
+    doc = scenario("reset", [{"status": 400, "body": {"error": {"code": "invalid_request"}}}])
+    doc["harness"]["tasks"][0]["budget"] = {"max_attempts": 1}
+    client = (f"for i in 1 2 3 4 5; do curl -s -o /dev/null {AUTH} {{url}}; done; "
+              f'curl -s -o /dev/null -X POST {AUTH} "$FAKEAPI_URL/_fakeapi/reset"; '
+              f"curl -s -o /dev/null {AUTH} {{url}}; exit 1")
+    journals = tmp_path / "journals"
+    proc, report = run_scenario(harness_bin, tmp_path, doc, client, "--journal-dir", str(journals))
+    s = report["scenarios"][0]
+    assert s["attempts"] == 7
+    assert s["unattributed_attempts"] == 1  # the reset itself
+    assert s["tasks"][0]["attempts"] == 6
+    lines = [json.loads(b) for b in read_jsonl(journals / "reset.jsonl")]
+    assert [(e["method"], e["path"], e["status"]) for e in lines][5] == \
+        ("POST", "/_fakeapi/reset", 404)
+    assert verdicts(s)["attempts.bounded"] == "fail"
+    assert verdicts(s)["classify.no_retry_4xx"] == "fail"
+    assert "attempts seen: 7 (1 unattributed" in proc.stdout
+    assert proc.returncode == 1
+
+
+def test_client_that_leaves_its_group_is_killed_when_it_ends(harness_bin, tmp_path):
+    token = f"stray-{uuid.uuid4().hex}"
+    loop = ("for i in $(seq 1 40); do curl -s -m 1 -o /dev/null \"$0\"; sleep 0.1; done")
+    client = f"setsid sh -c '{loop}' {{url}} {token} & sleep 0.3; exit 0"
+    doc = scenario("stray", OK_200, timeout_s=30)
+    journals = tmp_path / "journals"
+    try:
+        proc, report = run_scenario(harness_bin, tmp_path, doc, client,
+                                    "--journal-dir", str(journals))
+        survivors = live_with_token(token)
+    finally:
+        for pid in live_with_token(token):  # only ever the ones this test started
+            os.kill(pid, signal.SIGKILL)
+    assert survivors == []
+    s = report["scenarios"][0]
+    assert s["error"] is None
+    assert s["tasks"][0]["exit_code"] == 0
+    # the loop would have gone on for 40 attempts and 4 s: it was cut off
+    # when its client ended, and the scenario did not wait for it
+    lines = [json.loads(b) for b in read_jsonl(journals / "stray.jsonl")]
+    assert 1 <= len(lines) < 20
+    assert s["attempts"] == len(lines)
+    assert s["duration_ms"] < 4000
+
+
+# --- report files ---------------------------------------------------------------
+
+def test_unwritable_report_path_exits_2_before_anything_runs(harness_bin, tmp_path):
+    path = write(tmp_path, scenario("never", OK_200))
+    ran = tmp_path / "ran"
+    proc = run_harness(harness_bin, "run", "--exec", f"touch '{ran}'", "--report-json",
+                       "/nonexistent/r.json", str(path))
+    assert proc.returncode == 2
+    assert proc.stderr == ("fakeapi-harness: --report-json: cannot write /nonexistent/r.json: "
+                           "No such file or directory\n")
+    assert proc.stdout == ""
+    assert not ran.exists()
+    proc = run_harness(harness_bin, "run", "--exec", f"touch '{ran}'", "--junit",
+                       str(tmp_path), str(path))
+    assert proc.returncode == 2
+    assert proc.stderr == f"fakeapi-harness: --junit: cannot write {tmp_path}: Is a directory\n"
+    assert not ran.exists()
+
+
+def test_two_reports_on_stdout_are_a_usage_error(harness_bin, tmp_path):
+    path = write(tmp_path, scenario("never", OK_200))
+    proc = run_harness(harness_bin, "run", "--exec", "true", "--report-json", "-",
+                       "--junit", "-", str(path))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("fakeapi-harness: --report-json - and --junit -: ")
+    assert proc.stdout == ""
+
+
+def test_report_on_stdout_sends_the_text_report_to_stderr(harness_bin, tmp_path):
+    path = write(tmp_path, scenario("json-out", OK_200))
+    proc = run_harness(harness_bin, "run", "-q", "--exec", CURL, "--report-json", "-", str(path))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)  # nothing else on stdout
+    assert report["exit_code"] == 0
+    assert "scenario json-out" in proc.stderr
+    assert "exit code 0: " in proc.stderr
+    proc = run_harness(harness_bin, "run", "-q", "--exec", CURL, "--junit", "-", str(path))
+    assert ET.fromstring(proc.stdout).tag == "testsuites"
+    assert "exit code 0: " in proc.stderr
+
+
+def test_help_says_where_the_text_report_goes(harness_bin):
+    proc = run_harness(harness_bin, "--help")
+    assert "the text\n        report then goes to stderr" in proc.stdout
+    assert "FAKEAPI_CLIENT_NONCE" in proc.stdout
+
+
+# --- interruption -----------------------------------------------------------------
+
+def test_interrupted_run_is_not_graded_and_exits_2(harness_bin, tmp_path):
+    doc = scenario("long", OK_200, timeout_s=60)
+    path = write(tmp_path, doc)
+    journals = tmp_path / "journals"
+    report = tmp_path / "report.json"
+    env = dict(os.environ)
+    env.pop("FAKEAPI_LOG", None)
+    proc = subprocess.Popen(
+        [harness_bin, "run", "-q", "--exec", f"curl -s -o /dev/null {AUTH} {{url}}; sleep 60",
+         "--journal-dir", str(journals), "--report-json", str(report), str(path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        stdin=subprocess.DEVNULL)
+    try:
+        journal = journals / "long.jsonl"
+        wait_for(lambda: journal.exists() and read_jsonl(journal), timeout=30)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 2, err
+    assert err == f"fakeapi-harness: {path}: interrupted\nfakeapi-harness: interrupted\n"
+    r = json.loads(report.read_text())
+    assert r["exit_code"] == 2 and r["exit_reason"] == "interrupted"
+    s = r["scenarios"][0]
+    assert s["error"] == f"{path}: interrupted"
+    assert s["attempts"] == 1
+    assert {c["id"] for c in s["checks"]} == CHECKS
+    for c in s["checks"]:
+        assert (c["verdict"], c["detail"], c["evidence"]) == \
+            ("n/a", "not run to the end: interrupted", [])
+    task = s["tasks"][0]
+    assert task["timed_out"] is False
+    assert task["exit_code"] is None and task["signal"] == signal.SIGTERM
+    assert "timed out" not in out
+    assert "task t1: killed by signal 15 (SIGTERM)" in out
+    assert "exit code 2: interrupted" in out
+
+
+# --- report polish -----------------------------------------------------------------
+
+def test_client_killed_by_a_signal_says_which(harness_bin, tmp_path, repo_root):
+    import jsonschema
+    doc = scenario("killed", OK_200)
+    proc, report = run_scenario(harness_bin, tmp_path, doc,
+                                f"curl -s -o /dev/null {AUTH} {{url}}; kill -9 $$")
+    task = report["scenarios"][0]["tasks"][0]
+    assert task["exit_code"] is None
+    assert task["signal"] == 9
+    assert task["timed_out"] is False
+    assert "task t1: killed by signal 9 (SIGKILL)\n" in proc.stdout
+    assert "no exit status" not in proc.stdout
+    schema = json.loads((repo_root / "docs" / "report.schema.json").read_text())
+    jsonschema.validate(report, schema)
+
+
+def test_control_bytes_of_a_client_never_reach_the_harness_stderr(harness_bin, tmp_path):
+    doc = scenario("escape", OK_200)
+    client = r"printf '\033[31mboom\033[0m \007bell\n' >&2; exit 127"
+    proc, report = run_scenario(harness_bin, tmp_path, doc, client)
+    assert proc.returncode == 2
+    assert "\x1b" not in proc.stderr and "\x07" not in proc.stderr
+    assert "no attempt made: ?[31mboom?[0m ?bell\n" in proc.stderr
+    assert report["scenarios"][0]["tasks"][0]["error"].endswith("?[31mboom?[0m ?bell")
+    assert "\x1b" not in proc.stdout
+
+
+def test_curl_fast_past_retry_after_reads_as_in_the_past(curl_fast):
+    proc, _, _, _ = curl_fast
+    # retry-after-past-date: curl hangs, and the 429 is the evidence
+    assert "ms: in the past)" in proc.stdout
+    assert "(until +-" not in proc.stdout

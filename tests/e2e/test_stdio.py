@@ -10,10 +10,14 @@ import json
 import os
 import shutil
 import subprocess
+import signal
 import textwrap
 import time
+import uuid
 
 import pytest
+
+from conftest import wait_for
 
 PY = "/usr/bin/python3"
 
@@ -194,6 +198,40 @@ for line in sys.stdin:
         break
 '''
 
+# Makes one attempt per task and reports it, never a result; leaves on
+# shutdown.
+HALF = COMMON + r'''
+hello("py-half")
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "shutdown":
+        break
+    if msg["type"] == "task":
+        status, ra, err = attempt(msg, 1)
+        report(msg, 1, status, ra, err)
+'''
+
+# Starts a process that leaves its group (setsid) and loops on the task's
+# URL, then does the task well; its argument is a token put in that
+# process's command line.
+ESCAPER = COMMON + r'''
+import subprocess
+TOKEN = sys.argv[1]
+hello("py-escaper")
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "shutdown":
+        break
+    if msg["type"] == "task":
+        loop = 'for i in $(seq 1 100); do curl -s -m 1 -o /dev/null "$0"; sleep 0.1; done'
+        subprocess.Popen(["setsid", "sh", "-c", loop, msg["url"], TOKEN],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+        status, ra, err = attempt(msg, 1)
+        report(msg, 1, status, ra, err)
+        finish(msg, "succeeded" if status == 200 else "failed", 1, status)
+'''
+
 OK_200 = [{"status": 200, "body": {"id": "{id}"}}]
 RETRY_AFTER_1 = [
     {"times": 1, "status": 429, "retry_after": 1,
@@ -276,6 +314,22 @@ def running(pid):
     return stat[stat.rindex(")") + 2] not in "ZX"
 
 
+def live_with_token(token):
+    """Pids of live (non-zombie) processes whose command line holds @token."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        if token.encode() in cmdline and running(int(entry)):
+            found.append(int(entry))
+    return found
+
+
 def wall_s(rfc3339):
     return datetime.datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp()
 
@@ -351,8 +405,9 @@ def test_good_client_honours_retry_after_and_reports(harness_bin, repo_root, tmp
     s = report["scenarios"][0]
     assert s["error"] is None
     assert s["protocol_errors"] == []
-    assert s["tasks"] == [{"id": "t1", "sent": True, "exit_code": 0, "timed_out": False,
-                           "attempts": 2, "error": None, "outcome": "succeeded"}]
+    assert s["tasks"] == [{"id": "t1", "sent": True, "exit_code": 0, "signal": None,
+                           "timed_out": False, "attempts": 2, "error": None,
+                           "outcome": "succeeded"}]
     v = verdicts(s)
     assert v["wait.retry_after"] == "pass"
     assert v["attempts.bounded"] == "pass"
@@ -501,3 +556,68 @@ def test_task_without_result_times_out_at_its_deadline(harness_bin, tmp_path):
     assert "task t1: timed out (no result within its deadline)" in proc.stdout
     assert verdicts(s)["attempts.bounded"] == "fail"
     assert proc.returncode == 1
+
+
+def test_process_that_leaves_the_clients_group_dies_with_the_client(harness_bin, tmp_path):
+    token = f"stray-{uuid.uuid4().hex}"
+    doc = scenario("escaper", OK_200)
+    try:
+        proc, report = run_stdio(harness_bin, tmp_path, doc,
+                                 client(tmp_path, "escaper", ESCAPER, token))
+        survivors = live_with_token(token)
+    finally:
+        for pid in live_with_token(token):  # only ever the ones this test started
+            os.kill(pid, signal.SIGKILL)
+    assert survivors == []
+    s = report["scenarios"][0]
+    assert s["tasks"][0]["outcome"] == "succeeded"
+    assert s["protocol_errors"] == []
+
+
+def test_control_bytes_before_hello_are_not_copied_to_stderr(harness_bin, tmp_path):
+    source = (COMMON + "print('\\033[31mcannot start\\033[0m', file=sys.stderr, flush=True)\n"
+              "sys.exit(5)\n")
+    doc = scenario("escape", OK_200)
+    proc, report = run_stdio(harness_bin, tmp_path, doc, client(tmp_path, "escape", source))
+    path = tmp_path / "escape.json"
+    assert proc.returncode == 2
+    assert proc.stderr == (f"fakeapi-harness: {path}: client exited with status 5 before "
+                           "saying hello: ?[31mcannot start?[0m\n")
+    assert "\x1b" not in proc.stdout
+
+
+def test_interrupted_scenario_is_not_graded_and_its_tasks_not_timed_out(harness_bin, tmp_path):
+    doc = scenario("half", OK_200, timeout_s=60)
+    path = tmp_path / "half.json"
+    path.write_text(json.dumps(doc))
+    journals = tmp_path / "journals"
+    report = tmp_path / "report.json"
+    env = dict(os.environ)
+    env.pop("FAKEAPI_LOG", None)
+    proc = subprocess.Popen(
+        [harness_bin, "run", "-q", "--client", client(tmp_path, "half", HALF),
+         "--journal-dir", str(journals), "--report-json", str(report), str(path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        stdin=subprocess.DEVNULL)
+    try:
+        journal = journals / "half.jsonl"
+        wait_for(lambda: journal.exists() and journal.read_bytes().strip(), timeout=30)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 2, err
+    assert err == f"fakeapi-harness: {path}: interrupted\nfakeapi-harness: interrupted\n"
+    r = json.loads(report.read_text())
+    assert r["exit_reason"] == "interrupted"
+    s = r["scenarios"][0]
+    assert s["error"] == f"{path}: interrupted"
+    assert s["protocol_errors"] == []  # it left on shutdown, as it should
+    assert all(c["verdict"] == "n/a" and c["detail"] == "not run to the end: interrupted"
+               for c in s["checks"])
+    task = s["tasks"][0]
+    assert (task["timed_out"], task["outcome"], task["error"]) == (False, None, None)
+    assert "task t1: no result\n" in out
+    assert "timed out" not in out

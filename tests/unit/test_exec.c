@@ -1,4 +1,4 @@
-/* test_exec.c -- client processes: templates, quoting, timeouts, no strays. */
+/* test_exec.c -- client processes: templates, quoting, timeouts, markers, no strays. */
 #include <dirent.h>
 #include <ftw.h>
 #include <signal.h>
@@ -263,6 +263,86 @@ static void exec__environment_is_set_and_replaces_inherited_names(void)
 	free(out);
 }
 
+static void exec__each_client_gets_a_fresh_marker_in_its_environment(void)
+{
+	struct hx_exec_proc p, q;
+	char *out = scratch("out");
+	char *first, *second;
+
+	run(&p, "printf %s \"$" HX_STRAY_ENV "\"", NULL, 5000);
+	first = slurp(out);
+	run(&q, "printf %s \"$" HX_STRAY_ENV "\"", NULL, 5000);
+	second = slurp(out);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(first);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(second);
+	CU_ASSERT_EQUAL(strlen(first), HX_STRAY_NONCE_LEN);
+	CU_ASSERT_EQUAL(strspn(first, "0123456789abcdef"), HX_STRAY_NONCE_LEN);
+	CU_ASSERT_STRING_EQUAL(first, p.marker);
+	CU_ASSERT_STRING_EQUAL(second, q.marker);
+	CU_ASSERT_STRING_NOT_EQUAL(first, second);
+	free(first);
+	free(second);
+	free(out);
+}
+
+/* The process group of @pid, or -1 when it is gone. */
+static long pgid_of(long pid)
+{
+	char path[64], buf[512];
+	long pgrp = -1, ppid;
+	char state;
+	FILE *f;
+	char *rp;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return -1;
+	rp = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	if (rp == NULL || sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3)
+		pgrp = -1;
+	fclose(f);
+	return pgrp;
+}
+
+static void exec__process_that_left_its_group_dies_with_the_client(void)
+{
+	/* a new session (setsid) escapes the group kill; the marker does not */
+	char *cmd = fa_xasprintf("setsid sh -c 'echo $$ > \"$0.tmp\"; mv \"$0.tmp\" \"$0\"; "
+				 "exec sleep 30' '%s/escaped.pid' & "
+				 "while [ ! -s '%s/escaped.pid' ]; do sleep 0.01; done; exit 0",
+				 tmpdir, tmpdir);
+	struct hx_exec_proc p;
+	int64_t t0 = fa_clock_mono_us();
+	long escaped;
+
+	run(&p, cmd, NULL, 5000);
+	CU_ASSERT_EQUAL(p.exit_code, 0);
+	CU_ASSERT_FALSE(p.timed_out);
+	escaped = read_pid("escaped.pid");
+	CU_ASSERT_FATAL(escaped > 0);
+	CU_ASSERT_NOT_EQUAL(pgid_of(escaped), p.pid); /* it did leave the group */
+	CU_ASSERT_TRUE(eventually_dead(escaped));
+	CU_ASSERT(fa_clock_mono_us() - t0 < 5000000);
+	free(cmd);
+}
+
+static void exec__environment_keeps_a_marker_the_harness_inherited_out(void)
+{
+	char *out = scratch("out");
+	struct hx_exec_proc p;
+	char *got;
+
+	setenv(HX_STRAY_ENV, "outer", 1);
+	run(&p, "printf %s \"$" HX_STRAY_ENV "\"", NULL, 5000);
+	unsetenv(HX_STRAY_ENV);
+	got = slurp(out);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+	CU_ASSERT_STRING_EQUAL(got, p.marker);
+	free(got);
+	free(out);
+}
+
 static void exec__exit_status_is_recorded(void)
 {
 	struct hx_exec_proc p;
@@ -418,6 +498,12 @@ void test_exec_register(void)
 		    exec__quoted_values_reach_the_client_verbatim);
 	CU_add_test(s, "exec__environment_is_set_and_replaces_inherited_names",
 		    exec__environment_is_set_and_replaces_inherited_names);
+	CU_add_test(s, "exec__each_client_gets_a_fresh_marker_in_its_environment",
+		    exec__each_client_gets_a_fresh_marker_in_its_environment);
+	CU_add_test(s, "exec__environment_keeps_a_marker_the_harness_inherited_out",
+		    exec__environment_keeps_a_marker_the_harness_inherited_out);
+	CU_add_test(s, "exec__process_that_left_its_group_dies_with_the_client",
+		    exec__process_that_left_its_group_dies_with_the_client);
 	CU_add_test(s, "exec__exit_status_is_recorded", exec__exit_status_is_recorded);
 	CU_add_test(s, "exec__missing_command_exits_127", exec__missing_command_exits_127);
 	CU_add_test(s, "exec__stdin_is_empty_and_stderr_is_captured",

@@ -16,6 +16,7 @@
 #include "result.h"
 #include "scenario.h"
 #include "stdio_client.h"
+#include "stray.h"
 
 #define HELLO "{\"type\":\"hello\",\"protocol\":1,\"client\":{\"name\":\"t\",\"version\":\"0\"}}"
 
@@ -351,6 +352,31 @@ static int group_alive(long pgid)
 	return n;
 }
 
+/* @pid is gone or a zombie within 2 s. */
+static bool gone_soon(long pid)
+{
+	const struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+	for (int i = 0; i < 200; i++) {
+		char path[64], buf[512];
+		FILE *f;
+		char *rp = NULL;
+		bool dead = true;
+
+		snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+		f = fopen(path, "r");
+		if (f != NULL) {
+			rp = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+			dead = rp == NULL || rp[2] == 'Z' || rp[2] == 'X';
+			fclose(f);
+		}
+		if (dead)
+			return true;
+		nanosleep(&tick, NULL);
+	}
+	return false;
+}
+
 static void stdio__session_greets_takes_a_task_and_shuts_down(void)
 {
 	static const char *const env[] = { "FAKEAPI_KEY_OPS_1=sk-1", NULL };
@@ -502,6 +528,80 @@ static void stdio__early_exit_is_a_protocol_error(void)
 	hx_stdio_free(c);
 }
 
+static void stdio__plain_text_has_no_control_bytes(void)
+{
+	const char raw[] = "a\x1b[31mb\x7f\xff\xc3\xa9\tc\n\0d";
+	char *plain = hx_client_log_plain(raw, sizeof(raw) - 1);
+
+	/* ESC, DEL, a stray byte, TAB, LF and NUL go; é stays */
+	CU_ASSERT_STRING_EQUAL(plain, "a?[31mb??\xc3\xa9?c??d");
+	free(plain);
+	plain = hx_client_log_plain("", 0);
+	CU_ASSERT_STRING_EQUAL(plain, "");
+	free(plain);
+	/* a sequence cut at the end is not UTF-8 */
+	plain = hx_client_log_plain("x\xc3", 2);
+	CU_ASSERT_STRING_EQUAL(plain, "x?");
+	free(plain);
+}
+
+static void stdio__end_by_signal_names_the_signal(void)
+{
+	struct hx_stdio_end e = { .reaped = true, .exit_code = -1, .term_signal = SIGKILL };
+	char *how = hx_stdio_end_str(&e);
+
+	CU_ASSERT_STRING_EQUAL(how, "was killed by signal 9 (SIGKILL)");
+	free(how);
+}
+
+static void stdio__stderr_before_hello_is_plain_in_the_error(void)
+{
+	struct hx_stdio *c = start("printf '\\033[31mno\\033[0m\\n' >&2; exit 5", NULL, 0);
+	struct fa_err err = { { 0 } };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL(hx_stdio_hello(c, 5000000, &err), FA_EIO);
+	CU_ASSERT_STRING_EQUAL(err.msg, "client exited with status 5 before saying hello: "
+			       "?[31mno?[0m");
+	hx_stdio_free(c);
+}
+
+static void stdio__session_gets_a_marker_and_its_escapee_dies_with_it(void)
+{
+	/* the escapee writes its pid, then the session says hello and leaves */
+	const char *tmp = getenv("TMPDIR");
+	char *pidfile = fa_xasprintf("%s/test-stdio-escapee-%ld.pid", tmp && *tmp ? tmp : P_tmpdir,
+				     (long)getpid());
+	char *cmd = fa_xasprintf(
+		"setsid sh -c 'echo $$ > \"$0.tmp\"; mv \"$0.tmp\" \"$0\"; exec sleep 30' '%s' & "
+		"while [ ! -s '%s' ]; do sleep 0.01; done; "
+		"printf '%%s\\n' '" HELLO "'; [ ${#" HX_STRAY_ENV "} -eq 32 ] || exit 9; exit 0",
+		pidfile, pidfile);
+	struct hx_stdio *c;
+	struct fa_err err = { { 0 } };
+	struct hx_stdio_end e;
+	FILE *f;
+	long pid = 0;
+
+	unlink(pidfile);
+	c = start(cmd, NULL, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL_FATAL(hx_stdio_hello(c, 5000000, &err), FA_OK);
+	CU_ASSERT_TRUE_FATAL(pump_until_finished(c, 5000));
+	hx_stdio_end(c, &e);
+	CU_ASSERT_EQUAL(e.exit_code, 0); /* it saw its marker */
+	f = fopen(pidfile, "r");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_EQUAL(fscanf(f, "%ld", &pid), 1);
+	fclose(f);
+	CU_ASSERT_FATAL(pid > 0);
+	CU_ASSERT_TRUE(gone_soon(pid));
+	hx_stdio_free(c);
+	unlink(pidfile);
+	free(pidfile);
+	free(cmd);
+}
+
 static void stdio__writing_to_a_client_that_left_raises_no_sigpipe(void)
 {
 	struct hx_stdio *c = start("echo '" HELLO "'; exec 0<&-; sleep 0.2", NULL, 0);
@@ -577,6 +677,14 @@ void test_stdio_register(void)
 	CU_add_test(s, "stdio__early_exit_is_a_protocol_error", stdio__early_exit_is_a_protocol_error);
 	CU_add_test(s, "stdio__writing_to_a_client_that_left_raises_no_sigpipe",
 		    stdio__writing_to_a_client_that_left_raises_no_sigpipe);
+	CU_add_test(s, "stdio__plain_text_has_no_control_bytes",
+		    stdio__plain_text_has_no_control_bytes);
+	CU_add_test(s, "stdio__end_by_signal_names_the_signal",
+		    stdio__end_by_signal_names_the_signal);
+	CU_add_test(s, "stdio__stderr_before_hello_is_plain_in_the_error",
+		    stdio__stderr_before_hello_is_plain_in_the_error);
+	CU_add_test(s, "stdio__session_gets_a_marker_and_its_escapee_dies_with_it",
+		    stdio__session_gets_a_marker_and_its_escapee_dies_with_it);
 	CU_add_test(s, "stdio__long_line_is_cut_and_the_next_one_read",
 		    stdio__long_line_is_cut_and_the_next_one_read);
 }

@@ -1,0 +1,694 @@
+/* scenario_run.c -- one scenario's run: its provider, the client's tasks, the events, the journal, the checks. */
+#include "scenario_run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "alloc.h"
+#include "check.h"
+#include "client_log.h"
+#include "clock.h"
+#include "event.h"
+#include "exec.h"
+#include "journal.h"
+#include "provider.h"
+#include "server.h"
+#include "stdio_client.h"
+
+/* How often the scenario loop looks at the journal and the clients, ns. */
+#define TICK_NS (10 * 1000 * 1000)
+
+/* Bytes of a client's stderr read to explain why it could not start. */
+#define STDERR_TAIL 2048
+
+/* Room added to a task's max_wait_s for its own timeout, s. */
+#define WAIT_SLACK_S 15
+
+/* A scenario's timeout when it gives none, s. */
+#define SCENARIO_TIMEOUT_S 60
+
+/* One task during a scenario. */
+struct task_state {
+	struct hx_exec_proc proc; /* exec mode: its client process */
+	char *body_file;          /* owned: what {body_file} names (exec mode) */
+	int64_t deadline_us;      /* stdio mode: provider µs its result is due by */
+	bool has_result;          /* stdio mode: its result line was read */
+	bool stopped;             /* its client was stopped by an interruption */
+};
+
+/* One scenario while it runs. */
+struct scen {
+	const struct fa_scenario *sc;
+	const struct hx_run_opts *opts;
+	struct hx_scenario_result *out;
+	const char *dir;          /* this scenario's temporary folder */
+	char *state_dir;          /* owned: CLIENT_STATE_DIR */
+	char *base_url;           /* owned: "http://127.0.0.1:PORT" */
+	struct fa_journal *journal;
+	struct fa_provider *prov;
+	struct fa_server *srv;
+	int64_t t0_us;            /* monotonic origin of the provider's clock */
+	uint64_t since;           /* last journal seq looked at */
+	struct task_state *ts;    /* owned, one per task */
+	enum hx_task_phase *phase; /* owned, one per task */
+	struct hx_event_set ev;
+	bool timed_out;           /* the scenario's own timeout struck */
+	bool interrupted;         /* the run was interrupted while it ran */
+	bool stdio;               /* stdio mode: one client session for the scenario */
+	struct hx_stdio *client;  /* owned: that session, or NULL */
+	size_t msgs_seen;         /* stdio mode: client messages already acted on */
+};
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void sleep_tick(void)
+{
+	const struct timespec tick = { 0, TICK_NS };
+
+	nanosleep(&tick, NULL);
+}
+
+/* Per-task client timeout: its own, else its wait budget plus slack, else
+ * the scenario's, s. */
+static int task_timeout_s(const struct fa_scenario *sc, const struct fa_task_spec *t)
+{
+	if (t->timeout_s > 0)
+		return t->timeout_s;
+	if (t->budget.max_wait_s >= 0)
+		return t->budget.max_wait_s + WAIT_SLACK_S;
+	return sc->harness.timeout_s > 0 ? sc->harness.timeout_s : SCENARIO_TIMEOUT_S;
+}
+
+/* Write @body as compact JSON (or nothing) to @path. */
+static enum fa_rc write_body(const char *path, const cJSON *body,
+			     struct fa_err *err)
+{
+	char *text = body ? cJSON_PrintUnformatted(body) : NULL;
+	FILE *f = fopen(path, "w");
+	enum fa_rc rc = FA_EIO;
+
+	if (f == NULL) {
+		fa_err_set(err, "%s: cannot write: %s", path, strerror(errno));
+		goto out;
+	}
+	if (text != NULL)
+		fputs(text, f);
+	if (fclose(f) != 0) {
+		fa_err_set(err, "%s: cannot write: %s", path, strerror(errno));
+		goto out;
+	}
+	rc = FA_OK;
+out:
+	free(text);
+	return rc;
+}
+
+/* The last non-empty line of @path's tail, at most 200 bytes, or "", with
+ * its control characters as '?': it goes into the harness's own messages. */
+static char *stderr_last_line(const char *path)
+{
+	char buf[STDERR_TAIL + 1];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	off_t end;
+	ssize_t n = 0;
+	char *line, *nl;
+
+	if (fd >= 0) {
+		end = lseek(fd, 0, SEEK_END);
+		if (end > STDERR_TAIL)
+			lseek(fd, end - STDERR_TAIL, SEEK_SET);
+		else
+			lseek(fd, 0, SEEK_SET);
+		n = read(fd, buf, STDERR_TAIL);
+		close(fd);
+	}
+	if (n < 0)
+		n = 0;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	nl = memrchr(buf, '\n', (size_t)n);
+	line = nl ? nl + 1 : buf;
+	return hx_client_log_plain(line, strnlen(line, 200));
+}
+
+static char *task_file(const struct scen *s, const char *task, const char *ext)
+{
+	return fa_xasprintf("%s/%s.%s", s->dir, task, ext);
+}
+
+/* Exec mode: start task @i's client. A client that cannot start is
+ * recorded in the task and in the scenario's error, never fatal to the
+ * loop. */
+static void start_exec_task(struct scen *s, size_t i)
+{
+	const struct fa_task_spec *t = &s->sc->harness.tasks[i];
+	struct task_state *ts = &s->ts[i];
+	struct hx_task_run *tr = &s->out->tasks[i];
+	const struct fa_key *key = fa_scenario_key_by_id(s->sc, t->key);
+	struct hx_exec_vars vars;
+	struct hx_exec_spec spec;
+	struct fa_err err = { { 0 } };
+	char *url = hx_exec_task_url(s->base_url, t->path, t->id);
+	char *out_path = task_file(s, t->id, "stdout");
+	char *err_path = task_file(s, t->id, "stderr");
+	char *env[6];
+	char *cmd;
+
+	env[0] = fa_xasprintf("FAKEAPI_URL=%s", s->base_url);
+	env[1] = fa_xasprintf("FAKEAPI_KEY=%s", key ? key->secret : "");
+	env[2] = fa_xasprintf("CLIENT_STATE_DIR=%s", s->state_dir);
+	env[3] = fa_xasprintf("FAKEAPI_TASK=%s", t->id);
+	env[4] = fa_xasprintf("FAKEAPI_METHOD=%s", t->method);
+	env[5] = NULL;
+	vars.url = url;
+	vars.method = t->method;
+	vars.body_file = ts->body_file;
+	cmd = hx_exec_expand(s->opts->exec_template, &vars);
+	spec.cmd = cmd;
+	spec.env = (const char *const *)env;
+	spec.stdout_path = out_path;
+	spec.stderr_path = err_path;
+	spec.timeout_us = (int64_t)task_timeout_s(s->sc, t) * 1000000;
+
+	s->phase[i] = HX_TASK_RUNNING;
+	tr->sent = true;
+	tr->t_sent_us = fa_provider_now_us(s->prov);
+	if (hx_exec_start(&ts->proc, &spec, &err) != FA_OK) {
+		s->phase[i] = HX_TASK_DONE;
+		tr->t_exit_us = tr->t_sent_us;
+		tr->error = fa_xstrdup(err.msg);
+		if (s->out->error == NULL)
+			s->out->error = fa_xasprintf("%s: task %s: %s", s->sc->file,
+						     t->id, err.msg);
+	}
+	for (size_t k = 0; env[k] != NULL; k++)
+		free(env[k]);
+	free(cmd);
+	free(url);
+	free(out_path);
+	free(err_path);
+}
+
+/* Stdio mode: send task @i to the scenario's client, due within its
+ * per-task timeout (the same as exec mode's). */
+static void send_stdio_task(struct scen *s, size_t i)
+{
+	const struct fa_task_spec *t = &s->sc->harness.tasks[i];
+	struct task_state *ts = &s->ts[i];
+	struct hx_task_run *tr = &s->out->tasks[i];
+	int64_t deadline_ms = (int64_t)task_timeout_s(s->sc, t) * 1000;
+	char *url = hx_exec_task_url(s->base_url, t->path, t->id);
+	cJSON *msg = hx_stdio_task_json(s->sc, t, url, deadline_ms);
+
+	s->phase[i] = HX_TASK_RUNNING;
+	tr->sent = true;
+	tr->t_sent_us = fa_provider_now_us(s->prov);
+	ts->deadline_us = tr->t_sent_us + deadline_ms * 1000;
+	hx_stdio_send_task(s->client, msg);
+	cJSON_Delete(msg);
+	free(url);
+}
+
+static void start_task(struct scen *s, size_t i)
+{
+	if (s->stdio)
+		send_stdio_task(s, i);
+	else
+		start_exec_task(s, i);
+}
+
+/* Send the tasks of every event due at @now; each task is sent once,
+ * whichever event names it first. */
+static void fire_due(struct scen *s, int64_t now)
+{
+	size_t e;
+
+	while ((e = hx_event_next_due(&s->ev, now)) < s->sc->harness.n_events) {
+		const struct fa_event_spec *ev = &s->sc->harness.events[e];
+
+		for (size_t k = 0; k < ev->n_send; k++) {
+			size_t i = hx_event_task_index(s->sc, ev->send[k]);
+
+			if (i < s->sc->harness.n_tasks && s->phase[i] == HX_TASK_UNSENT)
+				start_task(s, i);
+		}
+	}
+}
+
+/* Read the journal's new entries for the "after" triggers they pull. */
+static void scan_journal(struct scen *s)
+{
+	struct fa_attempt *a = NULL;
+	size_t n = 0;
+
+	fa_journal_snapshot(s->journal, s->since, &a, &n);
+	for (size_t k = 0; k < n; k++) {
+		if (a[k].seq > s->since)
+			s->since = a[k].seq;
+		hx_event_on_attempt(&s->ev, &a[k]);
+		fa_attempt_release(&a[k]);
+	}
+	free(a);
+}
+
+/* Whether the run was interrupted; the first time, the scenario's error. */
+static bool interrupted(struct scen *s)
+{
+	if (!s->interrupted && hx_run_interrupted()) {
+		s->interrupted = true;
+		if (s->out->error == NULL)
+			s->out->error = fa_xasprintf("%s: interrupted", s->sc->file);
+	}
+	return s->interrupted;
+}
+
+/* Exec mode: drive the events and the clients until the scenario is over. */
+static void drive_exec(struct scen *s, int64_t deadline)
+{
+	const struct fa_harness_spec *h = &s->sc->harness;
+	int64_t quiet_since = -1;
+
+	for (;;) {
+		int64_t now = fa_provider_now_us(s->prov);
+		bool running = false, stop;
+
+		scan_journal(s);
+		if (!interrupted(s) && now >= deadline)
+			s->timed_out = true;
+		stop = s->timed_out || s->interrupted;
+		if (!stop)
+			fire_due(s, now);
+		for (size_t i = 0; i < h->n_tasks; i++) {
+			struct task_state *ts = &s->ts[i];
+
+			if (s->phase[i] != HX_TASK_RUNNING)
+				continue;
+			if (stop && ts->proc.running && ts->proc.t_term_us == 0) {
+				/* a timeout blames the client; an interruption does not */
+				ts->stopped = !s->timed_out;
+				hx_exec_stop(&ts->proc, fa_clock_mono_us());
+			}
+			if (hx_exec_poll(&ts->proc, fa_clock_mono_us()))
+				s->phase[i] = HX_TASK_DONE;
+			else
+				running = true;
+		}
+		if (!running && (stop || !hx_event_live(&s->ev, s->phase))) {
+			if (quiet_since < 0)
+				quiet_since = now;
+			/* late attempts land, and may still trigger an event */
+			if (now - quiet_since >= HX_RUN_SETTLE_US)
+				break;
+		} else {
+			quiet_since = -1;
+		}
+		sleep_tick();
+	}
+}
+
+/* Stdio mode: act on the client's new messages. An action_result pulls
+ * the client_saw triggers it names; a result finishes its task. */
+static void read_msgs(struct scen *s)
+{
+	const struct hx_client_log *log = hx_stdio_log(s->client);
+
+	for (; s->msgs_seen < log->n_msgs; s->msgs_seen++) {
+		const struct hx_client_msg *m = &log->msgs[s->msgs_seen];
+		size_t i = hx_event_task_index(s->sc, m->task);
+		const cJSON *v;
+
+		if (i >= s->sc->harness.n_tasks)
+			continue;
+		if (strcmp(m->type, "action_result") == 0) {
+			/* the log let it through only with an integer status */
+			v = cJSON_GetObjectItemCaseSensitive(m->json, "status");
+			hx_event_on_client_saw(&s->ev, m->task, (int)v->valuedouble, m->t_us);
+		} else if (strcmp(m->type, "result") == 0) {
+			struct hx_task_run *tr = &s->out->tasks[i];
+			const char *outcome = cJSON_GetObjectItemCaseSensitive(m->json,
+									     "outcome")->valuestring;
+
+			/* a late result is kept, but the task stays timed out */
+			s->ts[i].has_result = true;
+			s->phase[i] = HX_TASK_DONE;
+			free(tr->outcome);
+			tr->outcome = fa_xstrdup(outcome);
+			tr->exit_code = strcmp(outcome, "succeeded") == 0 ? 0 : 1;
+			tr->t_exit_us = m->t_us;
+		}
+	}
+}
+
+/* Stdio mode: every sent task without a result now counts as timed out
+ * (its deadline passed, or, @all, the scenario's timeout struck). */
+static void time_out_tasks(struct scen *s, int64_t now, bool all)
+{
+	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
+		if (s->phase[i] != HX_TASK_RUNNING || (!all && now < s->ts[i].deadline_us))
+			continue;
+		s->phase[i] = HX_TASK_DONE;
+		s->out->tasks[i].timed_out = true;
+	}
+}
+
+static bool all_sent_done(const struct scen *s)
+{
+	for (size_t i = 0; i < s->sc->harness.n_tasks; i++)
+		if (s->phase[i] == HX_TASK_RUNNING)
+			return false;
+	return true;
+}
+
+/*
+ * Stdio mode: drive the events and the client's session. The run phase
+ * ends when every sent task has its result (or is past its deadline) and
+ * no event can fire, after HX_RUN_SETTLE_US of quiet (a late journal
+ * entry may still trigger one); at once on the scenario's timeout, an
+ * interruption or the client's end. Then shutdown, the client's grace,
+ * and HX_RUN_SETTLE_US for the journal.
+ */
+static void drive_stdio(struct scen *s, int64_t deadline)
+{
+	int64_t quiet_since = -1, ended_since = -1;
+	bool shutting_down = false;
+
+	for (;;) {
+		int64_t now = fa_provider_now_us(s->prov);
+		bool stop;
+
+		scan_journal(s);
+		read_msgs(s);
+		if (!interrupted(s) && now >= deadline && !shutting_down)
+			s->timed_out = true;
+		stop = s->timed_out || s->interrupted || !hx_stdio_running(s->client);
+		if (!shutting_down) {
+			if (!stop)
+				fire_due(s, now);
+			time_out_tasks(s, now, s->timed_out);
+			if (!stop && all_sent_done(s) && !hx_event_live(&s->ev, s->phase)) {
+				if (quiet_since < 0)
+					quiet_since = now;
+			} else {
+				quiet_since = -1;
+			}
+			if (stop || (quiet_since >= 0 && now - quiet_since >= HX_RUN_SETTLE_US)) {
+				hx_stdio_shutdown(s->client);
+				shutting_down = true;
+			}
+		} else if (hx_stdio_finished(s->client)) {
+			if (ended_since < 0)
+				ended_since = now;
+			/* attempts cut off by the client's end land */
+			if (now - ended_since >= HX_RUN_SETTLE_US)
+				break;
+		}
+		hx_stdio_pump(s->client, TICK_NS / 1000000);
+	}
+	read_msgs(s);
+}
+
+/* Stdio mode: the environment of docs/client-protocol.md, NULL-terminated;
+ * free each entry and the array. */
+static char **client_env(const struct scen *s)
+{
+	const struct fa_key *first = fa_scenario_key_by_id(s->sc, s->sc->harness.tasks[0].key);
+	char **env = fa_xcalloc(s->sc->n_keys + 4, sizeof(*env));
+	size_t k = 0;
+
+	env[k++] = fa_xasprintf("FAKEAPI_URL=%s", s->base_url);
+	env[k++] = fa_xasprintf("FAKEAPI_KEY=%s", first ? first->secret : "");
+	env[k++] = fa_xasprintf("CLIENT_STATE_DIR=%s", s->state_dir);
+	for (size_t i = 0; i < s->sc->n_keys; i++) {
+		char *name = hx_stdio_key_env(s->sc->keys[i].id);
+
+		env[k++] = fa_xasprintf("%s=%s", name, s->sc->keys[i].secret);
+		free(name);
+	}
+	env[k] = NULL;
+	return env;
+}
+
+/* Stdio mode: start the scenario's client and wait for its hello. On
+ * failure the reason is the scenario's error, and what the client said is
+ * kept for the report. */
+static enum fa_rc start_client(struct scen *s)
+{
+	char **env = client_env(s);
+	struct hx_stdio_spec spec = {
+		.cmd = s->opts->client_cmd,
+		.env = (const char *const *)env,
+		.t0_us = s->t0_us,
+	};
+	struct fa_err err = { { 0 } };
+	enum fa_rc rc;
+
+	rc = hx_stdio_start(&spec, &s->client, &err);
+	if (rc == FA_OK)
+		rc = hx_stdio_hello(s->client, 0, &err);
+	if (rc != FA_OK) {
+		s->out->error = fa_xasprintf("%s: %s", s->sc->file, err.msg);
+		if (s->client != NULL) {
+			hx_stdio_kill(s->client);
+			while (!hx_stdio_finished(s->client))
+				hx_stdio_pump(s->client, TICK_NS / 1000000);
+			hx_stdio_take(s->client, s->out);
+		}
+	}
+	for (size_t k = 0; env[k] != NULL; k++)
+		free(env[k]);
+	free(env);
+	return rc;
+}
+
+/* Stdio mode: what the client said goes into the result; a task it never
+ * reported on, when it ended on its own, failed with the reason. */
+static void collect_stdio(struct scen *s)
+{
+	struct hx_stdio_end e;
+	char *how;
+
+	hx_stdio_end(s->client, &e);
+	how = hx_stdio_end_str(&e);
+	for (size_t i = 0; i < s->out->n_tasks; i++) {
+		struct hx_task_run *tr = &s->out->tasks[i];
+
+		if (!tr->sent || s->ts[i].has_result || tr->timed_out)
+			continue;
+		if (e.early)
+			tr->error = fa_xasprintf("client %s before reporting", how);
+		else if (!s->interrupted)
+			tr->timed_out = true; /* stopped with the scenario */
+	}
+	free(how);
+	hx_stdio_take(s->client, s->out);
+}
+
+/* Exec mode: fill the task results from the processes, and blame a
+ * client that could not even start. */
+static void collect_exec(struct scen *s)
+{
+	for (size_t i = 0; i < s->out->n_tasks; i++) {
+		const struct fa_task_spec *t = &s->sc->harness.tasks[i];
+		struct task_state *ts = &s->ts[i];
+		struct hx_task_run *tr = &s->out->tasks[i];
+		bool seen = false;
+		char *path, *line;
+
+		if (!tr->sent || ts->proc.pid == 0)
+			continue;
+		tr->t_exit_us = ts->proc.t_exit_us - s->t0_us;
+		tr->exit_code = ts->proc.exit_code;
+		tr->term_signal = ts->proc.term_signal;
+		tr->timed_out = ts->proc.timed_out && !ts->stopped;
+		/* sh says 127 (not found) or 126 (not executable) */
+		if (tr->exit_code != 126 && tr->exit_code != 127)
+			continue;
+		for (size_t k = 0; k < s->out->n_attempts && !seen; k++)
+			seen = s->out->attempts[k].task != NULL &&
+			       strcmp(s->out->attempts[k].task, t->id) == 0;
+		if (seen)
+			continue;
+		path = task_file(s, t->id, "stderr");
+		line = stderr_last_line(path);
+		tr->error = fa_xasprintf("client could not start: exit %d, no "
+					 "attempt made%s%s", tr->exit_code,
+					 line[0] ? ": " : "", line);
+		if (s->out->error == NULL)
+			s->out->error = fa_xasprintf("%s: task %s: %s", s->sc->file,
+						     t->id, tr->error);
+		free(line);
+		free(path);
+	}
+}
+
+/* Folders, body files and the provider for @s. */
+static enum fa_rc set_up(struct scen *s, struct fa_err *err)
+{
+	struct fa_server_opts so = { .bind = "127.0.0.1", .port = 0 };
+	char *jpath = NULL;
+	enum fa_rc rc = FA_EIO;
+
+	s->state_dir = fa_xasprintf("%s/state", s->dir);
+	if (mkdir(s->dir, 0700) != 0 || mkdir(s->state_dir, 0700) != 0) {
+		fa_err_set(err, "%s: cannot create: %s", s->state_dir, strerror(errno));
+		goto out;
+	}
+	for (size_t i = 0; !s->stdio && i < s->sc->harness.n_tasks; i++) {
+		const struct fa_task_spec *t = &s->sc->harness.tasks[i];
+
+		s->ts[i].body_file = task_file(s, t->id, "body");
+		if (write_body(s->ts[i].body_file, t->body, err) != FA_OK)
+			goto out;
+	}
+	if (s->opts->journal_dir != NULL)
+		jpath = fa_xasprintf("%s/%s.jsonl", s->opts->journal_dir, s->sc->id);
+	rc = fa_journal_new(jpath, &s->journal, err);
+	if (rc != FA_OK)
+		goto out;
+	s->t0_us = fa_clock_mono_us();
+	s->prov = fa_provider_new(s->sc, s->journal, s->opts->seed, s->t0_us);
+	/* the client must not reach the journal it is graded on */
+	fa_provider_set_admin(s->prov, false);
+	rc = fa_server_start(s->prov, &so, &s->srv, err);
+	if (rc != FA_OK)
+		goto out;
+	s->base_url = fa_xasprintf("http://127.0.0.1:%u", fa_server_port(s->srv));
+	rc = FA_OK;
+out:
+	free(jpath);
+	return rc;
+}
+
+/* The checks on the journal copy; an interrupted scenario is not graded:
+ * what an unfinished run shows (a client stopped mid-wait looks hung)
+ * says nothing of the client. */
+static void grade(struct scen *s)
+{
+	struct hx_scenario_result *out = s->out;
+	struct hx_check_input in = {
+		.sc = s->sc,
+		.attempts = out->attempts,
+		.n_attempts = out->n_attempts,
+		.tasks = out->tasks,
+		.n_tasks = out->n_tasks,
+		.mode = s->stdio ? HX_MODE_STDIO : HX_MODE_EXEC,
+		.msgs = out->msgs,
+		.n_msgs = out->n_msgs,
+	};
+
+	hx_check_run_all(&in, &out->checks, &out->n_checks);
+	if (!s->interrupted)
+		return;
+	/* the same checks (ids, levels, required), none judged */
+	for (size_t i = 0; i < out->n_checks; i++) {
+		struct hx_check_result *c = &out->checks[i];
+
+		c->verdict = HX_NA;
+		free(c->detail);
+		c->detail = fa_xstrdup(HX_SCENARIO_INTERRUPTED);
+		free(c->evidence);
+		c->evidence = NULL;
+		c->n_evidence = 0;
+	}
+}
+
+/* Stop and reap every client still running, remove the folder. */
+static void tear_down(struct scen *s, size_t n_tasks)
+{
+	hx_stdio_free(s->client);
+	fa_server_stop(s->srv);
+	fa_provider_free(s->prov);
+	fa_journal_free(s->journal);
+	for (size_t i = 0; s->ts != NULL && i < n_tasks; i++) {
+		if (s->ts[i].proc.running) {
+			hx_exec_stop(&s->ts[i].proc, fa_clock_mono_us());
+			hx_exec_wait(&s->ts[i].proc);
+		}
+		free(s->ts[i].body_file);
+	}
+	nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(s->state_dir);
+	free(s->base_url);
+	free(s->ts);
+	free(s->phase);
+	hx_event_release(&s->ev);
+}
+
+enum fa_rc hx_scenario_run(const struct fa_scenario *sc, const struct hx_run_opts *opts,
+			   const char *dir, struct hx_scenario_result *out, bool *cut)
+{
+	const size_t n_tasks = sc->has_harness ? sc->harness.n_tasks : 0;
+	struct scen s = { .sc = sc, .opts = opts, .out = out, .dir = dir,
+			  .stdio = opts->client_cmd != NULL };
+	struct fa_err err = { { 0 } };
+	int64_t begin = fa_clock_mono_us(), deadline;
+	int timeout_s = sc->harness.timeout_s > 0 ? sc->harness.timeout_s : SCENARIO_TIMEOUT_S;
+	enum fa_rc rc = FA_OK;
+
+	out->tasks = fa_xcalloc(n_tasks ? n_tasks : 1, sizeof(*out->tasks));
+	out->n_tasks = n_tasks;
+	for (size_t i = 0; i < n_tasks; i++) {
+		out->tasks[i].spec = &sc->harness.tasks[i];
+		out->tasks[i].t_sent_us = -1;
+		out->tasks[i].t_exit_us = -1;
+		out->tasks[i].exit_code = -1;
+	}
+	if (n_tasks == 0) {
+		out->error = fa_xasprintf("%s: $.harness: expected tasks for the "
+					  "client to run, got none", sc->file);
+		goto out;
+	}
+	s.ts = fa_xcalloc(n_tasks, sizeof(*s.ts));
+	s.phase = fa_xcalloc(n_tasks, sizeof(*s.phase));
+	if (set_up(&s, &err) != FA_OK) {
+		out->error = fa_xstrdup(err.msg);
+		goto out;
+	}
+	/* the client is up before the first event counts its time */
+	if (s.stdio && start_client(&s) != FA_OK) {
+		rc = FA_EIO;
+		goto out;
+	}
+	hx_event_init(&s.ev, sc, s.stdio, fa_provider_now_us(s.prov));
+	deadline = s.ev.start_us + (int64_t)timeout_s * 1000000;
+	if (sc->harness.n_events == 0)
+		for (size_t i = 0; i < n_tasks; i++)
+			start_task(&s, i); /* no events: every task at the start */
+	if (s.stdio)
+		drive_stdio(&s, deadline);
+	else
+		drive_exec(&s, deadline);
+	fa_server_stop(s.srv);
+	s.srv = NULL;
+	fa_journal_snapshot(s.journal, 0, &out->attempts, &out->n_attempts);
+	fa_journal_head(s.journal, out->journal_head);
+	if (s.stdio)
+		collect_stdio(&s);
+	else
+		collect_exec(&s);
+	grade(&s);
+out:
+	/* a loop cut short must not leave a client behind */
+	tear_down(&s, n_tasks);
+	out->duration_us = fa_clock_mono_us() - begin;
+	if (cut != NULL)
+		*cut = s.interrupted;
+	return rc;
+}

@@ -18,8 +18,69 @@ const char *fa_fault_str(enum fa_fault f)
 	case FA_FAULT_NO_ROUTE: return "no_route";
 	case FA_FAULT_TOO_LARGE: return "too_large";
 	case FA_FAULT_INCOMPLETE: return "incomplete_request";
+	case FA_FAULT_DROP_BEFORE_COMMIT: return "drop_before_commit";
+	case FA_FAULT_DROP_AFTER_COMMIT: return "drop_after_commit";
+	case FA_FAULT_RESET: return "reset";
+	case FA_FAULT_PARTIAL_BODY: return "partial_body";
+	case FA_FAULT_CLOSE_IDLE: return "close_idle";
+	case FA_FAULT_REPLAY: return "replay";
+	case FA_FAULT_IDEM_CONFLICT: return "idempotency_conflict";
+	case FA_FAULT_IDEM_REUSED: return "idempotency_reused";
+	case FA_FAULT_IDEM_MISSING: return "idempotency_missing";
 	}
 	return "unknown";
+}
+
+enum fa_fault fa_fault_of(enum fa_resp_fault f, int delay_ms)
+{
+	switch (f) {
+	case FA_RESP_RESPOND: break;
+	case FA_RESP_DROP_BEFORE_COMMIT: return FA_FAULT_DROP_BEFORE_COMMIT;
+	case FA_RESP_DROP_AFTER_COMMIT: return FA_FAULT_DROP_AFTER_COMMIT;
+	case FA_RESP_RESET: return FA_FAULT_RESET;
+	case FA_RESP_PARTIAL_BODY: return FA_FAULT_PARTIAL_BODY;
+	case FA_RESP_CLOSE_IDLE: return FA_FAULT_CLOSE_IDLE;
+	}
+	return delay_ms > 0 ? FA_FAULT_DELAY : FA_FAULT_RESPOND;
+}
+
+bool fa_fault_commits(enum fa_resp_fault f, int status)
+{
+	switch (f) {
+	case FA_RESP_DROP_AFTER_COMMIT:
+	case FA_RESP_RESET:
+	case FA_RESP_PARTIAL_BODY:
+		return true;
+	case FA_RESP_DROP_BEFORE_COMMIT:
+	case FA_RESP_CLOSE_IDLE:
+		return false;
+	case FA_RESP_RESPOND:
+		break;
+	}
+	return status >= 200 && status <= 299;
+}
+
+enum fa_fault fa_fault_settle(struct fa_resp *resp, unsigned conn_reuse)
+{
+	if (resp->fault == FA_RESP_CLOSE_IDLE) {
+		if (conn_reuse == 0) {
+			resp->fault = FA_RESP_RESPOND; /* nothing idle to close yet */
+		} else {
+			/* the request found its connection already closing */
+			resp->delay_ms = 0;
+			resp->hold = false;
+		}
+	}
+	return fa_fault_of(resp->fault, resp->delay_ms);
+}
+
+size_t fa_fault_partial_len(int fault_bytes, size_t body_len)
+{
+	size_t n = fault_bytes < 0 ? body_len / 2 : (size_t)fault_bytes;
+
+	if (body_len == 0)
+		return 0;
+	return n < body_len ? n : body_len - 1;
 }
 
 static const char *literal_retry_after(const struct fa_response_spec *spec)
@@ -78,6 +139,10 @@ int64_t fa_fault_respond(const struct fa_response_spec *spec,
 	fa_resp_set_json(resp, spec->status, body);
 	cJSON_Delete(body);
 	resp->delay_ms = spec->delay_ms;
+	resp->fault = spec->fault;
+	resp->fault_bytes = spec->fault_bytes;
+	resp->hold = spec->hold;
+	resp->hold_ms = spec->hold_ms;
 	resp->attempt.status = spec->status;
 	resp->attempt.pause_until_us =
 		add_retry_after(spec, send_us, wall_send_us, auto_until_us, resp);

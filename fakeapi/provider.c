@@ -12,8 +12,10 @@
 #include "clock.h"
 #include "digest.h"
 #include "fault.h"
+#include "jsontext.h"
 #include "route.h"
 #include "scope.h"
+#include "store.h"
 #include "utf8.h"
 
 struct fa_provider {
@@ -24,6 +26,7 @@ struct fa_provider {
 	pthread_mutex_t lock;         /* guards cursors and scopes */
 	struct fa_cursors *cursors;   /* owned */
 	struct fa_scopes *scopes;     /* owned */
+	struct fa_store *store;       /* owned; thread-safe on its own */
 	bool admin;                   /* /_fakeapi/ answered by the admin module */
 };
 
@@ -106,6 +109,7 @@ struct fa_provider *fa_provider_new(const struct fa_scenario *sc,
 	pthread_mutex_init(&p->lock, NULL);
 	p->cursors = fa_cursors_new(sc);
 	p->scopes = fa_scopes_new();
+	p->store = fa_store_new(&sc->store);
 	p->admin = true;
 	return p;
 }
@@ -116,6 +120,7 @@ void fa_provider_free(struct fa_provider *p)
 		return;
 	fa_cursors_free(p->cursors);
 	fa_scopes_free(p->scopes);
+	fa_store_free(p->store);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
@@ -128,6 +133,11 @@ void fa_provider_set_admin(struct fa_provider *p, bool on)
 struct fa_journal *fa_provider_journal(struct fa_provider *p)
 {
 	return p->journal;
+}
+
+struct fa_store *fa_provider_store(struct fa_provider *p)
+{
+	return p->store;
 }
 
 int64_t fa_provider_now_us(const struct fa_provider *p)
@@ -225,6 +235,184 @@ static int64_t scripted_answer(struct fa_provider *p, struct fa_resp *resp,
 				fa_clock_wall_us() + delay_us, auto_until_us, resp);
 }
 
+/* The string member @field of the JSON object that is @req's body: the
+ * client's reference for its write. NULL when the body is not a JSON
+ * object or the member is absent or not a string. */
+static char *body_reference(const struct fa_req *req, const char *field)
+{
+	cJSON *root = NULL;
+	const cJSON *v;
+	char *ref = NULL;
+
+	if (field == NULL || req->body == NULL ||
+	    fa_jsontext_parse(req->body, req->body_len, "body", &root, NULL) != FA_OK)
+		return NULL;
+	v = cJSON_IsObject(root) ? cJSON_GetObjectItemCaseSensitive(root, field) : NULL;
+	if (cJSON_IsString(v))
+		ref = fa_xstrdup(v->valuestring);
+	cJSON_Delete(root);
+	return ref;
+}
+
+/* The Idempotency-Key the store looks at: an empty header is none. */
+static const char *store_key(const struct fa_attempt *a)
+{
+	return a->idempotency_key != NULL && a->idempotency_key[0] != '\0'
+		       ? a->idempotency_key
+		       : NULL;
+}
+
+/*
+ * The idempotency layer in front of a write on an effect route (after the
+ * key check and the during_pause answer, so a 429 is never stored). True
+ * when the write goes ahead, its key (if any) now in flight until
+ * fa_provider_finish(); false when the store answered it into @resp: a
+ * replay of the stored answer, 409, 422 or 400. Caller holds p->lock.
+ */
+static bool idempotency_layer(struct fa_provider *p, struct fa_resp *resp)
+{
+	struct fa_attempt *a = &resp->attempt;
+	struct fa_store_answer ans;
+	enum fa_fault f;
+
+	switch (fa_store_begin(p->store, store_key(a), a->body_sha256, a->conn_id,
+			       fa_provider_now_us(p), &ans)) {
+	case FA_STORE_PROCEED:
+		return true;
+	case FA_STORE_REPLAY:
+		f = FA_FAULT_REPLAY;
+		resp->status = ans.status;
+		a->status = ans.status;
+		if (ans.body != NULL) {
+			resp->body = ans.body; /* the answer owns it now */
+			resp->body_len = strlen(ans.body);
+			ans.body = NULL;
+			fa_resp_add_header(resp, "Content-Type", "application/json");
+		}
+		if (p->sc->store.profile == FA_IDEM_PAYMENT)
+			fa_resp_add_header(resp, "Idempotent-Replayed", "true");
+		break;
+	case FA_STORE_IN_FLIGHT:
+		f = FA_FAULT_IDEM_CONFLICT;
+		error_answer(resp, 409, "idempotency_in_flight",
+			     "a request with this Idempotency-Key is still in progress");
+		break;
+	case FA_STORE_REUSED:
+		f = FA_FAULT_IDEM_REUSED;
+		error_answer(resp, 422, "idempotency_key_reused",
+			     "this Idempotency-Key was used with another request body");
+		break;
+	case FA_STORE_MISSING:
+	default:
+		f = FA_FAULT_IDEM_MISSING;
+		error_answer(resp, 400, "idempotency_key_missing",
+			     "this endpoint requires an Idempotency-Key header");
+		break;
+	}
+	fa_store_answer_release(&ans);
+	a->fault = fa_xstrdup(fa_fault_str(f));
+	return false;
+}
+
+/*
+ * Commit the write this attempt carries on effect route @r, answered by
+ * response entry @spec (whose answer fa_fault_respond() already built in
+ * @resp): the store keeps a record with the attempt's route, client
+ * reference, Idempotency-Key and body SHA-256, @spec's status and its body
+ * rendered with @params and "{provider_id}" -> the new record's id. Adds
+ * provider_id to @params and renders @resp's body again with it, so the
+ * answer sent (or cut short) names the record, and sets
+ * resp->attempt.committed. Once per attempt: a second call does nothing.
+ * Caller holds p->lock; call before any delay, hold or drop.
+ */
+static void commit_write(struct fa_provider *p, const struct fa_route_spec *r,
+			 const struct fa_response_spec *spec,
+			 struct fa_params *params, struct fa_resp *resp)
+{
+	struct fa_attempt *a = &resp->attempt;
+	char id[FA_STORE_ID_MAX];
+	struct fa_store_write w = {
+		.route = r->id, .client_reference = a->client_reference,
+		.idempotency_key = store_key(a), .body_sha256 = a->body_sha256,
+		.status = spec->status, .body = spec->body, .params = params,
+	};
+	cJSON *body;
+
+	if (a->committed || fa_store_commit(p->store, &w, a->conn_id,
+					    fa_provider_now_us(p), id) != FA_OK)
+		return;
+	a->committed = true;
+	fa_store_params_add_id(params, id);
+	if (spec->body == NULL)
+		return;
+	body = fa_route_render(spec->body, params);
+	fa_resp_set_json(resp, resp->status, body);
+	cJSON_Delete(body);
+}
+
+/* The id of GET /v1/operations/{id}, or NULL for another path. */
+static const char *operation_path_key(const char *path)
+{
+	static const char prefix[] = "/v1/operations/";
+	const char *k;
+
+	if (strncmp(path, prefix, sizeof(prefix) - 1) != 0)
+		return NULL;
+	k = path + sizeof(prefix) - 1;
+	return k[0] != '\0' && strchr(k, '/') == NULL ? k : NULL;
+}
+
+/*
+ * The reconciliation reads, when the scenario keeps them on:
+ * GET /v1/records?client_reference=R -> 200 {"records": [...]} and
+ * GET /v1/operations/{key} -> 200 {"idempotency_key", "status", "record"}
+ * or 404 operation_not_found. They are attempts (journaled, route
+ * "_reconcile_records" / "_reconcile_operation", fault "respond") that move
+ * no cursor. True when @req was one and @resp holds the answer. Caller
+ * holds p->lock.
+ */
+static bool reconcile(struct fa_provider *p, const struct fa_req *req,
+		      struct fa_resp *resp)
+{
+	struct fa_attempt *a = &resp->attempt;
+	const char *ref = fa_req_query(req, "client_reference");
+	const char *key = operation_path_key(req->path);
+	cJSON *body, *found;
+
+	if (strcmp(req->method, "GET") != 0)
+		return false;
+	if (p->sc->store.by_client_reference && ref != NULL &&
+	    strcmp(req->path, "/v1/records") == 0) {
+		a->route = fa_xstrdup("_reconcile_records");
+		free(a->client_reference);
+		a->client_reference = fa_utf8_clean(ref);
+		body = cJSON_CreateObject();
+		cJSON_AddItemToObject(body, "records",
+				      fa_store_by_client_reference(p->store, a->client_reference));
+		fa_resp_set_json(resp, 200, body);
+		cJSON_Delete(body);
+		a->status = 200;
+	} else if (p->sc->store.by_operation && key != NULL) {
+		char *clean = fa_utf8_clean(key);
+
+		a->route = fa_xstrdup("_reconcile_operation");
+		found = fa_store_by_key(p->store, clean, fa_provider_now_us(p));
+		free(clean);
+		if (found != NULL) {
+			fa_resp_set_json(resp, 200, found);
+			cJSON_Delete(found);
+			a->status = 200;
+		} else {
+			error_answer(resp, 404, "operation_not_found",
+				     "no operation with this Idempotency-Key");
+		}
+	} else {
+		return false;
+	}
+	a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_RESPOND));
+	return true;
+}
+
 void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 			struct fa_resp *resp)
 {
@@ -262,6 +450,8 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 		scripted_answer(p, resp, &p->sc->during_pause, NULL, pause_until);
 		goto out;
 	}
+	if (reconcile(p, req, resp))
+		goto out;
 	for (size_t i = 0; i < p->sc->n_routes; i++) {
 		const struct fa_route_spec *r = &p->sc->routes[i];
 		size_t idx;
@@ -276,13 +466,31 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 			free(params.value[k]);
 			params.value[k] = v;
 		}
+		if (r->effect != FA_EFFECT_NONE) {
+			a->client_reference = body_reference(req, r->client_reference_field);
+			if (!idempotency_layer(p, resp)) {
+				a->route = fa_xstrdup(r->id);
+				goto out;
+			}
+		}
 		idx = fa_cursors_next(p->cursors, i, a->scope);
 		a->route = fa_xstrdup(r->id);
 		a->response_index = (int)idx;
-		a->fault = fa_xstrdup(fa_fault_str(r->responses[idx].delay_ms > 0 ? FA_FAULT_DELAY
-									    : FA_FAULT_RESPOND));
 		until = scripted_answer(p, resp, &r->responses[idx], &params, -1);
-		if (until > req->t_arrival_us)
+		a->fault = fa_xstrdup(fa_fault_str(fa_fault_settle(resp, req->conn_reuse)));
+		/* before any hold, delay or drop; the fault module says which
+		 * answers commit */
+		if (r->effect != FA_EFFECT_NONE && fa_fault_commits(resp->fault, resp->status))
+			commit_write(p, r, &r->responses[idx], &params, resp);
+		/* an answer that goes out (or drops) at once is settled now: the
+		 * client may send the same key again as soon as it has it, before
+		 * fa_provider_finish() runs; a delayed or held one stays in
+		 * flight until then */
+		if (r->effect != FA_EFFECT_NONE && resp->delay_ms == 0 && !resp->hold)
+			fa_store_end(p->store, store_key(a), a->conn_id, fa_provider_now_us(p));
+		/* only an answer whose headers go out announces its pause */
+		if (until > req->t_arrival_us && (resp->fault == FA_RESP_RESPOND ||
+						  resp->fault == FA_RESP_PARTIAL_BODY))
 			fa_scopes_pause(p->scopes, a->scope, until);
 		goto out;
 	}
@@ -314,11 +522,20 @@ void fa_provider_finish(struct fa_provider *p, struct fa_resp *resp,
 	}
 	if (!resp->journaled)
 		return;
+	/* the write is over: a committed key now replays, another is forgotten */
+	if (resp->attempt.route != NULL)
+		fa_store_end(p->store, store_key(&resp->attempt), resp->attempt.conn_id,
+			     fa_provider_now_us(p));
 	resp->attempt.t_response_us = t_response_us;
 	resp->attempt.t_done_us = t_done_us;
 	resp->attempt.delivered = delivered;
-	if (t_response_us < 0)
-		resp->attempt.status = 0; /* nothing reached the wire */
+	if (t_response_us < 0) {
+		/* nothing reached the wire: no status, no Retry-After */
+		resp->attempt.status = 0;
+		free(resp->attempt.retry_after);
+		resp->attempt.retry_after = NULL;
+		resp->attempt.pause_until_us = -1;
+	}
 	fa_journal_append(p->journal, &resp->attempt);
 }
 
@@ -328,6 +545,7 @@ void fa_provider_reset(struct fa_provider *p)
 	fa_cursors_reset(p->cursors);
 	fa_scopes_reset(p->scopes);
 	pthread_mutex_unlock(&p->lock);
+	fa_store_reset(p->store);
 	fa_journal_reset(p->journal);
 }
 
@@ -344,6 +562,7 @@ char *fa_provider_state_json(struct fa_provider *p)
 	cJSON_AddItemToObject(o, "routes", fa_cursors_json(p->cursors));
 	cJSON_AddItemToObject(o, "scopes", fa_scopes_json(p->scopes));
 	pthread_mutex_unlock(&p->lock);
+	cJSON_AddItemToObject(o, "store", fa_store_json(p->store, fa_provider_now_us(p)));
 	j = cJSON_AddObjectToObject(o, "journal");
 	cJSON_AddNumberToObject(j, "count", (double)fa_journal_count(p->journal));
 	fa_journal_head(p->journal, head);

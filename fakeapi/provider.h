@@ -38,6 +38,13 @@ struct fa_resp {
 	char *body;                  /* owned, body_len bytes; NULL = empty */
 	size_t body_len;
 	int delay_ms;                /* hold the answer this long before the headers */
+	enum fa_resp_fault fault;    /* what the server does with the answer; FA_RESP_RESPOND
+	                                (zero) sends it; a close_idle here closes at once */
+	int fault_bytes;             /* partial_body: body bytes to send, -1 = half
+	                                (fa_fault_partial_len settles it) */
+	bool hold;                   /* keep the answer suspended until fa_server_release()
+	                                or hold_ms passes, then delay_ms, then the fault */
+	int hold_ms;                 /* longest hold, ms (1..600000) */
 	bool journaled;              /* false for admin traffic */
 	struct fa_attempt attempt;   /* the journal entry in progress (journaled only) */
 	char *scope;                 /* owned: scope whose in-flight count to drop, or NULL */
@@ -86,6 +93,12 @@ void fa_provider_set_admin(struct fa_provider *p, bool on);
 /* The journal it appends to (borrowed). */
 struct fa_journal *fa_provider_journal(struct fa_provider *p);
 
+struct fa_store;
+
+/* Its store of side effects (borrowed; store.h): the records writes on
+ * effect routes committed, and the idempotency table. */
+struct fa_store *fa_provider_store(struct fa_provider *p);
+
 /* µs since the provider's start on the monotonic clock. */
 int64_t fa_provider_now_us(const struct fa_provider *p);
 
@@ -94,9 +107,16 @@ int64_t fa_provider_now_us(const struct fa_provider *p);
  * (/_fakeapi/...) are answered by the admin module and not journaled.
  * Otherwise: a missing or unknown key is 401 (no cursor moves); inside an
  * announced pause of the scope the during_pause answer goes out when the
- * scenario has one; else the first route whose method and template match
- * advances its cursor and answers; no route is 404. The scope's in-flight
- * count is raised here and dropped by fa_provider_finish(). Thread-safe.
+ * scenario has one; then the reconciliation reads the scenario keeps on
+ * (GET /v1/records?client_reference=R, GET /v1/operations/{key}) are
+ * answered from the store, moving no cursor; else the first route whose
+ * method and template match answers. On a route with an effect the client
+ * reference is read from the JSON body and the idempotency layer runs
+ * first: a replay, 409, 422 or 400 from it moves no cursor; otherwise the
+ * cursor advances, and an answer that commits (fa_fault_commits) stores a
+ * record before any delay, hold or drop, its body naming the record's
+ * "{provider_id}". No route is 404. The scope's in-flight count is raised
+ * here and dropped by fa_provider_finish(). Thread-safe.
  */
 void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 			struct fa_resp *resp);
@@ -113,6 +133,8 @@ void fa_provider_abandon(struct fa_provider *p, const struct fa_req *req,
 /*
  * The response went out (or did not): stamp @t_response_us / @t_done_us
  * (-1 when not reached) and @delivered, drop the scope's in-flight count,
+ * end the write's idempotency key (fa_store_end: a committed one now
+ * replays, an uncommitted one is forgotten),
  * record the pause the answer announced, and append the attempt to the
  * journal (admin traffic is not). Releases nothing: call fa_resp_release()
  * after. Thread-safe.
@@ -121,13 +143,15 @@ void fa_provider_finish(struct fa_provider *p, struct fa_resp *resp,
 			int64_t t_response_us, int64_t t_done_us,
 			enum fa_delivery delivered);
 
-/* Admin reset: cursors rewind, pauses end, the journal's memory is cleared.
+/* Admin reset: cursors rewind, pauses end, the store forgets its records
+ * and keys (provider ids go on), the journal's memory is cleared.
  * Thread-safe. */
 void fa_provider_reset(struct fa_provider *p);
 
 /* Current state for GET /_fakeapi/state: {"scenario", "routes": [{id,
  * cursor state}], "scopes": [{scope, pause_until_us, in_flight}],
- * "journal": {count, head}}; the caller frees the string. */
+ * "store": fa_store_json(), "journal": {count, head}}; the caller frees
+ * the string. */
 char *fa_provider_state_json(struct fa_provider *p);
 
 #endif

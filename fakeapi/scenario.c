@@ -24,6 +24,7 @@
 /* FA_STORE_INDEX writes an int into these. */
 _Static_assert(sizeof(enum fa_cursor_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fa_scope_kind) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum fa_resp_fault) == sizeof(int), "enum size");
 
 const char *const fa_scenario_methods[] = {
 	"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", NULL,
@@ -34,6 +35,11 @@ static const char *const scopes[] = {"user", "key", NULL};
 /* fa_retry_after_form_parse() turns these into enum fa_ra_form */
 static const char *const ra_forms[] = {
 	"delta-seconds", "imf-fixdate", "rfc850", "asctime", NULL,
+};
+/* in enum fa_resp_fault order */
+static const char *const resp_faults[] = {
+	"respond", "drop_before_commit", "drop_after_commit", "reset",
+	"partial_body", "close_idle", NULL,
 };
 
 /* $ */
@@ -61,12 +67,32 @@ static const struct fa_field suite_entry_field =
 	FA_F_CHECK(NULL, FA_SCHEMA_STRING, NONEMPTY);
 
 /* $.provider */
-enum { PV_KEYS, PV_USERS, PV_SCOPE, PV_PAUSE };
+enum { PV_KEYS, PV_USERS, PV_SCOPE, PV_PAUSE, PV_IDEMPOTENCY, PV_RECONCILIATION };
 static const struct fa_field provider_fields[] = {
 	FA_F_CHECK("keys", FA_SCHEMA_OBJECT, REQ | NONEMPTY),
 	FA_F_CHECK("users", FA_SCHEMA_OBJECT, 0),
 	FA_F_ENUM("scope", 0, scopes, struct fa_scenario, scope),
 	FA_F_CHECK("during_pause", FA_SCHEMA_OBJECT, 0),
+	FA_F_CHECK("idempotency", FA_SCHEMA_OBJECT, 0),
+	FA_F_CHECK("reconciliation", FA_SCHEMA_OBJECT, 0),
+};
+
+/* $.provider.idempotency; "profile" maps to enum fa_idem_profile + 1 */
+static const char *const idem_profiles[] = {"payment", "ietf", NULL};
+enum { ID_PROFILE, ID_RETENTION, ID_REQUIRED };
+static const struct fa_field idempotency_fields[] = {
+	{ .name = "profile", .type = FA_SCHEMA_STRING, .flags = REQ, .one_of = idem_profiles },
+	FA_F_INT("retention_s", 0, 1, 31536000, struct fa_store_spec, retention_s),
+	{ .name = "required", .type = FA_SCHEMA_BOOL, .store = FA_STORE_BOOL,
+	  .off = offsetof(struct fa_store_spec, key_required) },
+};
+
+/* $.provider.reconciliation */
+static const struct fa_field reconciliation_fields[] = {
+	{ .name = "by_client_reference", .type = FA_SCHEMA_BOOL, .store = FA_STORE_BOOL,
+	  .off = offsetof(struct fa_store_spec, by_client_reference) },
+	{ .name = "by_operation", .type = FA_SCHEMA_BOOL, .store = FA_STORE_BOOL,
+	  .off = offsetof(struct fa_store_spec, by_operation) },
 };
 
 /* $.provider.keys.<id> */
@@ -76,7 +102,10 @@ static const struct fa_field key_fields[] = {
 };
 
 /* $.routes[i] */
-enum { RT_ID, RT_METHOD, RT_PATH, RT_CLASS, RT_CURSOR, RT_RESPONSES };
+/* "effect" maps to enum fa_effect + 1 */
+static const char *const effects[] = {"create", NULL};
+enum { RT_ID, RT_METHOD, RT_PATH, RT_CLASS, RT_CURSOR, RT_RESPONSES, RT_EFFECT,
+       RT_CLIENT_REF };
 static const struct fa_field route_fields[] = {
 	FA_F_STR("id", REQ | NONEMPTY, struct fa_route_spec, id),
 	FA_F_ONE_OF("method", REQ, fa_scenario_methods, struct fa_route_spec, method),
@@ -84,11 +113,17 @@ static const struct fa_field route_fields[] = {
 	FA_F_STR("class", 0, struct fa_route_spec, klass),
 	FA_F_ENUM("cursor", 0, cursors, struct fa_route_spec, cursor),
 	FA_F_CHECK("responses", FA_SCHEMA_ARRAY, REQ | NONEMPTY),
+	{ .name = "effect", .type = FA_SCHEMA_STRING, .one_of = effects },
+	FA_F_STR("client_reference_field", NONEMPTY, struct fa_route_spec,
+		 client_reference_field),
 };
 
 /* $.routes[i].responses[j]; $.provider.during_pause is the same without
- * "times", which must stay first */
-enum { RS_TIMES, RS_STATUS, RS_HEADERS, RS_BODY, RS_RETRY_AFTER, RS_DELAY };
+ * "times", which must stay first, and without the connection faults, which
+ * must stay last (RS_N_FAULT of them) */
+enum { RS_TIMES, RS_STATUS, RS_HEADERS, RS_BODY, RS_RETRY_AFTER, RS_DELAY,
+       RS_FAULT, RS_FAULT_BYTES, RS_HOLD, RS_HOLD_MS };
+#define RS_N_FAULT 4
 static const struct fa_field response_fields[] = {
 	FA_F_INT("times", 0, 1, 1000000, struct fa_response_spec, times),
 	FA_F_INT("status", REQ, 100, 599, struct fa_response_spec, status),
@@ -96,6 +131,12 @@ static const struct fa_field response_fields[] = {
 	FA_F_JSON("body", struct fa_response_spec, body),
 	FA_F_CHECK("retry_after", FA_SCHEMA_ANY, 0),
 	FA_F_INT("delay_ms", 0, 0, 600000, struct fa_response_spec, delay_ms),
+	FA_F_ENUM("fault", 0, resp_faults, struct fa_response_spec, fault),
+	/* no more than the largest response body the provider sends, 1 MiB */
+	FA_F_INT("fault_bytes", 0, 0, 1048576, struct fa_response_spec, fault_bytes),
+	{ .name = "hold", .type = FA_SCHEMA_BOOL, .store = FA_STORE_BOOL,
+	  .off = offsetof(struct fa_response_spec, hold) },
+	FA_F_INT("hold_ms", 0, 1, 600000, struct fa_response_spec, hold_ms),
 };
 
 /* "retry_after" as a plain number: delta-seconds */
@@ -160,6 +201,30 @@ static enum fa_rc read_retry_after(struct fa_schema *s, const cJSON *v,
 	return FA_OK;
 }
 
+/* The fields that only make sense together: fault_bytes with
+ * partial_body (which needs a body to cut), hold_ms with hold, and no hold
+ * on close_idle, which closes before there is anything to hold. */
+static enum fa_rc check_fault(struct fa_schema *s, const cJSON **got,
+			      const struct fa_response_spec *r)
+{
+	bool partial = r->fault == FA_RESP_PARTIAL_BODY;
+
+	if (got[RS_FAULT_BYTES] != NULL && !partial)
+		return fa_schema_fail(s, "\"fault_bytes\" needs \"fault\": \"partial_body\", "
+				      "got fault \"%s\"", resp_faults[r->fault]);
+	if (partial && r->body == NULL)
+		return fa_schema_fail(s, "\"fault\": \"partial_body\" needs a \"body\" to cut short");
+	if (partial && (r->status < 200 || r->status == 204 || r->status == 304))
+		return fa_schema_fail(s, "\"fault\": \"partial_body\" needs a status that carries "
+				      "a body, got status %d", r->status);
+	if (got[RS_HOLD_MS] != NULL && !r->hold)
+		return fa_schema_fail(s, "\"hold_ms\" needs \"hold\": true");
+	if (r->hold && r->fault == FA_RESP_CLOSE_IDLE)
+		return fa_schema_fail(s, "\"hold\" cannot go with \"fault\": \"close_idle\" "
+				      "(it closes before the request is answered)");
+	return FA_OK;
+}
+
 /* One response spec at the current path. @last: the sequence's last entry,
  * which answers for ever unless it says "times". @pause: the provider's
  * during_pause answer, which has no "times". */
@@ -169,12 +234,17 @@ static enum fa_rc read_response(struct fa_schema *s, const cJSON *obj,
 	const cJSON *got[N(response_fields)] = {0};
 	const struct fa_field *fields = response_fields + (pause ? 1 : 0);
 	const struct fa_header *h;
-	size_t n = N(response_fields) - (pause ? 1 : 0);
+	size_t n = N(response_fields) - (pause ? 1 + RS_N_FAULT : 0);
 	enum fa_rc rc;
 	size_t mark;
 
 	r->times = last ? 0 : 1;
+	r->fault_bytes = -1;
+	r->hold_ms = 60000;
 	rc = fa_schema_object(s, obj, fields, n, r, got + (pause ? 1 : 0));
+	if (rc != FA_OK)
+		return rc;
+	rc = check_fault(s, got, r);
 	if (rc != FA_OK)
 		return rc;
 	if (got[RS_HEADERS] != NULL) {
@@ -255,6 +325,24 @@ static enum fa_rc check_template(struct fa_schema *s, const cJSON *v)
 	return FA_OK;
 }
 
+/* "effect" and "client_reference_field": the field is the effect's, and
+ * defaults to "client_reference" on an effect route. */
+static enum fa_rc read_effect(struct fa_schema *s, const cJSON **got,
+			      struct fa_route_spec *rt)
+{
+	if (got[RT_EFFECT] == NULL) {
+		if (got[RT_CLIENT_REF] != NULL)
+			return fa_schema_fail(s, "\"client_reference_field\" is only allowed with \"effect\"");
+		return FA_OK;
+	}
+	for (size_t i = 0; effects[i] != NULL; i++)
+		if (strcmp(effects[i], got[RT_EFFECT]->valuestring) == 0)
+			rt->effect = (enum fa_effect)(i + 1);
+	if (rt->client_reference_field == NULL)
+		rt->client_reference_field = fa_xstrdup("client_reference");
+	return FA_OK;
+}
+
 static enum fa_rc read_route(struct fa_schema *s, const cJSON *obj,
 			     struct fa_route_spec *rt)
 {
@@ -264,6 +352,9 @@ static enum fa_rc read_route(struct fa_schema *s, const cJSON *obj,
 	size_t mark, mark2, j = 0;
 
 	rc = fa_schema_object(s, obj, route_fields, N(route_fields), rt, got);
+	if (rc != FA_OK)
+		return rc;
+	rc = read_effect(s, got, rt);
 	if (rc != FA_OK)
 		return rc;
 	mark = fa_schema_enter(s, "path");
@@ -384,6 +475,37 @@ static enum fa_rc read_key(struct fa_schema *s, const cJSON *obj,
 	return rc;
 }
 
+/* $.provider.idempotency and $.provider.reconciliation into @st, whose
+ * defaults are set. */
+static enum fa_rc read_store(struct fa_schema *s, const cJSON **pv,
+			     struct fa_store_spec *st)
+{
+	const cJSON *got[N(idempotency_fields)];
+	enum fa_rc rc = FA_OK;
+	size_t mark;
+
+	if (pv[PV_IDEMPOTENCY] != NULL) {
+		mark = fa_schema_enter(s, "idempotency");
+		rc = fa_schema_object(s, pv[PV_IDEMPOTENCY], idempotency_fields,
+				      N(idempotency_fields), st, got);
+		for (size_t i = 0; rc == FA_OK && idem_profiles[i] != NULL; i++)
+			if (strcmp(idem_profiles[i], got[ID_PROFILE]->valuestring) == 0)
+				st->profile = (enum fa_idem_profile)(i + 1);
+		if (rc == FA_OK && got[ID_REQUIRED] != NULL && st->profile != FA_IDEM_IETF)
+			rc = fa_schema_fail(s, "\"required\" is only allowed with \"profile\": \"ietf\"");
+		fa_schema_leave(s, mark);
+		if (rc != FA_OK)
+			return rc;
+	}
+	if (pv[PV_RECONCILIATION] != NULL) {
+		mark = fa_schema_enter(s, "reconciliation");
+		rc = fa_schema_object(s, pv[PV_RECONCILIATION], reconciliation_fields,
+				      N(reconciliation_fields), st, NULL);
+		fa_schema_leave(s, mark);
+	}
+	return rc;
+}
+
 static enum fa_rc read_provider(struct fa_schema *s, const cJSON *obj,
 				struct fa_scenario *sc)
 {
@@ -392,7 +514,13 @@ static enum fa_rc read_provider(struct fa_schema *s, const cJSON *obj,
 	enum fa_rc rc;
 	size_t mark, mark2, i = 0;
 
+	sc->store.retention_s = 86400;
+	sc->store.by_client_reference = true;
+	sc->store.by_operation = true;
 	rc = fa_schema_object(s, obj, provider_fields, N(provider_fields), sc, got);
+	if (rc != FA_OK)
+		return rc;
+	rc = read_store(s, got, &sc->store);
 	if (rc != FA_OK)
 		return rc;
 	if (got[PV_USERS] != NULL) {
@@ -535,6 +663,7 @@ void fa_scenario_free(struct fa_scenario *sc)
 		free(rt->method);
 		free(rt->path);
 		free(rt->klass);
+		free(rt->client_reference_field);
 		for (size_t j = 0; j < rt->n_responses && rt->responses != NULL; j++)
 			response_release(&rt->responses[j]);
 		free(rt->responses);

@@ -10,12 +10,14 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include <microhttpd.h>
 
 #include "alloc.h"
 #include "clock.h"
+#include "fault.h"
 #include "log.h"
 
 /* One TCP connection, for the journal's connection id and reuse count. */
@@ -27,8 +29,8 @@ struct conn {
 /* Where a request is in its life. */
 enum req_state {
 	REQ_READING = 0, /* headers read, body may still be arriving */
-	REQ_HELD,        /* decided, suspended until its delay is over */
-	REQ_READY,       /* decided, the answer may go out now */
+	REQ_HELD,        /* decided, suspended until its hold or delay is over */
+	REQ_READY,       /* decided, the answer (or its fault) may go out now */
 	REQ_QUEUED,      /* the answer was handed to libmicrohttpd */
 };
 
@@ -50,14 +52,18 @@ struct request {
 	size_t body_len;
 	bool too_large;
 	bool decided;
+	bool dropped;             /* the connection was closed on purpose (a fault) */
 	struct fa_resp resp;
 	int64_t t_response_us;    /* -1 until queued */
 };
 
-/* A request whose answer waits for its delay (suspended connection). */
+/* A request whose answer waits (suspended connection): for a hold, which
+ * fa_server_release() can end early and which then waits out its delay
+ * too, or for its delay alone. */
 struct held {
-	int64_t due_us;      /* monotonic µs since start */
+	int64_t due_us;      /* monotonic µs since start: end of the hold or the delay */
 	struct request *req;
+	bool hold;           /* a "hold" (counted by fa_server_held), not a delay */
 };
 
 struct fa_server {
@@ -185,18 +191,131 @@ static enum MHD_Result queue_answer(struct fa_server *s, struct request *r)
 	return ok;
 }
 
-/* Hold @r until its delay is over; the timer thread resumes it. */
-static void hold(struct fa_server *s, struct request *r)
+/* One read of a partial body: the first bytes, then an error, on which
+ * libmicrohttpd closes the connection with the rest of the body unsent. */
+struct partial {
+	char *bytes; /* owned, n bytes */
+	size_t n;
+};
+
+static ssize_t partial_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
-	int64_t due = fa_provider_now_us(s->p) + (int64_t)r->resp.delay_ms * 1000;
+	struct partial *pb = cls;
+	size_t n;
+
+	if (pos >= pb->n)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	n = pb->n - (size_t)pos;
+	if (n > max)
+		n = max;
+	memcpy(buf, pb->bytes + pos, n);
+	return (ssize_t)n;
+}
+
+static void partial_free(void *cls)
+{
+	struct partial *pb = cls;
+
+	free(pb->bytes);
+	free(pb);
+}
+
+/*
+ * partial_body: the status line and headers with the Content-Length of the
+ * whole body, then only its first bytes, then a clean close. A content
+ * reader does this inside libmicrohttpd's own send loop (non-blocking, so a
+ * slow reader never stalls a pool thread, and the headers are the ones a
+ * complete answer has); writing raw bytes to the socket ourselves would
+ * have to block on a full send buffer.
+ */
+static enum MHD_Result queue_partial(struct fa_server *s, struct request *r)
+{
+	const struct fa_resp *a = &r->resp;
+	struct partial *pb = fa_xcalloc(1, sizeof(*pb));
+	struct MHD_Response *resp;
+	enum MHD_Result ok;
+
+	pb->n = fa_fault_partial_len(a->fault_bytes, a->body_len);
+	pb->bytes = fa_xmalloc(pb->n + 1);
+	memcpy(pb->bytes, a->body, pb->n);
+	resp = MHD_create_response_from_callback(a->body_len, 16 * 1024, partial_read, pb,
+						 partial_free);
+	if (resp == NULL) {
+		partial_free(pb);
+		return MHD_NO;
+	}
+	for (size_t i = 0; i < a->n_headers; i++)
+		MHD_add_response_header(resp, a->headers[i].name, a->headers[i].value);
+	r->state = REQ_QUEUED;
+	r->dropped = true;
+	r->t_response_us = fa_provider_now_us(s->p);
+	ok = MHD_queue_response(r->mhd, (unsigned)a->status, resp);
+	MHD_destroy_response(resp);
+	return ok;
+}
+
+/*
+ * A connection fault instead of the answer. Returning MHD_NO from the
+ * access handler makes libmicrohttpd shut the write side and close: the
+ * client reads a clean EOF. A reset needs more: SO_LINGER 0 is not enough
+ * because the write side is shut first (a FIN goes out), but connect() with
+ * AF_UNSPEC disconnects the socket at once, which sends a RST from any
+ * synchronized state; libmicrohttpd's close then finds it disconnected.
+ */
+static enum MHD_Result drop(struct request *r)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+
+	if (r->resp.fault == FA_RESP_RESET) {
+		ci = MHD_get_connection_info(r->mhd, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (ci == NULL || connect(ci->connect_fd, &unspec, sizeof(unspec)) != 0)
+			FA_LOG(FA_LOG_WARN, "server", "event=reset_failed errno=%d", errno);
+	}
+	r->state = REQ_QUEUED;
+	r->dropped = true;
+	return MHD_NO;
+}
+
+/* Send the decided answer, or apply its fault. */
+static enum MHD_Result answer(struct fa_server *s, struct request *r)
+{
+	switch (r->resp.fault) {
+	case FA_RESP_RESPOND:
+		break;
+	case FA_RESP_PARTIAL_BODY:
+		return queue_partial(s, r);
+	case FA_RESP_DROP_BEFORE_COMMIT:
+	case FA_RESP_DROP_AFTER_COMMIT:
+	case FA_RESP_RESET:
+	case FA_RESP_CLOSE_IDLE:
+		return drop(r);
+	}
+	return queue_answer(s, r);
+}
+
+/* Suspend @r for its hold (hold_ms at most) or else its delay; the timer
+ * thread or fa_server_release() resumes it. False when the server is
+ * stopping: nothing may stay suspended then, so the answer goes at once. */
+static bool suspend(struct fa_server *s, struct request *r)
+{
+	bool hold = r->resp.hold;
+	int ms = hold ? r->resp.hold_ms : r->resp.delay_ms;
+	int64_t due = fa_provider_now_us(s->p) + (int64_t)ms * 1000;
+	bool ok = false;
 
 	pthread_mutex_lock(&s->lock);
+	if (s->stopping)
+		goto out;
 	r->state = REQ_HELD;
 	MHD_suspend_connection(r->mhd);
 	s->held = fa_xrealloc(s->held, (s->n_held + 1) * sizeof(*s->held));
-	s->held[s->n_held++] = (struct held){ .due_us = due, .req = r };
+	s->held[s->n_held++] = (struct held){ .due_us = due, .req = r, .hold = hold };
 	pthread_cond_signal(&s->wake);
+	ok = true;
+out:
 	pthread_mutex_unlock(&s->lock);
+	return ok;
 }
 
 static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mhd,
@@ -222,14 +341,12 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mhd,
 		fill_req(r, &q);
 		fa_provider_decide(s->p, &q, &r->resp);
 		r->decided = true;
-		if (r->resp.delay_ms > 0) {
-			hold(s, r);
+		if ((r->resp.hold || r->resp.delay_ms > 0) && suspend(s, r))
 			return MHD_YES;
-		}
 		r->state = REQ_READY;
 	}
 	if (r->state == REQ_READY)
-		return queue_answer(s, r);
+		return answer(s, r);
 	return MHD_YES;
 }
 
@@ -249,8 +366,15 @@ static void request_completed(void *cls, struct MHD_Connection *mhd,
 		fill_req(r, &q);
 		fa_provider_abandon(s->p, &q, &r->resp);
 	}
-	how = toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? FA_DELIVERED_COMPLETE
-							  : FA_DELIVERED_CLIENT_GONE;
+	/* a connection fault closes on purpose, even when the server's stop
+	 * closed the connection before the fault could */
+	if (r->dropped || (r->decided && r->resp.fault != FA_RESP_RESPOND &&
+			   toe != MHD_REQUEST_TERMINATED_COMPLETED_OK))
+		how = FA_DELIVERED_DROPPED;
+	else if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		how = FA_DELIVERED_COMPLETE;
+	else
+		how = FA_DELIVERED_CLIENT_GONE;
 	fa_provider_finish(s->p, &r->resp, r->t_response_us,
 			   fa_provider_now_us(s->p), how);
 	request_free(r);
@@ -276,7 +400,8 @@ static void connection_notify(void *cls, struct MHD_Connection *mhd,
 	}
 }
 
-/* Resume held[i] and remove it; caller holds s->lock. */
+/* Resume held[i] and remove it; caller holds s->lock. Removal comes
+ * first, so a connection is never resumed twice. */
 static void release_held(struct fa_server *s, size_t i)
 {
 	struct request *r = s->held[i].req;
@@ -284,6 +409,60 @@ static void release_held(struct fa_server *s, size_t i)
 	s->held[i] = s->held[--s->n_held];
 	r->state = REQ_READY;
 	MHD_resume_connection(r->mhd);
+}
+
+/* held[i]'s wait is over at @now: a hold goes on to its delay, if it has
+ * one; anything else is resumed. True when held[i] was removed (another
+ * entry now sits at i). Caller holds s->lock. */
+static bool wake_held(struct fa_server *s, size_t i, int64_t now)
+{
+	struct held *h = &s->held[i];
+
+	if (h->hold && h->req->resp.delay_ms > 0) {
+		h->hold = false;
+		h->due_us = now + (int64_t)h->req->resp.delay_ms * 1000;
+		return false;
+	}
+	release_held(s, i);
+	return true;
+}
+
+static bool task_is(const struct request *r, const char *task)
+{
+	const char *t = r->resp.attempt.task;
+
+	return task == NULL || (t != NULL && strcmp(t, task) == 0);
+}
+
+size_t fa_server_held(struct fa_server *s, const char *task)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->n_held; i++)
+		if (s->held[i].hold && task_is(s->held[i].req, task))
+			n++;
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+size_t fa_server_release(struct fa_server *s, const char *task)
+{
+	int64_t now = fa_provider_now_us(s->p);
+	size_t n = 0;
+
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->n_held;) {
+		if (s->held[i].hold && task_is(s->held[i].req, task)) {
+			n++;
+			if (wake_held(s, i, now))
+				continue;
+		}
+		i++;
+	}
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+	return n;
 }
 
 static void *timer_main(void *arg)
@@ -296,10 +475,8 @@ static void *timer_main(void *arg)
 		struct timespec ts;
 
 		for (size_t i = 0; i < s->n_held;) {
-			if (s->held[i].due_us <= now) {
-				release_held(s, i);
+			if (s->held[i].due_us <= now && wake_held(s, i, now))
 				continue;
-			}
 			if (next < 0 || s->held[i].due_us < next)
 				next = s->held[i].due_us;
 			i++;

@@ -39,7 +39,8 @@ size_t fa_server_held(struct fa_server *s, const char *task);
 
 /*
  * Let the held answers of @task (NULL = all) go ahead now: each applies its
- * fault (drop, reset, ...) or answers. Returns how many were released.
+ * fault (drop, reset, ...) or answers, after its delay_ms if it has one
+ * (it no longer counts as held then). Returns how many were released.
  * Thread-safe. Used by the harness to kill a client while its write is
  * committed but unanswered, and only then break the connection.
  */

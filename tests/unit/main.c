@@ -19,7 +19,9 @@
 	X(exec)         \
 	X(wave)         \
 	X(tally)        \
-	X(stdio)
+	X(stdio)        \
+	X(store)        \
+	X(fault)
 
 #define DECLARE(m) void test_##m##_register(void) __attribute__((weak));
 TEST_MODULES(DECLARE)

@@ -416,11 +416,11 @@ static void scenario__unknown_key_lists_the_allowed_ones(void)
 		const char *provider, *routes, *harness, *want;
 	} cases[] = {
 		{ ", \"x\": 1", ROUTE_OK, NULL,
-		  "t.json: $.provider: unknown key \"x\" (allowed: keys, users, scope, during_pause)" },
+		  "t.json: $.provider: unknown key \"x\" (allowed: keys, users, scope, during_pause, idempotency, reconciliation)" },
 		{ ", \"during_pause\": {\"status\": 429, \"x\": 1}", ROUTE_OK, NULL,
 		  "t.json: $.provider.during_pause: unknown key \"x\" (allowed: status, headers, body, retry_after, delay_ms)" },
 		{ "", "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", \"x\": 1, \"responses\": [{\"status\": 200}]}]", NULL,
-		  "t.json: $.routes[0]: unknown key \"x\" (allowed: id, method, path, class, cursor, responses)" },
+		  "t.json: $.routes[0]: unknown key \"x\" (allowed: id, method, path, class, cursor, responses, effect, client_reference_field)" },
 		{ "", "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", \"responses\": [{\"status\": 200, \"retry_after\": {\"seconds\": 1, \"x\": 1}}]}]", NULL,
 		  "t.json: $.routes[0].responses[0].retry_after: unknown key \"x\" (allowed: seconds, form)" },
 		{ "", ROUTE_OK, "{\"x\": 1}",

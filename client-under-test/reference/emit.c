@@ -59,24 +59,29 @@ void ref_emit_hello(const char *name, const char *version)
 	add_str(client, "name", name);
 	add_str(client, "version", version);
 	cJSON_AddItemToArray(features, fa_xcheck(cJSON_CreateString("cancel"), "cJSON"));
+	cJSON_AddItemToArray(features, fa_xcheck(cJSON_CreateString("reconciliation"), "cJSON"));
+	cJSON_AddItemToArray(features, fa_xcheck(cJSON_CreateString("escalation"), "cJSON"));
 	put(m);
 }
 
-void ref_emit_action_sent(const char *task, int attempt)
+void ref_emit_action_sent(const char *task, int attempt, const char *kind,
+                          const char *idempotency_key)
 {
 	cJSON *m = msg_new("action_sent", task);
 
 	add_num(m, "attempt", attempt);
-	add_str(m, "idempotency_key", NULL);
+	add_str(m, "kind", kind);
+	add_str(m, "idempotency_key", idempotency_key);
 	put(m);
 }
 
-void ref_emit_action_result(const char *task, int attempt, long status, const char *retry_after,
-                            const char *error)
+void ref_emit_action_result(const char *task, int attempt, const char *kind, long status,
+                            const char *retry_after, const char *error)
 {
 	cJSON *m = msg_new("action_result", task);
 
 	add_num(m, "attempt", attempt);
+	add_str(m, "kind", kind);
 	add_num(m, "status", (double)status);
 	add_str(m, "retry_after", retry_after);
 	add_str(m, "error", error);
@@ -94,8 +99,32 @@ void ref_emit_retry_scheduled(const char *task, int attempt, int64_t due_in_ms,
 	put(m);
 }
 
+void ref_emit_reconciliation_required(const char *task, int attempt, const char *reason,
+                                      const char *idempotency_key)
+{
+	cJSON *m = msg_new("reconciliation_required", task);
+
+	add_num(m, "attempt", attempt);
+	add_str(m, "reason", reason);
+	add_str(m, "idempotency_key", idempotency_key);
+	put(m);
+}
+
+void ref_emit_escalation(const char *task, const char *reason, const char *idempotency_key,
+                         const char *client_reference, const char *sent)
+{
+	cJSON *m = msg_new("escalation", task);
+	cJSON *rec = fa_xcheck(cJSON_AddObjectToObject(m, "record"), "cJSON");
+
+	add_str(rec, "reason", reason);
+	add_str(rec, "idempotency_key", idempotency_key);
+	add_str(rec, "client_reference", client_reference);
+	add_str(rec, "sent", sent);
+	put(m);
+}
+
 void ref_emit_result(const char *task, const char *outcome, int attempts, int64_t waited_ms,
-                     const char *sent, long status)
+                     const char *sent, long status, const char *provider_id)
 {
 	cJSON *m = msg_new("result", task);
 
@@ -104,6 +133,6 @@ void ref_emit_result(const char *task, const char *outcome, int attempts, int64_
 	add_num(m, "waited_ms", (double)waited_ms);
 	add_str(m, "sent", sent);
 	add_num(m, "status", (double)status);
-	add_str(m, "provider_id", NULL);
+	add_str(m, "provider_id", provider_id);
 	put(m);
 }

@@ -14,26 +14,44 @@
  */
 
 /* {"type":"hello","protocol":1,"client":{"name":@name,"version":...},
- *  "features":["cancel"]} */
+ *  "features":["cancel","reconciliation","escalation"]} */
 void ref_emit_hello(const char *name, const char *version);
 
-/* Just before attempt @attempt (1, 2, ...) goes on the wire. The
- * reference sends no idempotency key yet, so it is null. */
-void ref_emit_action_sent(const char *task, int attempt);
+/* Just before attempt @attempt (1, 2, ... in this process) goes on the
+ * wire: its @kind ("read", "write" or "reconcile") and the
+ * @idempotency_key it carries (NULL: null). */
+void ref_emit_action_sent(const char *task, int attempt, const char *kind,
+                          const char *idempotency_key);
 
-/* The outcome of attempt @attempt: @status (0 for a transport error), the
- * raw @retry_after value or NULL, the transport @error text or NULL. */
-void ref_emit_action_result(const char *task, int attempt, long status, const char *retry_after,
-                            const char *error);
+/* The outcome of attempt @attempt of @kind: @status (0 for a transport
+ * error), the raw @retry_after value or NULL, the transport @error text or
+ * NULL. */
+void ref_emit_action_result(const char *task, int attempt, const char *kind, long status,
+                            const char *retry_after, const char *error);
+
+/* A write's outcome is unknown: the client reads its status before doing
+ * anything else. @attempt is the attempt that ended ambiguously (0 when
+ * the ambiguity comes from a saved operation, after a restart), @reason
+ * "transport_error", "in_flight" or "restart", @idempotency_key the
+ * write's key (NULL: null). */
+void ref_emit_reconciliation_required(const char *task, int attempt, const char *reason,
+                                      const char *idempotency_key);
+
+/* The task goes to a person: {"type":"escalation","task":@task,"record":
+ * {"reason","idempotency_key","client_reference","sent"}} (NULL: null).
+ * The record never carries the request body or the key's secret. */
+void ref_emit_escalation(const char *task, const char *reason, const char *idempotency_key,
+                         const char *client_reference, const char *sent);
 
 /* The client will wait @due_in_ms before attempt @attempt, for @reason. */
 void ref_emit_retry_scheduled(const char *task, int attempt, int64_t due_in_ms,
                               enum ref_reason reason);
 
-/* The task's last message: @outcome ("succeeded", "failed", "cancelled"),
- * @attempts on the wire, @waited_ms between them, @sent ("yes", "no",
- * "unknown"), the last @status (0 when none). provider_id is null. */
+/* The task's last message: @outcome ("succeeded", "failed", "escalated",
+ * "cancelled"), @attempts this process put on the wire, @waited_ms between
+ * them, @sent ("yes", "no", "unknown"), the last @status (0 when none),
+ * the record's @provider_id (NULL: null). */
 void ref_emit_result(const char *task, const char *outcome, int attempts, int64_t waited_ms,
-                     const char *sent, long status);
+                     const char *sent, long status, const char *provider_id);
 
 #endif

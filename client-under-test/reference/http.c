@@ -21,6 +21,9 @@ struct ref_http {
 	const struct ref_http_req *req; /* what to send (borrowed) */
 	char errbuf[CURL_ERROR_SIZE];   /* libcurl's detailed error text */
 	char *retry_after;              /* Retry-After of the last response, owned */
+	char *body;                     /* the last response's body so far, owned */
+	size_t body_len;                /* bytes in body */
+	size_t body_cap;                /* bytes allocated for body */
 	int64_t seen_wall_us;           /* when that response's status line came */
 	int64_t seen_mono_us;           /* the same moment, monotonic */
 };
@@ -60,6 +63,7 @@ static size_t on_header(char *buf, size_t size, size_t n, void *arg)
 	if (len >= 5 && memcmp(buf, "HTTP/", 5) == 0) {
 		free(h->retry_after);
 		h->retry_after = NULL;
+		h->body_len = 0;
 		h->seen_wall_us = fa_clock_wall_us();
 		h->seen_mono_us = fa_clock_mono_us();
 		return len;
@@ -76,13 +80,32 @@ static size_t on_header(char *buf, size_t size, size_t n, void *arg)
 	return len;
 }
 
-/* Body callback: the reference only needs the status, so the body is
- * read to the end (the provider sees a complete delivery) and dropped. */
+/* Body callback: the body is read to the end (the provider sees a
+ * complete delivery); the first REF_HTTP_BODY_MAX bytes are kept, since a
+ * write's answer names the record it created and a reconciliation read's
+ * answer is the record itself. */
 static size_t on_body(char *buf, size_t size, size_t n, void *arg)
 {
-	(void)buf;
-	(void)arg;
-	return size * n;
+	struct ref_http *h = arg;
+	size_t len = size * n;
+	size_t keep = REF_HTTP_BODY_MAX - h->body_len;
+
+	if (keep > len)
+		keep = len;
+	if (keep == 0)
+		return len;
+	if (h->body_len + keep + 1 > h->body_cap) {
+		size_t cap = h->body_cap ? h->body_cap : 1024;
+
+		while (cap < h->body_len + keep + 1)
+			cap *= 2;
+		h->body = fa_xrealloc(h->body, cap);
+		h->body_cap = cap;
+	}
+	memcpy(h->body + h->body_len, buf, keep);
+	h->body_len += keep;
+	h->body[h->body_len] = '\0';
+	return len;
 }
 
 /* Progress callback: libcurl calls it often during a transfer and at
@@ -158,6 +181,14 @@ enum fa_rc ref_http_new(const struct ref_http_req *req, struct ref_http **out, s
 	if (req->secret != NULL) {
 		auth = fa_xasprintf("Authorization: Bearer %s", req->secret);
 		if (!add_header(h, auth))
+			goto nomem;
+	}
+	if (req->idempotency_key != NULL) {
+		char *line = fa_xasprintf("Idempotency-Key: %s", req->idempotency_key);
+		bool ok = add_header(h, line);
+
+		free(line);
+		if (!ok)
 			goto nomem;
 	}
 	/* libcurl labels a POSTFIELDS body as a form; this client's bodies
@@ -307,11 +338,18 @@ void ref_http_perform(struct ref_http *h, struct ref_http_res *res)
 	res->seen_wall_us = h->seen_wall_us;
 	res->seen_mono_us = h->seen_mono_us;
 	if (cc != CURLE_OK) {
+		/* A cut-short body is no answer: the task must not act on it. */
 		transport_error(h, cc, res);
 		return;
 	}
 	res->status = status;
 	res->maybe_sent = true;
+	if (h->body != NULL && h->body_len > 0) {
+		res->body = h->body;
+		res->body_len = h->body_len;
+		h->body = NULL;
+		h->body_len = h->body_cap = 0;
+	}
 }
 
 void ref_http_free(struct ref_http *h)
@@ -325,11 +363,13 @@ void ref_http_free(struct ref_http *h)
 	if (h->curl != NULL)
 		curl_easy_cleanup(h->curl);
 	free(h->retry_after);
+	free(h->body);
 	free(h);
 }
 
 void ref_http_res_release(struct ref_http_res *res)
 {
 	free(res->retry_after);
+	free(res->body);
 	memset(res, 0, sizeof(*res));
 }

@@ -20,21 +20,30 @@
 
 /* What to send. Everything is borrowed for the duration of the call. */
 struct ref_http_req {
-	const char *method;         /* "GET", "POST", ... */
-	const char *url;            /* used as given */
-	const char *const *headers; /* "Name: value" lines, never the key */
-	size_t nheaders;            /* entries in headers */
-	const char *secret;         /* sent as Authorization: Bearer; NULL = none */
-	const char *body;           /* request body, or NULL for none */
-	size_t body_len;            /* bytes of body */
-	long timeout_ms;            /* whole attempt, connect included, > 0 */
-	const atomic_bool *cancel;  /* true aborts the attempt in flight */
+	const char *method;          /* "GET", "POST", ... */
+	const char *url;             /* used as given */
+	const char *const *headers;  /* "Name: value" lines, never the key */
+	size_t nheaders;             /* entries in headers */
+	const char *secret;          /* sent as Authorization: Bearer; NULL = none */
+	const char *idempotency_key; /* sent as Idempotency-Key; NULL = none */
+	const char *body;            /* request body, or NULL for none */
+	size_t body_len;             /* bytes of body */
+	long timeout_ms;             /* whole attempt, connect included, > 0 */
+	const atomic_bool *cancel;   /* true aborts the attempt in flight */
 };
+
+/* Most response body bytes an attempt keeps, bytes: enough for any
+ * record or error the provider sends; the rest is read and dropped. */
+#define REF_HTTP_BODY_MAX (1024 * 1024)
 
 /* What came back. Released with ref_http_res_release(). */
 struct ref_http_res {
 	long status;          /* HTTP status; 0 = transport error or cancelled */
 	char *retry_after;    /* raw Retry-After value (trimmed), owned; NULL = none */
+	char *body;           /* the final response's body, NUL-terminated, at most
+	                         REF_HTTP_BODY_MAX bytes, owned; NULL = none (or a
+	                         transport error) */
+	size_t body_len;      /* bytes of body (the NUL not counted) */
 	int64_t seen_wall_us; /* wall clock when the response's headers arrived */
 	int64_t seen_mono_us; /* monotonic clock at the same moment */
 	bool maybe_sent;      /* some request bytes may have reached the provider */

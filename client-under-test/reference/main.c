@@ -17,7 +17,12 @@
  *     held do not come back in one wave;
  *   - no usable Retry-After: exponential backoff with full jitter and a
  *     floor, never a tight loop; stop at the budget with a result that
- *     says how far the task got.
+ *     says how far the task got;
+ *   - a write carries one idempotency key on every attempt, saved with the
+ *     operation in CLIENT_STATE_DIR before its first send (state.c); after
+ *     an ambiguous outcome it reads the write's status before anything
+ *     else (write.c, reconcile.c), resumes after a restart with the same
+ *     key, and escalates when the provider offers no way to know.
  *
  * Built once per variant (the Makefile's -DDEFECT=<name>); each faulty
  * variant differs from this reference in one place marked "DEFECT"
@@ -45,6 +50,7 @@
 #include "log.h"
 #include "policy.h"
 #include "registry.h"
+#include "state.h"
 #include "task.h"
 
 #define CLIENT_VERSION "0.1.0"
@@ -76,12 +82,13 @@ static struct ref_task *find_task(const struct tasks *ts, const char *id)
 	return NULL;
 }
 
-static void on_task(struct tasks *ts, struct ref_registry *reg, const cJSON *msg, long lineno)
+static void on_task(struct tasks *ts, struct ref_registry *reg, struct ref_state *st,
+                    const cJSON *msg, long lineno)
 {
 	struct fa_err err = {""};
 	struct ref_task *t = NULL;
 
-	if (ref_task_new(msg, reg, &t, &err) != FA_OK) {
+	if (ref_task_new(msg, reg, st, &t, &err) != FA_OK) {
 		bad_line(lineno, err.msg);
 		return;
 	}
@@ -118,8 +125,8 @@ static void on_cancel(struct tasks *ts, const cJSON *msg, long lineno)
 }
 
 /* Act on one input line. */
-static enum next on_line(struct tasks *ts, struct ref_registry *reg, const char *line, size_t len,
-                         long lineno)
+static enum next on_line(struct tasks *ts, struct ref_registry *reg, struct ref_state *st,
+                         const char *line, size_t len, long lineno)
 {
 	const char *end = NULL;
 	cJSON *msg;
@@ -143,7 +150,7 @@ static enum next on_line(struct tasks *ts, struct ref_registry *reg, const char 
 	if (!cJSON_IsObject(msg) || !cJSON_IsString(type))
 		bad_line(lineno, "expected an object with a string type");
 	else if (strcmp(type->valuestring, "task") == 0)
-		on_task(ts, reg, msg, lineno);
+		on_task(ts, reg, st, msg, lineno);
 	else if (strcmp(type->valuestring, "cancel") == 0)
 		on_cancel(ts, msg, lineno);
 	else if (strcmp(type->valuestring, "shutdown") == 0)
@@ -175,6 +182,7 @@ int main(void)
 {
 	struct fa_err err = {""};
 	struct ref_registry *reg = NULL;
+	struct ref_state *st = NULL;
 	struct tasks ts = {NULL, 0, 0};
 	char *line = NULL;
 	size_t cap = 0;
@@ -190,6 +198,9 @@ int main(void)
 	}
 	ref_policy_seed(seed_from_env());
 	reg = ref_registry_new();
+	/* Before the first task: a restarted client resumes what the
+	 * process before it saved. */
+	st = ref_state_open(getenv("CLIENT_STATE_DIR"));
 
 	ref_emit_hello(defect_is("none") ? "reference" : "reference-" REF_DEFECT_NAME,
 	               CLIENT_VERSION);
@@ -199,7 +210,7 @@ int main(void)
 		if (len < 0)
 			break; /* end of input means shutdown */
 		lineno++;
-		if (on_line(&ts, reg, line, (size_t)len, lineno) == STOP)
+		if (on_line(&ts, reg, st, line, (size_t)len, lineno) == STOP)
 			break;
 	}
 
@@ -212,6 +223,7 @@ int main(void)
 	free(ts.v);
 	free(line);
 	ref_registry_free(reg);
+	ref_state_free(st);
 	ref_http_global_cleanup();
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "alloc.h"
@@ -16,6 +17,8 @@
 #include "http.h"
 #include "log.h"
 #include "policy.h"
+#include "reconcile.h"
+#include "taskrun.h"
 
 /* Longest single attempt when the task has no deadline, ms. */
 #define ATTEMPT_TIMEOUT_MS 30000L
@@ -24,39 +27,10 @@
 /* No attempt starts with less time than this before the margin, µs. */
 #define ATTEMPT_MIN_US 300000LL
 
-struct ref_task {
-	char *id;                    /* the harness's task id */
-	char *method;                /* "GET", ... */
-	char *url;                   /* used as given (carries fa_task) */
-	char **headers;              /* "Name: value" lines */
-	size_t nheaders;             /* entries in headers */
-	char *body;                  /* request body, or NULL */
-	size_t body_len;             /* bytes of body */
-	char *key_env;               /* variable holding the key, or NULL */
-	char *reg_scope;             /* the registry key this task uses */
-	const struct ref_class *cls; /* the task's class (static) */
-	int max_attempts;            /* class default or the task's budget */
-	int64_t max_wait_us;         /* the same, for total waiting */
-	int64_t deadline_us;         /* monotonic: result due; 0 = none */
-	struct ref_registry *reg;    /* shared by all tasks (borrowed) */
-	pthread_t thread;            /* runs task_main() */
-	bool started;                /* thread is valid and must be joined */
-	pthread_mutex_t mu;          /* with cv: cancellable sleeps */
-	pthread_cond_t cv;           /* signalled by ref_task_cancel() */
-	atomic_bool cancel;          /* set once, never cleared */
-};
-
 /* When the next attempt may start, and why. */
 struct plan {
 	int64_t due_us;         /* monotonic instant */
 	enum ref_reason reason; /* REF_REASON_NONE: no wait, send now */
-};
-
-/* What the previous response asked for, if anything. */
-struct seen {
-	bool ra;           /* it carried a Retry-After naming a future instant */
-	int64_t until_us;  /* that instant, monotonic */
-	int64_t window_us; /* its jitter window */
 };
 
 /* How a wait ended. */
@@ -162,6 +136,12 @@ static enum fa_rc read_headers(struct ref_task *t, const cJSON *msg, struct fa_e
 		}
 		t->headers[t->nheaders++] = fa_xasprintf("%s: %s", h->string, h->valuestring);
 	}
+	/* A status read has no body: the task's Content-* headers would
+	 * describe one. */
+	t->read_headers = fa_xcalloc(n + 1, sizeof(*t->read_headers));
+	for (size_t i = 0; i < t->nheaders; i++)
+		if (strncasecmp(t->headers[i], "Content-", 8) != 0)
+			t->read_headers[t->nread_headers++] = t->headers[i];
 	return FA_OK;
 }
 
@@ -210,8 +190,64 @@ static char *registry_scope(const char *id, const char *scope, const char *key)
 	return fa_xstrdup("default");
 }
 
-enum fa_rc ref_task_new(const struct cJSON *msg, struct ref_registry *reg, struct ref_task **out,
-                        struct fa_err *err)
+/* Does the task change something on the provider? POST, PUT and PATCH
+ * do, and so does anything its class calls a write (seed 000's classes). */
+static bool is_write(const char *method, const char *class_name)
+{
+	if (strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
+	    strcmp(method, "PATCH") == 0)
+		return true;
+	return class_name != NULL && (strcmp(class_name, "idempotent_write") == 0 ||
+	                              strcmp(class_name, "uncertain_write") == 0);
+}
+
+static bool same_text(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/* The operation of write task @t: the one saved for its id when it is the
+ * same write (a restarted client gets the same task again), else a new
+ * one. */
+static void take_op(struct ref_task *t, struct ref_state *st)
+{
+	struct ref_op *saved = NULL;
+	char *ref = ref_reconcile_client_reference(t->body);
+
+	t->state = st;
+	if (ref_write_persists()) {
+		t->persist = ref_state_persistent(st);
+		saved = ref_state_take(st, t->id);
+		if (!t->persist)
+			FA_LOG(FA_LOG_WARN, "client",
+			       "task=%s event=no_state_dir CLIENT_STATE_DIR is not set: the write "
+			       "cannot be resumed after a restart",
+			       t->id);
+	}
+	if (saved != NULL &&
+	    (strcmp(saved->method, t->method) != 0 || !same_text(saved->body, t->body))) {
+		/* Another write under a reused task id: its key must not
+		 * travel with this body (the provider would answer 422). */
+		FA_LOG(FA_LOG_WARN, "client",
+		       "task=%s event=state_mismatch the saved operation is another write: a new "
+		       "one",
+		       t->id);
+		ref_op_free(saved);
+		saved = NULL;
+	}
+	if (saved != NULL) {
+		t->op = saved;
+		t->resumed = true;
+	} else {
+		t->op = ref_op_new(t->id, t->method, t->url, t->body, ref);
+	}
+	free(ref);
+}
+
+enum fa_rc ref_task_new(const struct cJSON *msg, struct ref_registry *reg, struct ref_state *st,
+                        struct ref_task **out, struct fa_err *err)
 {
 	enum fa_rc rc;
 	struct ref_task *t = fa_xcalloc(1, sizeof(*t));
@@ -270,6 +306,9 @@ enum fa_rc ref_task_new(const struct cJSON *msg, struct ref_registry *reg, struc
 	if (present)
 		t->deadline_us = fa_clock_mono_us() + (int64_t)(deadline_ms * 1000);
 	t->reg_scope = registry_scope(t->id, scope, key);
+	t->write = is_write(t->method, class_name);
+	if (t->write)
+		take_op(t, st);
 
 	*out = t;
 	t = NULL;
@@ -311,7 +350,7 @@ static bool sleep_until(struct ref_task *t, int64_t until_us)
  * the scope; full jitter spreads the return; without a usable
  * Retry-After, exponential backoff with full jitter.
  */
-static struct plan plan_next(struct ref_task *t, int next, const struct seen *last)
+static struct plan plan_next(struct ref_task *t, int next, const struct ref_seen *last)
 {
 	int64_t now = fa_clock_mono_us();
 	struct plan p = {.due_us = now, .reason = REF_REASON_NONE};
@@ -377,8 +416,10 @@ static enum waited wait_for(struct ref_task *t, const struct plan *p, int next, 
 /* ---- one attempt ------------------------------------------------------ */
 
 /* The attempt's time limit: what the deadline leaves, ms; 0 when too
- * little is left for an attempt. */
-static long attempt_timeout_ms(const struct ref_task *t)
+ * little is left for an attempt. A write gets at most half of it: if it
+ * times out after the provider acted, the time to read its status must
+ * still be there. */
+static long attempt_timeout_ms(const struct ref_task *t, bool write)
 {
 	int64_t left;
 
@@ -387,25 +428,28 @@ static long attempt_timeout_ms(const struct ref_task *t)
 	left = t->deadline_us - REPORT_MARGIN_US - fa_clock_mono_us();
 	if (left < ATTEMPT_MIN_US)
 		return 0;
+	if (write && left / 2 >= ATTEMPT_MIN_US)
+		left /= 2;
 	return left / 1000 < ATTEMPT_TIMEOUT_MS ? (long)(left / 1000) : ATTEMPT_TIMEOUT_MS;
 }
 
-/* Prepare attempt @n, announce it, send it; false when it could not be
- * made (nothing went out and nothing was announced). */
-static bool attempt(struct ref_task *t, int n, struct ref_http_res *res)
+/* Prepare attempt @n (@w), announce it, send it; false when it could
+ * not be made (nothing went out and nothing was announced). */
+static bool attempt(struct ref_task *t, int n, const struct ref_wire *w, struct ref_http_res *res)
 {
 	struct fa_err err = {""};
 	struct ref_http *h = NULL;
 	const char *env = t->key_env != NULL ? t->key_env : "FAKEAPI_KEY";
 	struct ref_http_req req = {
-	        .method = t->method,
-	        .url = t->url,
-	        .headers = (const char *const *)t->headers,
-	        .nheaders = t->nheaders,
+	        .method = w->method,
+	        .url = w->url,
+	        .headers = (const char *const *)(w->status_read ? t->read_headers : t->headers),
+	        .nheaders = w->status_read ? t->nread_headers : t->nheaders,
 	        .secret = getenv(env),
-	        .body = t->body,
-	        .body_len = t->body_len,
-	        .timeout_ms = attempt_timeout_ms(t),
+	        .idempotency_key = w->idempotency_key,
+	        .body = w->body,
+	        .body_len = w->body_len,
+	        .timeout_ms = attempt_timeout_ms(t, strcmp(w->kind, "write") == 0 && t->write),
 	        .cancel = &t->cancel,
 	};
 
@@ -420,96 +464,133 @@ static bool attempt(struct ref_task *t, int n, struct ref_http_res *res)
 		FA_LOG(FA_LOG_ERROR, "client", "task=%s event=setup error=\"%s\"", t->id, err.msg);
 		return false;
 	}
-	ref_emit_action_sent(t->id, n);
+	if (t->op != NULL) {
+		/* Count the attempt where a restarted process will find it
+		 * before it can reach the provider: the budget spans both. */
+		t->op->attempts++;
+		if (t->persist && ref_state_save(t->state, t->op, &err) != FA_OK)
+			FA_LOG(FA_LOG_WARN, "client", "task=%s event=state_save error=\"%s\"",
+			       t->id, err.msg);
+	}
+	ref_emit_action_sent(t->id, n, w->kind, w->idempotency_key);
 	ref_http_perform(h, res);
 	ref_http_free(h);
 	return true;
 }
 
-/* Is @res worth another attempt in @t's class? */
-static bool retryable(const struct ref_task *t, const struct ref_http_res *res)
+bool ref_task_retryable(const struct ref_task *t, const struct ref_run *run)
 {
-	if (res->status == 0)
+	if (run->res.status == 0)
 		return t->cls->retry_transport;
-	return ref_policy_retryable(t->cls, res->status);
+	return ref_policy_retryable(t->cls, run->res.status);
+}
+
+enum ref_sent ref_task_send(struct ref_task *t, struct ref_run *run, const struct ref_wire *w)
+{
+	/* A resumed operation carries the attempts of the processes before. */
+	int made = t->op != NULL ? t->op->attempts : run->n;
+	struct ref_http_res *res = &run->res;
+
+	if (made >= t->max_attempts) {
+		FA_LOG(FA_LOG_INFO, "client", "task=%s event=stop why=max_attempts attempts=%d",
+		       t->id, made);
+		return REF_OUT_OF_BUDGET;
+	}
+	for (;;) {
+		struct plan p = plan_next(t, run->n + 1, run->last);
+
+		if (p.reason == REF_REASON_NONE)
+			break;
+		switch (wait_for(t, &p, run->n + 1, &run->waited_us)) {
+		case WAIT_CANCELLED: return REF_CANCELLED;
+		case WAIT_OVER_BUDGET: return REF_OUT_OF_BUDGET;
+		case WAIT_DONE: break;
+		}
+		/* Read the registry again: another task may have paused the
+		 * scope while this one slept. */
+		run->last = NULL;
+	}
+	if (atomic_load(&t->cancel))
+		return REF_CANCELLED;
+
+	ref_http_res_release(res);
+	if (!attempt(t, run->n + 1, w, res))
+		return REF_OUT_OF_BUDGET;
+	run->n++;
+	run->last = NULL;
+	run->maybe_sent = run->maybe_sent || res->maybe_sent;
+	if (res->cancelled) /* nothing more for a cancelled task but its result */
+		return REF_CANCELLED;
+	run->status = res->status;
+	run->any_response = run->any_response || res->status != 0;
+
+	run->seen.ra =
+	        ref_policy_retry_after(res->retry_after, res->seen_wall_us, res->seen_mono_us,
+	                               &run->seen.until_us, &run->seen.window_us);
+	/* Seed 000: publish the pause to the whole scope first, before
+	 * reporting or scheduling anything, so no other task can take the
+	 * next slot in between. */
+	if (run->seen.ra)
+		ref_registry_raise(t->reg, t->reg_scope, run->seen.until_us, run->seen.window_us);
+	ref_emit_action_result(t->id, run->n, w->kind, res->status, res->retry_after,
+	                       res->status == 0 ? res->error : NULL);
+	return REF_SENT;
 }
 
 /* ---- the task's thread ------------------------------------------------ */
 
+/* GET, HEAD and OPTIONS change nothing (RFC 9110 §9.2.1). */
+static bool safe_method(const char *method)
+{
+	return strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ||
+	       strcmp(method, "OPTIONS") == 0;
+}
+
+/* A request that is not a guarded write: retried as its class says. */
+static void run_plain(struct ref_task *t, struct ref_run *run)
+{
+	const struct ref_wire w = {
+	        .kind = safe_method(t->method) ? "read" : "write",
+	        .method = t->method,
+	        .url = t->url,
+	        .body = t->body,
+	        .body_len = t->body_len,
+	};
+
+	for (;;) {
+		enum ref_sent s = ref_task_send(t, run, &w);
+
+		if (s == REF_CANCELLED)
+			run->outcome = "cancelled";
+		if (s != REF_SENT)
+			return;
+		if (run->res.status >= 200 && run->res.status <= 299) {
+			run->outcome = "succeeded";
+			return;
+		}
+		if (!ref_task_retryable(t, run))
+			return;
+		run->last = &run->seen;
+	}
+}
+
 static void *task_main(void *arg)
 {
 	struct ref_task *t = arg;
-	struct ref_http_res res = {0};
-	struct seen seen = {false, 0, 0};
-	const struct seen *last = NULL;
-	const char *outcome = "failed";
-	bool any_response = false, maybe_sent = false;
-	int64_t waited_us = 0;
-	long status = 0;
-	int n = 0;
+	struct ref_run run = {.outcome = "failed"};
+	const char *sent;
 
-	for (;;) {
-		struct plan p = plan_next(t, n + 1, last);
-		enum waited w;
-
-		if (p.reason != REF_REASON_NONE) {
-			w = wait_for(t, &p, n + 1, &waited_us);
-			if (w == WAIT_CANCELLED)
-				outcome = "cancelled";
-			if (w != WAIT_DONE)
-				break;
-			/* Read the registry again: another task may have
-			 * paused the scope while this one slept. */
-			last = NULL;
-			continue;
-		}
-		if (atomic_load(&t->cancel)) {
-			outcome = "cancelled";
-			break;
-		}
-
-		ref_http_res_release(&res);
-		if (!attempt(t, n + 1, &res))
-			break;
-		n++;
-		maybe_sent = maybe_sent || res.maybe_sent;
-		if (res.cancelled) {
-			/* Nothing more for a cancelled task but its result. */
-			outcome = "cancelled";
-			break;
-		}
-		status = res.status;
-		any_response = any_response || res.status != 0;
-
-		seen.ra = ref_policy_retry_after(res.retry_after, res.seen_wall_us,
-		                                 res.seen_mono_us, &seen.until_us, &seen.window_us);
-		/* Seed 000: publish the pause to the whole scope first, before
-		 * reporting or scheduling anything, so no other task can take
-		 * the next slot in between. */
-		if (seen.ra)
-			ref_registry_raise(t->reg, t->reg_scope, seen.until_us, seen.window_us);
-		ref_emit_action_result(t->id, n, res.status, res.retry_after,
-		                       res.status == 0 ? res.error : NULL);
-
-		if (res.status >= 200 && res.status <= 299) {
-			outcome = "succeeded";
-			break;
-		}
-		if (!retryable(t, &res))
-			break;
-		if (n >= t->max_attempts) {
-			FA_LOG(FA_LOG_INFO, "client",
-			       "task=%s event=stop why=max_attempts attempts=%d", t->id, n);
-			break;
-		}
-		last = &seen;
-	}
-	ref_http_res_release(&res);
-	ref_emit_result(t->id, outcome, n, waited_us / 1000,
-	                any_response ? "yes"
-	                : maybe_sent ? "unknown"
-	                             : "no",
-	                status);
+	if (t->write)
+		ref_write_run(t, &run);
+	else
+		run_plain(t, &run);
+	ref_http_res_release(&run.res);
+	sent = run.sent != NULL   ? run.sent
+	       : run.any_response ? "yes"
+	       : run.maybe_sent   ? "unknown"
+	                          : "no";
+	ref_emit_result(t->id, run.outcome, run.n, run.waited_us / 1000, sent, run.status,
+	                run.provider_id);
 	return NULL;
 }
 
@@ -519,7 +600,7 @@ enum fa_rc ref_task_start(struct ref_task *t, struct fa_err *err)
 
 	if (e != 0) {
 		fa_err_set(err, "task %s: pthread_create: %s", t->id, strerror(e));
-		ref_emit_result(t->id, "failed", 0, 0, "no", 0);
+		ref_emit_result(t->id, "failed", 0, 0, t->resumed ? "unknown" : "no", 0, NULL);
 		return FA_EIO;
 	}
 	t->started = true;
@@ -543,6 +624,8 @@ void ref_task_free(struct ref_task *t)
 	for (size_t i = 0; i < t->nheaders; i++)
 		free(t->headers[i]);
 	free(t->headers);
+	free(t->read_headers); /* its lines are headers' */
+	ref_op_free(t->op);
 	free(t->id);
 	free(t->method);
 	free(t->url);

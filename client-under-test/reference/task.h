@@ -4,6 +4,7 @@
 
 #include "rc.h"
 #include "registry.h"
+#include "state.h"
 
 struct cJSON;
 
@@ -11,7 +12,11 @@ struct cJSON;
  * A task is the one layer that owns retries (seed 000): it decides, from
  * its class (policy.h), each response and the scope registry, whether and
  * when to try again, and reports every step on stdout (emit.h). It runs in
- * its own thread so that several tasks proceed at once.
+ * its own thread so that several tasks proceed at once. A write (method
+ * POST, PUT or PATCH, or class idempotent_write or uncertain_write) is
+ * also guarded against ambiguity (write.c): a stable idempotency key, the
+ * operation saved before the first send, and a status read after an
+ * outcome that leaves it unknown whether the write happened.
  */
 struct ref_task;
 
@@ -21,13 +26,15 @@ struct ref_task;
  * key, key_env, scope (strings), budget ({max_attempts >= 1,
  * max_wait_s >= 0}, either null) and deadline_ms (> 0) may be null or
  * absent. The budget, when given, overrides the class's numbers; the
- * deadline counts from this call. Unknown fields are ignored. @reg is
- * borrowed and must outlive the task. On FA_EINVAL @err says which field
- * is wrong ("$.budget.max_attempts: expected integer >= 1, got 0") and
- * *@out is NULL.
+ * deadline counts from this call. Unknown fields are ignored. @reg and
+ * @st are borrowed and must outlive the task. A write takes the operation
+ * @st saved for the same task id, if any and if it is the same write
+ * (method and body): the task resumes it. On FA_EINVAL @err says which
+ * field is wrong ("$.budget.max_attempts: expected integer >= 1, got 0")
+ * and *@out is NULL. Call from one thread only (ref_state_take()).
  */
-enum fa_rc ref_task_new(const struct cJSON *msg, struct ref_registry *reg, struct ref_task **out,
-                        struct fa_err *err);
+enum fa_rc ref_task_new(const struct cJSON *msg, struct ref_registry *reg, struct ref_state *st,
+                        struct ref_task **out, struct fa_err *err);
 
 /* The task's id (owned by the task). */
 const char *ref_task_id(const struct ref_task *t);

@@ -1,0 +1,117 @@
+/* taskrun.h -- what task.c shares with write.c: the task's fields and the one-attempt machinery. */
+#ifndef REF_TASKRUN_H
+#define REF_TASKRUN_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "http.h"
+#include "policy.h"
+#include "registry.h"
+#include "state.h"
+
+/* Not a public contract: the task (task.h) is. These are the parts of it
+ * that the write path (write.c) drives. */
+
+struct ref_task {
+	char *id;                    /* the harness's task id */
+	char *method;                /* "GET", ... */
+	char *url;                   /* used as given (carries fa_task) */
+	char **headers;              /* "Name: value" lines */
+	size_t nheaders;             /* entries in headers */
+	char **read_headers;         /* the same without Content-*: for status reads */
+	size_t nread_headers;        /* entries in read_headers */
+	char *body;                  /* request body, or NULL */
+	size_t body_len;             /* bytes of body */
+	char *key_env;               /* variable holding the key, or NULL */
+	char *reg_scope;             /* the registry key this task uses */
+	const struct ref_class *cls; /* the task's class (static) */
+	int max_attempts;            /* class default or the task's budget */
+	int64_t max_wait_us;         /* the same, for total waiting */
+	int64_t deadline_us;         /* monotonic: result due; 0 = none */
+	struct ref_registry *reg;    /* shared by all tasks (borrowed) */
+	bool write;                  /* a write: runs ref_write_run() */
+	struct ref_state *state;     /* where operations are saved (borrowed) */
+	struct ref_op *op;           /* a write's operation, owned; NULL for a read */
+	bool resumed;                /* op was saved by an earlier process */
+	bool persist;                /* op is saved in state at every change */
+	pthread_t thread;            /* runs task_main() */
+	bool started;                /* thread is valid and must be joined */
+	pthread_mutex_t mu;          /* with cv: cancellable sleeps */
+	pthread_cond_t cv;           /* signalled by ref_task_cancel() */
+	atomic_bool cancel;          /* set once, never cleared */
+};
+
+/* What the previous response asked for, if anything. */
+struct ref_seen {
+	bool ra;           /* it carried a Retry-After naming a future instant */
+	int64_t until_us;  /* that instant, monotonic */
+	int64_t window_us; /* its jitter window */
+};
+
+/* A task's progress, and what its result will say. */
+struct ref_run {
+	int n;                       /* attempts this process put on the wire */
+	int64_t waited_us;           /* time waited between attempts */
+	long status;                 /* the last HTTP status, 0 = none */
+	bool any_response;           /* some attempt got a response */
+	bool maybe_sent;             /* some attempt may have reached the provider */
+	struct ref_seen seen;        /* what the last response asked for */
+	const struct ref_seen *last; /* &seen: the next attempt follows that
+	                               response (backoff or its Retry-After);
+	                               NULL: it may go at once */
+	struct ref_http_res res;     /* the last attempt's outcome */
+	const char *outcome;         /* "succeeded", "failed", "escalated", "cancelled" */
+	const char *sent;            /* "yes", "no", "unknown"; NULL: from the attempts */
+	const char *provider_id;     /* the record's id (borrowed from op), or NULL */
+};
+
+/* One request to put on the wire: the task's own, or a status read. */
+struct ref_wire {
+	const char *kind;            /* "read", "write" or "reconcile" */
+	const char *method;          /* "GET", ... */
+	const char *url;             /* where */
+	const char *body;            /* request body, or NULL */
+	size_t body_len;             /* bytes of body */
+	const char *idempotency_key; /* sent as Idempotency-Key, or NULL */
+	bool status_read;            /* send read_headers rather than headers */
+};
+
+/* How ref_task_send() ended. */
+enum ref_sent {
+	REF_SENT = 0,     /* the attempt was made; its outcome is in run->res */
+	REF_CANCELLED,    /* cancelled while waiting or in flight */
+	REF_OUT_OF_BUDGET /* attempts, waiting or the deadline forbid another
+	                     attempt (or it could not be set up): nothing sent */
+};
+
+/*
+ * Make the task's next attempt, @w: stop if the budget (max_attempts,
+ * counting the attempts earlier processes made for a saved operation)
+ * forbids it; wait as run->last, the scope registry and the deadline say
+ * (reporting retry_scheduled); announce it (action_sent), send it, record
+ * its outcome in @run (publishing a Retry-After to the scope first) and
+ * report it (action_result). A saved operation's attempt count is saved
+ * before the attempt goes out. Afterwards run->last is NULL.
+ */
+enum ref_sent ref_task_send(struct ref_task *t, struct ref_run *run, const struct ref_wire *w);
+
+/* Is the outcome in run->res worth another attempt in @t's class? */
+bool ref_task_retryable(const struct ref_task *t, const struct ref_run *run);
+
+/*
+ * Run a write to its end (write.c): the idempotency key, the saved
+ * operation, the status reads after an ambiguous outcome, the escalation
+ * when nothing can tell. Fills run->outcome, run->sent and
+ * run->provider_id; task.c reports the result.
+ */
+void ref_write_run(struct ref_task *t, struct ref_run *run);
+
+/* Does this client save write operations in CLIENT_STATE_DIR (and so
+ * resume the ones it finds there)? ref_task_new() asks before it takes a
+ * saved operation. */
+bool ref_write_persists(void);
+
+#endif

@@ -67,6 +67,27 @@ static const struct fa_attempt *return_of(const struct hx_check_input *in,
 	return best;
 }
 
+/*
+ * The instant task @id was free to go again for its return @b: the end of
+ * the scope's pause @until, or a later instant the provider told the task
+ * itself before @b (a during_pause answer's own Retry-After).
+ */
+static int64_t release_of(const struct hx_check_input *in, const char *id,
+			  const struct fa_attempt *b, int64_t until)
+{
+	int64_t release = until;
+
+	for (size_t i = 0; i < in->n_attempts; i++) {
+		const struct fa_attempt *a = &in->attempts[i];
+
+		if (same(a->task, id) && a->t_response_us >= 0 &&
+		    a->t_response_us < b->t_arrival_us &&
+		    a->pause_until_us > a->t_response_us && a->pause_until_us > release)
+			release = a->pause_until_us;
+	}
+	return release;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -115,10 +136,14 @@ void hx_wave_check(const struct hx_check_input *in, struct hx_check_result *r)
 			if (b == NULL)
 				continue;
 			back[n_back++] = b;
-			if (b->t_arrival_us < lo)
-				lo = b->t_arrival_us;
-			if (b->t_arrival_us > hi)
-				hi = b->t_arrival_us;
+			/* how long after it was free to go: a client without
+			 * jitter comes back the same short while after its
+			 * release, whatever instant each task was told */
+			int64_t late = b->t_arrival_us - release_of(in, id, b, p->pause_until_us);
+			if (late < lo)
+				lo = late;
+			if (late > hi)
+				hi = late;
 		}
 		if (n_back > best_held)
 			best_held = n_back;
@@ -152,8 +177,8 @@ void hx_wave_check(const struct hx_check_input *in, struct hx_check_result *r)
 	r->verdict = wave ? HX_FAIL : HX_PASS;
 	r->detail = fa_xasprintf(
 		"%s: %zu tasks held by the pause of scope %s (seq %llu, until "
-		"+%.1f ms) came back within %.1f ms; a wave is under %.1f ms "
-		"(%.1f x W_min %d ms)", wave ? "one wave" : "spread out", judged_n,
+		"+%.1f ms) came back %.1f ms apart, counted from the instant each "
+		"was free to go; a wave is under %.1f ms (%.1f x W_min %d ms)", wave ? "one wave" : "spread out", judged_n,
 		judged->scope, (unsigned long long)judged->seq,
 		(double)judged->pause_until_us / 1000.0, (double)judged_spread / 1000.0,
 		(double)wave_us / 1000.0, HX_WAVE_SHARE, w_min_ms);

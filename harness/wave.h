@@ -19,10 +19,12 @@
  * 000, five-step test step 3), the tasks of that scope that were started
  * before the pause ended are "held"; the first attempt of each held task
  * at or after the end of the pause (minus the tolerance) is its return.
- * With at least min_tasks returns (expect "wait.jitter": {"min_tasks",
- * "w_min_ms", "tolerance_ms"}; defaults above and 50 ms), the spread is the
- * last return minus the first: below HX_WAVE_SHARE × W_min it is a wave and
- * the check fails. n/a when no pause held enough tasks that came back.
+ * Each return is measured from the task's release: the end of the pause,
+ * or a later instant the provider told that task itself. With at least
+ * min_tasks returns (expect "wait.jitter": {"min_tasks", "w_min_ms",
+ * "tolerance_ms"}; defaults above and 50 ms), the spread is the largest
+ * of those delays minus the smallest: below HX_WAVE_SHARE × W_min it is a
+ * wave and the check fails. n/a when no pause held enough tasks that came back.
  * Evidence: the pause and the returns.
  */
 void hx_wave_check(const struct hx_check_input *in, struct hx_check_result *r);

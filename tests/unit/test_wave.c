@@ -95,7 +95,38 @@ static void wave__returns_within_a_fifth_of_w_min_fail(void)
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "one wave"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "within 150.0 ms"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "came back 150.0 ms apart"));
+	hx_check_result_release(&r);
+	teardown(&f);
+}
+
+/* curl's way: the first task waits its own 2 s; the seven others, sent
+ * inside the pause, are each told the rest of it and wait exactly that.
+ * The returns are 200 ms apart on the clock, yet every task came back the
+ * same 5 ms after it was free to go: one wave. */
+static void wave__exact_waits_on_different_instants_are_still_a_wave(void)
+{
+	struct fixture f;
+	struct hx_check_result r;
+
+	memset(&f, 0, sizeof(f));
+	for (int i = 0; i < N_TASKS; i++) {
+		snprintf(f.ids[i], sizeof(f.ids[i]), "t%d", i + 1);
+		f.tasks[i].id = f.ids[i];
+		f.runs[i].spec = &f.tasks[i];
+		f.runs[i].t_sent_us = (i == 0 ? 0 : 200) * MS;
+	}
+	f.sc.harness.tasks = f.tasks;
+	f.sc.harness.n_tasks = N_TASKS;
+	add(&f, 0, 5, 429, 2005, "r");
+	for (int i = 1; i < N_TASKS; i++)
+		add(&f, i, 200, 429, 2205, NULL); /* during_pause: told +2205 */
+	add(&f, 0, 2010, 200, -1, "r");
+	for (int i = 1; i < N_TASKS; i++)
+		add(&f, i, 2210, 200, -1, "r");
+	r = judge(&f);
+	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "came back 0.0 ms apart"));
 	hx_check_result_release(&r);
 	teardown(&f);
 }
@@ -136,6 +167,8 @@ void test_wave_register(void)
 	CU_add_test(s, "wave__spread_returns_pass", wave__spread_returns_pass);
 	CU_add_test(s, "wave__returns_within_a_fifth_of_w_min_fail",
 		    wave__returns_within_a_fifth_of_w_min_fail);
+	CU_add_test(s, "wave__exact_waits_on_different_instants_are_still_a_wave",
+		    wave__exact_waits_on_different_instants_are_still_a_wave);
 	CU_add_test(s, "wave__fewer_than_eight_held_tasks_is_na",
 		    wave__fewer_than_eight_held_tasks_is_na);
 	CU_add_test(s, "wave__during_pause_answers_are_not_pauses_of_their_own",

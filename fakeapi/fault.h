@@ -40,12 +40,14 @@ enum fa_fault {
 	FA_FAULT_IDEM_CONFLICT,      /* 409: the same key is still in flight */
 	FA_FAULT_IDEM_REUSED,        /* 422: the same key came with another body */
 	FA_FAULT_IDEM_MISSING,       /* 400: the ietf profile requires a key, none given */
+	FA_FAULT_IDEM_INVALID,       /* 400: a key that is not 1..255 printable ASCII characters */
 };
 
 /* "respond", "delay", "during_pause", "unauthorized", "no_route",
  * "too_large", "incomplete_request", "drop_before_commit",
  * "drop_after_commit", "reset", "partial_body", "close_idle", "replay",
- * "idempotency_conflict", "idempotency_reused", "idempotency_missing"; static
+ * "idempotency_conflict", "idempotency_reused", "idempotency_missing",
+ * "idempotency_invalid"; static
  * storage; "unknown" for a value outside the enum. */
 const char *fa_fault_str(enum fa_fault f);
 

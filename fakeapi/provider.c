@@ -254,6 +254,23 @@ static char *body_reference(const struct fa_req *req, const char *field)
 	return ref;
 }
 
+/*
+ * Is @v (the raw header, or NULL) a key the store can keep exactly: absent,
+ * empty (= none), or 1..255 printable ASCII characters (the IETF draft's
+ * key is a structured-field string, which allows no more)? Anything else
+ * would be compared after the journal's UTF-8 cleaning, so two different
+ * keys could look the same.
+ */
+static bool key_well_formed(const char *v)
+{
+	size_t n = 0;
+
+	for (; v != NULL && v[n] != '\0'; n++)
+		if ((unsigned char)v[n] < 0x20 || (unsigned char)v[n] > 0x7e)
+			return false;
+	return n <= 255;
+}
+
 /* The Idempotency-Key the store looks at: an empty header is none. */
 static const char *store_key(const struct fa_attempt *a)
 {
@@ -468,6 +485,14 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 		}
 		if (r->effect != FA_EFFECT_NONE) {
 			a->client_reference = body_reference(req, r->client_reference_field);
+			if (p->sc->store.profile != FA_IDEM_NONE &&
+			    !key_well_formed(fa_req_header(req, "Idempotency-Key"))) {
+				a->route = fa_xstrdup(r->id);
+				a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_IDEM_INVALID));
+				error_answer(resp, 400, "idempotency_key_invalid",
+					     "Idempotency-Key must be 1 to 255 printable ASCII characters");
+				goto out;
+			}
 			if (!idempotency_layer(p, resp)) {
 				a->route = fa_xstrdup(r->id);
 				goto out;

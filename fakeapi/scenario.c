@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -444,6 +445,21 @@ static enum fa_rc read_users(struct fa_schema *s, const cJSON *obj)
 	return rc;
 }
 
+/* Do key ids @a and @b name the same FAKEAPI_KEY_<ID> variable (upper
+ * case, every character but A-Z0-9 as "_"; docs/client-protocol.md)? */
+static bool same_env_name(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		int x = isalnum((unsigned char)*a) ? toupper((unsigned char)*a) : '_';
+		int y = isalnum((unsigned char)*b) ? toupper((unsigned char)*b) : '_';
+
+		if (*a == '\0' || *b == '\0')
+			return *a == *b;
+		if (x != y)
+			return false;
+	}
+}
+
 static enum fa_rc read_key(struct fa_schema *s, const cJSON *obj,
 			   struct fa_scenario *sc, size_t i, const cJSON *users)
 {
@@ -455,6 +471,21 @@ static enum fa_rc read_key(struct fa_schema *s, const cJSON *obj,
 	rc = fa_schema_object(s, obj, key_fields, N(key_fields), key, NULL);
 	if (rc != FA_OK)
 		return rc;
+	for (size_t k = 0; k < i; k++) {
+		if (!same_env_name(sc->keys[k].id, key->id))
+			continue;
+		/* a client finds each secret in FAKEAPI_KEY_<ID>: two ids that
+		 * map to one variable would hand it the wrong account's key */
+		char var[96];
+		size_t n = (size_t)snprintf(var, sizeof(var), "FAKEAPI_KEY_");
+
+		for (const char *c = key->id; *c != '\0' && n + 1 < sizeof(var); c++)
+			var[n++] = isalnum((unsigned char)*c) ? (char)toupper((unsigned char)*c) : '_';
+		var[n] = '\0';
+		return fa_schema_fail(s, "key ids %s and %s would share the environment "
+				      "variable %s", fa_schema_quote(sc->keys[k].id).s,
+				      fa_schema_quote(key->id).s, var);
+	}
 	for (size_t k = 0; k < i; k++) {
 		if (strcmp(sc->keys[k].secret, key->secret) != 0)
 			continue;

@@ -286,3 +286,29 @@ def test_state_shows_the_store_and_reset_clears_it(provider):
     again = post(p, {"client_reference": "ref-1"}, key="k-1")
     assert again[0] == 201 and "idempotent-replayed" not in again[1]
     assert json.loads(again[2])["id"] == "rec_2"
+
+
+def test_keys_outside_printable_ascii_are_refused_not_folded_together(provider):
+    import socket
+    p = provider(scenario(idempotency=PAYMENT))
+    host, port = p.url[len("http://"):].split(":")
+    statuses = []
+    for key in (b"key-\xff", b"key-\xfe", b"key-\xef\xbf\xbd", b"k" * 256):
+        body = b'{"client_reference": "A"}'
+        req = (b"POST " + PATH.encode() + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+               b"Authorization: Bearer " + KEY.encode() + b"\r\nIdempotency-Key: " + key +
+               b"\r\nContent-Type: application/json\r\nContent-Length: " +
+               str(len(body)).encode() + b"\r\n\r\n" + body)
+        with socket.create_connection((host, int(port))) as s:
+            s.sendall(req)
+            got = b""
+            while chunk := s.recv(4096):
+                got += chunk
+        statuses.append(int(got.split(b" ", 2)[1]))
+        assert b"idempotency_key_invalid" in got
+    p.sent += 4
+    assert statuses == [400, 400, 400, 400]
+    assert state(p)["store"]["records"] == []
+    assert {e["fault"] for e in p.journal()["entries"]} == {"idempotency_invalid"}
+    # a printable key of 255 characters is fine
+    assert post(p, {"client_reference": "A"}, key="k" * 255)[0] == 201

@@ -25,8 +25,15 @@ static const char *const ons[] = {"server_sent", "client_saw", NULL};
 /* the checks a scenario may tune ($.harness.expect) */
 static const char *const checks[] = {
 	"attempts.bounded", "wait.retry_after", "wait.scope_pause",
-	"classify.no_retry_4xx", "wait.jitter", "attempts.hidden", NULL,
+	"classify.no_retry_4xx", "wait.jitter", "attempts.hidden",
+	"write.key_stable", "write.no_duplicate", "write.reconcile_first",
+	"ambiguity.preserved", NULL,
 };
+
+/* A boolean stored into a bool member (schema.h has no row macro for it). */
+#define F_BOOL(N, ST, M)                                                     \
+	{ .name = (N), .type = FA_SCHEMA_BOOL, .store = FA_STORE_BOOL,        \
+	  .off = offsetof(ST, M) }
 
 /* $.harness */
 enum { HX_TASKS, HX_EVENTS, HX_EXPECT, HX_TIMEOUT };
@@ -67,18 +74,22 @@ static const struct fa_field budget_fields[] = {
 };
 
 /* $.harness.events[i] */
-enum { EV_AT, EV_AFTER, EV_PLUS, EV_SEND };
+enum { EV_AT, EV_AFTER, EV_PLUS, EV_SEND, EV_KILL, EV_RESTART };
 static const struct fa_field event_fields[] = {
 	FA_F_I64("at_ms", 0, 0, 3600000, struct fa_event_spec, at_ms),
 	FA_F_CHECK("after", FA_SCHEMA_OBJECT, 0),
 	FA_F_INT("plus_ms", 0, 0, 600000, struct fa_event_spec, plus_ms),
-	FA_F_CHECK("send", FA_SCHEMA_ARRAY, REQ | NONEMPTY),
+	FA_F_CHECK("send", FA_SCHEMA_ARRAY, NONEMPTY),
+	F_BOOL("kill", struct fa_event_spec, kill),
+	F_BOOL("restart", struct fa_event_spec, restart),
 };
 
-/* $.harness.events[i].after */
+/* $.harness.events[i].after: a status trigger or a held trigger */
+enum { AF_TASK, AF_STATUS, AF_HELD, AF_ON };
 static const struct fa_field after_fields[] = {
 	FA_F_STR("task", REQ | NONEMPTY, struct fa_event_spec, after_task),
-	FA_F_INT("status", REQ, 100, 599, struct fa_event_spec, after_status),
+	FA_F_INT("status", 0, 100, 599, struct fa_event_spec, after_status),
+	F_BOOL("held", struct fa_event_spec, after_held),
 	FA_F_ENUM("on", 0, ons, struct fa_event_spec, on),
 };
 
@@ -217,6 +228,40 @@ static enum fa_rc read_send(struct fa_schema *s, const cJSON *arr,
 	return rc;
 }
 
+/* $.harness.events[i].after: exactly one of "status" and "held": true;
+ * "on" only with "status" (a held answer is the provider's to see). */
+static enum fa_rc read_after(struct fa_schema *s, const cJSON *obj,
+			     struct fa_scenario *sc, struct fa_event_spec *ev)
+{
+	const cJSON *got[N(after_fields)];
+	enum fa_rc rc;
+	size_t mark;
+
+	rc = fa_schema_object(s, obj, after_fields, N(after_fields), ev, got);
+	if (rc != FA_OK)
+		return rc;
+	if (fa_scenario_task(sc, ev->after_task) == NULL) {
+		mark = fa_schema_enter(s, "task");
+		rc = fa_schema_fail(s, "no task %s in $.harness.tasks",
+				    fa_schema_quote(ev->after_task).s);
+		fa_schema_leave(s, mark);
+		return rc;
+	}
+	if (got[AF_HELD] != NULL && !ev->after_held) {
+		mark = fa_schema_enter(s, "held");
+		rc = fa_schema_fail_got(s, got[AF_HELD], "true");
+		fa_schema_leave(s, mark);
+		return rc;
+	}
+	if (got[AF_STATUS] == NULL && got[AF_HELD] == NULL)
+		return fa_schema_fail(s, "missing trigger: give \"status\" or \"held\": true");
+	if (got[AF_STATUS] != NULL && got[AF_HELD] != NULL)
+		return fa_schema_fail(s, "\"status\" and \"held\" both given (give one)");
+	if (got[AF_ON] != NULL && got[AF_HELD] != NULL)
+		return fa_schema_fail(s, "\"on\" is only allowed with \"status\"");
+	return FA_OK;
+}
+
 static enum fa_rc read_event(struct fa_schema *s, const cJSON *obj,
 			     struct fa_scenario *sc, size_t i,
 			     struct sender *sent_by)
@@ -236,19 +281,19 @@ static enum fa_rc read_event(struct fa_schema *s, const cJSON *obj,
 		return fa_schema_fail(s, "\"at_ms\" and \"after\" both given (give one)");
 	if (got[EV_PLUS] != NULL && got[EV_AFTER] == NULL)
 		return fa_schema_fail(s, "\"plus_ms\" is only allowed with \"after\"");
+	if (ev->restart && !ev->kill)
+		return fa_schema_fail(s, "\"restart\" needs \"kill\": true");
+	if (got[EV_SEND] == NULL && !ev->kill)
+		return fa_schema_fail(s, "missing required key \"send\" (or give \"kill\": true)");
 	if (got[EV_AFTER] != NULL) {
 		mark = fa_schema_enter(s, "after");
-		rc = fa_schema_object(s, got[EV_AFTER], after_fields,
-				      N(after_fields), ev, NULL);
-		if (rc == FA_OK && fa_scenario_task(sc, ev->after_task) == NULL) {
-			fa_schema_enter(s, "task");
-			rc = fa_schema_fail(s, "no task %s in $.harness.tasks",
-					    fa_schema_quote(ev->after_task).s);
-		}
+		rc = read_after(s, got[EV_AFTER], sc, ev);
 		fa_schema_leave(s, mark);
 		if (rc != FA_OK)
 			return rc;
 	}
+	if (got[EV_SEND] == NULL)
+		return FA_OK;
 	mark = fa_schema_enter(s, "send");
 	rc = read_send(s, got[EV_SEND], sc, i, sent_by);
 	fa_schema_leave(s, mark);

@@ -11,7 +11,9 @@
 /*
  * Read the $.harness object @obj (at the current path of @s) into
  * sc->harness: tasks, events (each task sent by exactly one event, no
- * cycle of "after" triggers), expect and timeout_s (default 60). Keys must
+ * cycle of "after" triggers; an "after" trigger is a status or "held":
+ * true; "send" may be left out with "kill": true, and "restart" needs
+ * "kill"), expect and timeout_s (default 60). Keys must
  * already be in sc->keys, since tasks name them. Errors are recorded
  * through @s as fa_scenario_parse() describes; on FA_EINVAL whatever was
  * read stays in sc->harness for fa_harness_spec_release().

@@ -10,6 +10,7 @@
 #include "alloc.h"
 #include "tally.h"
 #include "wave.h"
+#include "write.h"
 
 /* docs/checks.md explains each number. */
 #define DEFAULT_TOLERANCE_MS 50  /* clock granularity and scheduling slack */
@@ -43,6 +44,23 @@ static const struct hx_check_def defs[] = {
 	  "seed 000: count every attempt really sent, library retries included; "
 	  "measure at the fake API",
 	  "the client's count of its attempts equals the provider's" },
+	{ "write.key_stable", 3, true,
+	  "seed 000: one idempotency key per logical operation, kept across "
+	  "retries and restarts; five-step test, step 4",
+	  "every create of one logical write carries the same idempotency key" },
+	{ "write.no_duplicate", 3, true,
+	  "seed 000: the most dangerous retry bug is a duplicated side effect",
+	  "the provider committed at most one record per logical write" },
+	{ "write.reconcile_first", 3, true,
+	  "seed 000: after an ambiguous outcome, ask the provider (or replay "
+	  "with the same key) before sending the write again",
+	  "after an ambiguous outcome the next request is a read or a replay, "
+	  "never a fresh create" },
+	{ "ambiguity.preserved", 3, true,
+	  "seed 000: an outcome nobody can know is reported as unknown or "
+	  "escalated, never as a failure or a success without evidence",
+	  "an ambiguous write is reported unknown, escalated, or succeeded with "
+	  "the provider's own record id" },
 };
 
 #define N_DEFS (sizeof(defs) / sizeof(defs[0]))
@@ -462,6 +480,14 @@ static void check_retry_after(const struct ctx *c, struct hx_check_result *r)
 	free(good.v);
 }
 
+/* The same request again: same method and path (query aside). A task
+ * that asks something else after a 404 (a write's status read by key,
+ * then by client reference) is not retrying. */
+static bool same_request(const struct fa_attempt *a, const struct fa_attempt *b)
+{
+	return same(a->method, b->method) && same(a->path, b->path);
+}
+
 /* classify.no_retry_4xx: a request the provider called wrong is not resent. */
 static void check_no_retry_4xx(const struct ctx *c, struct hx_check_result *r)
 {
@@ -479,7 +505,7 @@ static void check_no_retry_4xx(const struct ctx *c, struct hx_check_result *r)
 		got++;
 		for (j = 0; j < c->n; j++) {
 			if (c->att[j]->t_arrival_us <= p->t_response_us ||
-			    !same(c->att[j]->task, p->task))
+			    !same(c->att[j]->task, p->task) || !same_request(c->att[j], p))
 				continue;
 			if (b == NULL)
 				b = c->att[j];
@@ -640,6 +666,38 @@ static void check_hidden(const struct ctx *c, struct hx_check_result *r)
 		hx_tally_check(c->in, r);
 }
 
+static void check_key_stable(const struct ctx *c, struct hx_check_result *r)
+{
+	if (c->n == 0)
+		na_empty(c, r);
+	else
+		hx_write_key_stable(c->in, r);
+}
+
+static void check_no_duplicate(const struct ctx *c, struct hx_check_result *r)
+{
+	if (c->n == 0)
+		na_empty(c, r);
+	else
+		hx_write_no_duplicate(c->in, r);
+}
+
+static void check_reconcile_first(const struct ctx *c, struct hx_check_result *r)
+{
+	if (c->n == 0)
+		na_empty(c, r);
+	else
+		hx_write_reconcile_first(c->in, r);
+}
+
+static void check_ambiguity(const struct ctx *c, struct hx_check_result *r)
+{
+	if (c->n == 0)
+		na_empty(c, r);
+	else
+		hx_write_ambiguity(c->in, r);
+}
+
 /* Same order as defs[]. */
 static const check_fn fns[N_DEFS] = {
 	check_bounded,
@@ -648,6 +706,10 @@ static const check_fn fns[N_DEFS] = {
 	check_scope_pause,
 	check_jitter,
 	check_hidden,
+	check_key_stable,
+	check_no_duplicate,
+	check_reconcile_first,
+	check_ambiguity,
 };
 
 void hx_check_run_all(const struct hx_check_input *in,

@@ -330,6 +330,16 @@ bad:
 	return HX_CLIENT_LINE_ERROR;
 }
 
+/* Append @n items of @size bytes at @src to *@dst holding *@dst_n. */
+static void *append(void *dst, size_t dst_n, const void *src, size_t n, size_t size)
+{
+	if (n == 0)
+		return dst;
+	dst = fa_xrealloc(dst, (dst_n + n) * size);
+	memcpy((char *)dst + dst_n * size, src, n * size);
+	return dst;
+}
+
 void hx_client_log_move(struct hx_client_log *l, struct hx_scenario_result *out)
 {
 	if (l->n_dropped > 0) {
@@ -339,11 +349,17 @@ void hx_client_log_move(struct hx_client_log *l, struct hx_scenario_result *out)
 		l->errors[l->n_errors++] = more;
 		l->n_dropped = 0;
 	}
-	out->hello = l->hello;
-	out->msgs = l->msgs;
-	out->n_msgs = l->n_msgs;
-	out->protocol_errors = l->errors;
-	out->n_protocol_errors = l->n_errors;
+	if (out->hello == NULL)
+		out->hello = l->hello;
+	else
+		cJSON_Delete(l->hello); /* a restarted client's: the first one stays */
+	out->msgs = append(out->msgs, out->n_msgs, l->msgs, l->n_msgs, sizeof(*l->msgs));
+	out->n_msgs += l->n_msgs;
+	out->protocol_errors = append(out->protocol_errors, out->n_protocol_errors, l->errors,
+				      l->n_errors, sizeof(*l->errors));
+	out->n_protocol_errors += l->n_errors;
+	free(l->msgs);
+	free(l->errors);
 	l->hello = NULL;
 	l->msgs = NULL;
 	l->n_msgs = l->cap_msgs = 0;

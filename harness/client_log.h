@@ -92,8 +92,10 @@ char *hx_client_log_plain(const char *s, size_t len);
 /*
  * Move the hello, the messages and the protocol errors (one more entry,
  * "N more protocol errors not listed", when some were only counted) into
- * @out's hello, msgs and protocol_errors, which must be empty. @l keeps
- * its line count and tasks, and goes on with an empty record.
+ * @out's hello, msgs and protocol_errors, appended to what they already
+ * hold (a restarted client's session after the killed one's; a hello is
+ * moved only when @out has none yet, else dropped). @l keeps its line
+ * count and tasks, and goes on with an empty record.
  */
 void hx_client_log_move(struct hx_client_log *l, struct hx_scenario_result *out);
 

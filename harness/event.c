@@ -44,8 +44,9 @@ void hx_event_on_attempt(struct hx_event_set *ev, const struct fa_attempt *a)
 		const struct fa_event_spec *spec = &h->events[e];
 		int64_t plus_ms = spec->plus_ms;
 
-		if (spec->at_ms >= 0 || ev->st[e].triggered || a->task == NULL ||
-		    strcmp(a->task, spec->after_task) != 0 || a->status != spec->after_status)
+		if (spec->at_ms >= 0 || spec->after_held || ev->st[e].triggered ||
+		    a->task == NULL || strcmp(a->task, spec->after_task) != 0 ||
+		    a->status != spec->after_status)
 			continue;
 		/* stdio mode hears it from the client */
 		if (spec->on == FA_ON_CLIENT_SAW && ev->stdio)
@@ -67,8 +68,35 @@ void hx_event_on_client_saw(struct hx_event_set *ev, const char *id, int status,
 	for (size_t e = 0; e < h->n_events; e++) {
 		const struct fa_event_spec *spec = &h->events[e];
 
-		if (spec->at_ms >= 0 || spec->on != FA_ON_CLIENT_SAW || ev->st[e].triggered ||
-		    strcmp(spec->after_task, id) != 0 || spec->after_status != status)
+		if (spec->at_ms >= 0 || spec->after_held || spec->on != FA_ON_CLIENT_SAW ||
+		    ev->st[e].triggered || strcmp(spec->after_task, id) != 0 ||
+		    spec->after_status != status)
+			continue;
+		ev->st[e].triggered = true;
+		ev->st[e].fire_at_us = t_us + (int64_t)spec->plus_ms * 1000;
+	}
+}
+
+const char *hx_event_held_task(const struct hx_event_set *ev, size_t e)
+{
+	const struct fa_event_spec *spec;
+
+	if (e >= ev->sc->harness.n_events)
+		return NULL;
+	spec = &ev->sc->harness.events[e];
+	if (spec->at_ms >= 0 || !spec->after_held || ev->st[e].triggered || ev->st[e].fired)
+		return NULL;
+	return spec->after_task;
+}
+
+void hx_event_on_held(struct hx_event_set *ev, const char *id, int64_t t_us)
+{
+	const struct fa_harness_spec *h = &ev->sc->harness;
+
+	for (size_t e = 0; e < h->n_events; e++) {
+		const struct fa_event_spec *spec = &h->events[e];
+
+		if (hx_event_held_task(ev, e) == NULL || strcmp(spec->after_task, id) != 0)
 			continue;
 		ev->st[e].triggered = true;
 		ev->st[e].fire_at_us = t_us + (int64_t)spec->plus_ms * 1000;

@@ -52,7 +52,8 @@ void hx_event_release(struct hx_event_set *ev);
  * status) is triggered, to fire plus_ms after the answer went out (its
  * t_response_us, else t_done_us, else t_arrival_us). on: client_saw
  * events are left to hx_event_on_client_saw() in stdio mode; in exec mode
- * they fire at least HX_EVENT_CLIENT_SAW_MIN_MS after the answer.
+ * they fire at least HX_EVENT_CLIENT_SAW_MIN_MS after the answer. Held
+ * triggers are never matched here (hx_event_on_held).
  */
 void hx_event_on_attempt(struct hx_event_set *ev, const struct fa_attempt *a);
 
@@ -61,6 +62,17 @@ void hx_event_on_attempt(struct hx_event_set *ev, const struct fa_attempt *a);
  * fire plus_ms later. */
 void hx_event_on_client_saw(struct hx_event_set *ev, const char *id, int status,
 			    int64_t t_us);
+
+/*
+ * The task whose held answer event @e waits for ("after": {"task", "held":
+ * true}), when that event is still waiting (neither triggered nor fired);
+ * NULL otherwise. The run asks the server (fa_server_held) about it.
+ */
+const char *hx_event_held_task(const struct hx_event_set *ev, size_t e);
+
+/* The provider holds an answer to task @id, seen at @t_us (provider µs):
+ * its "held" events are triggered, to fire plus_ms later. */
+void hx_event_on_held(struct hx_event_set *ev, const char *id, int64_t t_us);
 
 /* The first event not yet fired that is due at @now_us (an at_ms event
  * past its time, a triggered one past fire_at_us): marked fired, its index

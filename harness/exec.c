@@ -285,6 +285,14 @@ void hx_exec_stop(struct hx_exec_proc *p, int64_t now_us)
 	kill(-p->pid, SIGTERM);
 }
 
+void hx_exec_kill(struct hx_exec_proc *p)
+{
+	/* the leader is unreaped (running), so its pid still names the group */
+	if (!p->running)
+		return;
+	kill(-p->pid, SIGKILL);
+}
+
 void hx_exec_wait(struct hx_exec_proc *p)
 {
 	const struct timespec tick = { 0, 10 * 1000 * 1000 };

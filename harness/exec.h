@@ -109,6 +109,11 @@ bool hx_exec_poll(struct hx_exec_proc *p, int64_t now_us);
  * happens when it is not running. */
 void hx_exec_stop(struct hx_exec_proc *p, int64_t now_us);
 
+/* SIGKILL @p's process group now (a scenario's "kill" event), without
+ * marking it timed out; hx_exec_poll() reaps it. Nothing happens when it
+ * is not running. */
+void hx_exec_kill(struct hx_exec_proc *p);
+
 /* Poll @p every 10 ms until it is reaped; its timeout still applies. */
 void hx_exec_wait(struct hx_exec_proc *p);
 

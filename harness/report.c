@@ -277,13 +277,16 @@ static char *attempt_line(const struct fa_attempt *a)
 		snprintf(pause, sizeof(pause), " (until +%.1f ms)",
 			 (double)a->pause_until_us / 1000.0);
 	return fa_xasprintf(
-		"seq %" PRIu64 "  +%.1f ms  task %s  %s %s  -> %s%s%s%s%s%s%s%s",
+		"seq %" PRIu64 "  +%.1f ms  task %s  %s %s  -> %s%s%s%s%s%s%s%s%s%s%s",
 		a->seq, (double)a->t_arrival_us / 1000.0, a->task ? a->task : "-",
 		a->method ? a->method : "-", a->path ? a->path : "-", status,
 		a->retry_after ? "  retry-after: " : "",
 		a->retry_after ? a->retry_after : "", pause,
 		a->scope ? "  scope " : "", a->scope ? a->scope : "",
-		show_fault ? "  fault " : "", show_fault ? a->fault : "");
+		show_fault ? "  fault " : "", show_fault ? a->fault : "",
+		a->idempotency_key ? "  key " : "",
+		a->idempotency_key ? a->idempotency_key : "",
+		a->committed ? "  committed" : "");
 }
 
 /* The scenario's journal head; 64 zeros when it has none (did not run). */
@@ -347,7 +350,39 @@ static void text_task(FILE *out, enum hx_mode mode, const struct hx_task_run *t)
 	} else {
 		fprintf(out, "exit %d", t->exit_code);
 	}
+	if (t->client_reference != NULL) {
+		fputs(" (client reference ", out);
+		put_plain(out, t->client_reference);
+		fputc(')', out);
+	}
 	fputc('\n', out);
+}
+
+/* One line per kill event: when, what was let go, the restart. */
+static void text_restarts(FILE *out, enum hx_mode mode, const struct hx_scenario_result *s)
+{
+	for (size_t i = 0; i < s->n_restarts; i++) {
+		const struct hx_restart *rs = &s->restarts[i];
+
+		fprintf(out, "  kill at +%.1f ms: %s killed (SIGKILL) and reaped, %zu held "
+			"answer%s let go", (double)rs->t_kill_us / 1000.0,
+			mode == HX_MODE_STDIO ? "client" : "task client",
+			rs->released, rs->released == 1 ? "" : "s");
+		if (rs->t_restart_us < 0) {
+			fputs("; not restarted", out);
+		} else {
+			fprintf(out, "; restarted at +%.1f ms, tasks %s: ",
+				(double)rs->t_restart_us / 1000.0,
+				mode == HX_MODE_STDIO ? "re-sent" : "run again");
+			for (size_t k = 0; k < rs->n_tasks; k++) {
+				fputs(k ? " " : "", out);
+				put_plain(out, rs->tasks[k]);
+			}
+			if (rs->n_tasks == 0)
+				fputs("none", out);
+		}
+		fputc('\n', out);
+	}
 }
 
 /* The hello's "client" name and version, protocol and features, on one
@@ -494,6 +529,7 @@ void hx_report_text(FILE *out, const struct hx_run_result *r)
 		fprintf(out, ", %.3f s\n", (double)s->duration_us / 1e6);
 		for (j = 0; j < s->n_tasks; j++)
 			text_task(out, r->mode, &s->tasks[j]);
+		text_restarts(out, r->mode, s);
 		text_client(out, s);
 		for (j = 0; j < s->n_checks; j++)
 			text_check(out, s, &s->checks[j]);
@@ -589,6 +625,10 @@ static cJSON *json_evidence(const struct hx_scenario_result *s, uint64_t seq)
 	add_str(e, "retry_after", a->retry_after);
 	add_us(e, "pause_until_us", a->retry_after ? a->pause_until_us : -1);
 	add_str(e, "fault", a->fault);
+	add_str(e, "idempotency_key", a->idempotency_key);
+	add_str(e, "client_reference", a->client_reference);
+	cJSON_AddBoolToObject(e, "committed", a->committed);
+	cJSON_AddStringToObject(e, "delivered", fa_delivery_str(a->delivered));
 	return e;
 }
 
@@ -635,6 +675,26 @@ static cJSON *json_scenario(const struct hx_scenario_result *s)
 					(double)task_attempts(s, t->spec ? t->spec->id : NULL));
 		add_str(item, "error", t->error);
 		add_str(item, "outcome", t->outcome);
+		if (t->client_reference != NULL) /* a write task's only */
+			add_str(item, "client_reference", t->client_reference);
+		cJSON_AddItemToArray(arr, item);
+	}
+	arr = cJSON_AddArrayToObject(o, "restarts");
+	for (i = 0; i < s->n_restarts; i++) {
+		const struct hx_restart *rs = &s->restarts[i];
+		cJSON *list;
+
+		item = cJSON_CreateObject();
+		cJSON_AddNumberToObject(item, "t_ms", (double)rs->t_kill_us / 1000.0);
+		cJSON_AddBoolToObject(item, "restarted", rs->t_restart_us >= 0);
+		if (rs->t_restart_us >= 0)
+			cJSON_AddNumberToObject(item, "restart_t_ms", (double)rs->t_restart_us / 1000.0);
+		else
+			cJSON_AddNullToObject(item, "restart_t_ms");
+		cJSON_AddNumberToObject(item, "released", (double)rs->released);
+		list = cJSON_AddArrayToObject(item, "tasks_resent");
+		for (j = 0; rs->t_restart_us >= 0 && j < rs->n_tasks; j++)
+			cJSON_AddItemToArray(list, cJSON_CreateString(rs->tasks[j]));
 		cJSON_AddItemToArray(arr, item);
 	}
 	arr = cJSON_AddArrayToObject(o, "protocol_errors");

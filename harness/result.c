@@ -31,6 +31,18 @@ void hx_task_run_release(struct hx_task_run *t)
 	t->error = NULL;
 	free(t->outcome);
 	t->outcome = NULL;
+	free(t->client_reference);
+	t->client_reference = NULL;
+}
+
+void hx_restart_release(struct hx_restart *r)
+{
+	if (r == NULL)
+		return;
+	for (size_t i = 0; i < r->n_tasks; i++)
+		free(r->tasks[i]);
+	free(r->tasks);
+	memset(r, 0, sizeof(*r));
 }
 
 void hx_scenario_result_release(struct hx_scenario_result *s)
@@ -57,6 +69,10 @@ void hx_scenario_result_release(struct hx_scenario_result *s)
 	free(s->protocol_errors);
 	cJSON_Delete(s->hello);
 	free(s->client_stderr);
+	for (i = 0; i < s->n_restarts; i++)
+		hx_restart_release(&s->restarts[i]);
+	free(s->restarts);
+	cJSON_Delete(s->store);
 	memset(s, 0, sizeof(*s));
 }
 

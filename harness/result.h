@@ -38,6 +38,9 @@ struct hx_task_run {
 	                                    ("succeeded", "failed", "escalated",
 	                                    "cancelled"; exit_code is 0 for succeeded,
 	                                    1 for the others); NULL without one */
+	char *client_reference;          /* owned: a write task's unique client reference,
+	                                    which the harness put into its body (write.h);
+	                                    NULL for any other task */
 };
 
 /* One protocol line a stdio client printed (docs/client-protocol.md). */
@@ -46,10 +49,27 @@ struct hx_client_msg {
 	char *type;     /* owned: "action_sent", "action_result", "result", ... */
 	char *task;     /* owned: the "task" member, or NULL */
 	cJSON *json;    /* owned: the whole line */
+	unsigned session; /* which client process printed it: 0 the first, 1 the one
+	                     a restart event started, ... */
 };
 
 /* Release what @m owns. NULL accepted. */
 void hx_client_msg_release(struct hx_client_msg *m);
+
+/* What one "kill" event did ($.harness.events[i].kill; docs/scenario-format.md). */
+struct hx_restart {
+	int64_t t_kill_us;    /* provider µs when the client was killed (and reaped) */
+	int64_t t_restart_us; /* provider µs when it ran again (stdio mode: its hello was
+	                         read); -1 = the event did not restart it, or it failed */
+	size_t released;      /* held answers let go once the client was dead */
+	char **tasks;         /* owned: stdio mode, the tasks re-sent to the new client;
+	                         exec mode, the tasks whose client was killed (and re-run
+	                         when restarted) */
+	size_t n_tasks;
+};
+
+/* Release what @r owns. NULL accepted. */
+void hx_restart_release(struct hx_restart *r);
 
 /* The verdict of one check on one scenario. Strings are owned. */
 struct hx_check_result {
@@ -72,6 +92,8 @@ struct hx_check_input {
 	enum hx_mode mode;
 	const struct hx_client_msg *msgs;  /* stdio mode: the client's valid lines, in order */
 	size_t n_msgs;
+	const cJSON *store;                /* the provider's store when the scenario ended
+	                                      (fa_store_json: "records", ...), or NULL */
 };
 
 /* One scenario's outcome. */
@@ -92,6 +114,10 @@ struct hx_scenario_result {
 	size_t n_protocol_errors;
 	cJSON *hello;                    /* owned: the client's hello (stdio mode), or NULL */
 	char *client_stderr;             /* owned: the tail of the client's stderr (<= 4 KiB), or NULL */
+	struct hx_restart *restarts;     /* owned: one per kill event that fired, in order */
+	size_t n_restarts;
+	cJSON *store;                    /* owned: the provider's store at the end
+	                                    (fa_store_json), or NULL when it did not run */
 };
 
 /* A whole run of a suite. */

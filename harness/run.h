@@ -58,6 +58,20 @@ struct hx_run_opts {
  * Whatever a client leaves behind is killed when it ends, its process
  * group and the processes carrying its marker alike (exec.h, stray.h).
  *
+ * A write task (write.h) gets a unique client reference in its body (in
+ * ->client_reference of its run). "after": {"task", "held": true} events
+ * fire when the server holds an answer to the task (fa_server_held,
+ * polled with the journal). A "kill" event SIGKILLs the client (stdio
+ * mode: the session's process group; exec mode: the after task's
+ * process, or every running one for an at_ms event) and reaps it, then
+ * releases every held answer (fa_server_release) and waits for them in
+ * the journal; with "restart" the client starts again with the same
+ * environment and CLIENT_STATE_DIR: stdio mode says hello again and gets
+ * the task line of every task still running, exec mode reruns the killed
+ * tasks. Each kill is recorded in ->restarts; the messages of each client
+ * process carry its session. The provider's store (fa_store_json) is
+ * kept in ->store for the checks.
+ *
  * A scenario that cannot run gets its reason in ->error and the run goes
  * on. Finally hx_check_grade() fills the level and the exit code, and
  * ->interrupted tells whether hx_run_interrupt() cut a scenario short.

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,6 +23,8 @@
 #include "provider.h"
 #include "server.h"
 #include "stdio_client.h"
+#include "store.h"
+#include "write.h"
 
 /* How often the scenario loop looks at the journal and the clients, ns. */
 #define TICK_NS (10 * 1000 * 1000)
@@ -35,10 +38,17 @@
 /* A scenario's timeout when it gives none, s. */
 #define SCENARIO_TIMEOUT_S 60
 
+/* Longest wait, after a kill, for the answers let go to reach the
+ * journal before the client starts again, µs. */
+#define RELEASE_WAIT_US 2000000
+
 /* One task during a scenario. */
 struct task_state {
 	struct hx_exec_proc proc; /* exec mode: its client process */
 	char *body_file;          /* owned: what {body_file} names (exec mode) */
+	cJSON *body;              /* owned: a write's body carrying its client reference
+	                             (write.h); NULL: the task's own body is sent */
+	bool killed;              /* exec mode: a kill event killed its client */
 	int64_t deadline_us;      /* stdio mode: provider µs its result is due by */
 	bool has_result;          /* stdio mode: its result line was read */
 	bool stopped;             /* its client was stopped by an interruption */
@@ -65,6 +75,10 @@ struct scen {
 	bool stdio;               /* stdio mode: one client session for the scenario */
 	struct hx_stdio *client;  /* owned: that session, or NULL */
 	size_t msgs_seen;         /* stdio mode: client messages already acted on */
+	unsigned session;         /* stdio mode: the client's process, 0 = the first;
+	                             each restart event starts the next */
+	bool killed;              /* stdio mode: a kill event without restart ended it */
+	bool restart_failed;      /* stdio mode: the client did not start again */
 };
 
 static int rm_entry(const char *path, const struct stat *st, int flag,
@@ -153,6 +167,38 @@ static char *task_file(const struct scen *s, const char *task, const char *ext)
 	return fa_xasprintf("%s/%s.%s", s->dir, task, ext);
 }
 
+/* The body task @i is sent with: its write body, else its own. */
+static const cJSON *body_of(const struct scen *s, size_t i)
+{
+	return s->ts[i].body != NULL ? s->ts[i].body : s->sc->harness.tasks[i].body;
+}
+
+/* Put a unique client reference into the body of every write task (one
+ * whose route has an effect), at the route's client_reference_field, so
+ * the checks attribute a write's attempts without trusting the client. A
+ * body that is not a JSON object cannot carry one: the task's id alone
+ * attributes it then. */
+static void assign_references(struct scen *s)
+{
+	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
+		const struct fa_task_spec *t = &s->sc->harness.tasks[i];
+		const struct fa_route_spec *r = hx_write_route(s->sc, t);
+		char *ref;
+
+		if (r == NULL)
+			continue;
+		ref = hx_write_reference_new(s->sc->id, t->id);
+		s->ts[i].body = hx_write_body(t->body, r->client_reference_field
+						       ? r->client_reference_field
+						       : "client_reference", ref);
+		if (s->ts[i].body == NULL) {
+			free(ref);
+			continue;
+		}
+		s->out->tasks[i].client_reference = ref;
+	}
+}
+
 /* Exec mode: start task @i's client. A client that cannot start is
  * recorded in the task and in the scenario's error, never fatal to the
  * loop. */
@@ -206,6 +252,26 @@ static void start_exec_task(struct scen *s, size_t i)
 	free(err_path);
 }
 
+/* Stdio mode: the task line of task @i, due within @deadline_ms, with
+ * the body it is sent with, to the client. */
+static void send_task_line(struct scen *s, size_t i, int64_t deadline_ms)
+{
+	const struct fa_task_spec *t = &s->sc->harness.tasks[i];
+	char *url = hx_exec_task_url(s->base_url, t->path, t->id);
+	cJSON *msg = hx_stdio_task_json(s->sc, t, url, deadline_ms);
+	char *text;
+
+	if (s->ts[i].body != NULL) {
+		text = fa_xcheck(cJSON_PrintUnformatted(s->ts[i].body), "task body");
+		cJSON_ReplaceItemInObjectCaseSensitive(
+			msg, "body", fa_xcheck(cJSON_CreateString(text), "task line"));
+		free(text);
+	}
+	hx_stdio_send_task(s->client, msg);
+	cJSON_Delete(msg);
+	free(url);
+}
+
 /* Stdio mode: send task @i to the scenario's client, due within its
  * per-task timeout (the same as exec mode's). */
 static void send_stdio_task(struct scen *s, size_t i)
@@ -214,16 +280,12 @@ static void send_stdio_task(struct scen *s, size_t i)
 	struct task_state *ts = &s->ts[i];
 	struct hx_task_run *tr = &s->out->tasks[i];
 	int64_t deadline_ms = (int64_t)task_timeout_s(s->sc, t) * 1000;
-	char *url = hx_exec_task_url(s->base_url, t->path, t->id);
-	cJSON *msg = hx_stdio_task_json(s->sc, t, url, deadline_ms);
 
 	s->phase[i] = HX_TASK_RUNNING;
 	tr->sent = true;
 	tr->t_sent_us = fa_provider_now_us(s->prov);
 	ts->deadline_us = tr->t_sent_us + deadline_ms * 1000;
-	hx_stdio_send_task(s->client, msg);
-	cJSON_Delete(msg);
-	free(url);
+	send_task_line(s, i, deadline_ms);
 }
 
 static void start_task(struct scen *s, size_t i)
@@ -234,8 +296,10 @@ static void start_task(struct scen *s, size_t i)
 		start_exec_task(s, i);
 }
 
-/* Send the tasks of every event due at @now; each task is sent once,
- * whichever event names it first. */
+static void kill_event(struct scen *s, size_t e);
+
+/* Act on every event due at @now: first its kill (and restart), then its
+ * tasks; each task is sent once, whichever event names it first. */
 static void fire_due(struct scen *s, int64_t now)
 {
 	size_t e;
@@ -243,6 +307,8 @@ static void fire_due(struct scen *s, int64_t now)
 	while ((e = hx_event_next_due(&s->ev, now)) < s->sc->harness.n_events) {
 		const struct fa_event_spec *ev = &s->sc->harness.events[e];
 
+		if (ev->kill)
+			kill_event(s, e);
 		for (size_t k = 0; k < ev->n_send; k++) {
 			size_t i = hx_event_task_index(s->sc, ev->send[k]);
 
@@ -268,6 +334,18 @@ static void scan_journal(struct scen *s)
 	free(a);
 }
 
+/* Trigger the "held" events whose task the provider now holds an answer
+ * for (polled, like the journal). */
+static void scan_held(struct scen *s)
+{
+	for (size_t e = 0; e < s->sc->harness.n_events; e++) {
+		const char *task = hx_event_held_task(&s->ev, e);
+
+		if (task != NULL && fa_server_held(s->srv, task) > 0)
+			hx_event_on_held(&s->ev, task, fa_provider_now_us(s->prov));
+	}
+}
+
 /* Whether the run was interrupted; the first time, the scenario's error. */
 static bool interrupted(struct scen *s)
 {
@@ -290,6 +368,7 @@ static void drive_exec(struct scen *s, int64_t deadline)
 		bool running = false, stop;
 
 		scan_journal(s);
+		scan_held(s);
 		if (!interrupted(s) && now >= deadline)
 			s->timed_out = true;
 		stop = s->timed_out || s->interrupted;
@@ -393,7 +472,10 @@ static void drive_stdio(struct scen *s, int64_t deadline)
 		int64_t now = fa_provider_now_us(s->prov);
 		bool stop;
 
+		if (s->client == NULL)
+			break; /* a restart could not even start it */
 		scan_journal(s);
+		scan_held(s);
 		read_msgs(s);
 		if (!interrupted(s) && now >= deadline && !shutting_down)
 			s->timed_out = true;
@@ -421,7 +503,8 @@ static void drive_stdio(struct scen *s, int64_t deadline)
 		}
 		hx_stdio_pump(s->client, TICK_NS / 1000000);
 	}
-	read_msgs(s);
+	if (s->client != NULL)
+		read_msgs(s);
 }
 
 /* Stdio mode: the environment of docs/client-protocol.md, NULL-terminated;
@@ -445,10 +528,23 @@ static char **client_env(const struct scen *s)
 	return env;
 }
 
-/* Stdio mode: start the scenario's client and wait for its hello. On
- * failure the reason is the scenario's error, and what the client said is
- * kept for the report. */
-static enum fa_rc start_client(struct scen *s)
+/* Stdio mode: what the client said goes into the result, marked with
+ * its process's session. */
+static void take_session(struct scen *s)
+{
+	size_t from = s->out->n_msgs;
+
+	hx_stdio_take(s->client, s->out);
+	for (size_t k = from; k < s->out->n_msgs; k++)
+		s->out->msgs[k].session = s->session;
+}
+
+/* Stdio mode: start the scenario's client (again, after a kill, when
+ * @restart) and wait for its hello. On failure the reason is the
+ * scenario's error, and the client is killed; at the first start what it
+ * said is kept for the report at once, after a restart the end of the
+ * scenario keeps it. */
+static enum fa_rc start_client(struct scen *s, bool restart)
 {
 	char **env = client_env(s);
 	struct hx_stdio_spec spec = {
@@ -463,12 +559,15 @@ static enum fa_rc start_client(struct scen *s)
 	if (rc == FA_OK)
 		rc = hx_stdio_hello(s->client, 0, &err);
 	if (rc != FA_OK) {
-		s->out->error = fa_xasprintf("%s: %s", s->sc->file, err.msg);
+		if (s->out->error == NULL)
+			s->out->error = fa_xasprintf("%s: %s%s", s->sc->file,
+						     restart ? "restart: " : "", err.msg);
 		if (s->client != NULL) {
 			hx_stdio_kill(s->client);
 			while (!hx_stdio_finished(s->client))
 				hx_stdio_pump(s->client, TICK_NS / 1000000);
-			hx_stdio_take(s->client, s->out);
+			if (!restart)
+				take_session(s);
 		}
 	}
 	for (size_t k = 0; env[k] != NULL; k++)
@@ -477,27 +576,164 @@ static enum fa_rc start_client(struct scen *s)
 	return rc;
 }
 
+/* A new entry of the scenario's restarts; its index. */
+static size_t add_restart(struct scen *s)
+{
+	struct hx_scenario_result *out = s->out;
+
+	out->restarts = fa_xrealloc(out->restarts, (out->n_restarts + 1) * sizeof(*out->restarts));
+	memset(&out->restarts[out->n_restarts], 0, sizeof(*out->restarts));
+	out->restarts[out->n_restarts].t_restart_us = -1;
+	return out->n_restarts++;
+}
+
+static void restart_add_task(struct hx_restart *rs, const char *id)
+{
+	rs->tasks = fa_xrealloc(rs->tasks, (rs->n_tasks + 1) * sizeof(*rs->tasks));
+	rs->tasks[rs->n_tasks++] = fa_xstrdup(id);
+}
+
+/* Stdio mode: SIGKILL the client's process group, reap it, and act on
+ * what it printed before it died. */
+static void kill_stdio(struct scen *s)
+{
+	hx_stdio_kill(s->client);
+	while (!hx_stdio_finished(s->client))
+		hx_stdio_pump(s->client, TICK_NS / 1000000);
+	read_msgs(s);
+}
+
+/* Exec mode: SIGKILL the client of event @ev's "after" task (with an
+ * at_ms trigger: of every running task) and reap it; the tasks killed go
+ * into @rs. */
+static void kill_exec(struct scen *s, const struct fa_event_spec *ev, struct hx_restart *rs)
+{
+	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
+		struct task_state *ts = &s->ts[i];
+
+		if (s->phase[i] != HX_TASK_RUNNING || !ts->proc.running ||
+		    (ev->after_task != NULL &&
+		     strcmp(ev->after_task, s->sc->harness.tasks[i].id) != 0))
+			continue;
+		hx_exec_kill(&ts->proc);
+		hx_exec_wait(&ts->proc);
+		ts->killed = true;
+		restart_add_task(rs, s->sc->harness.tasks[i].id);
+	}
+}
+
+/* Stdio mode: start the client again, same CLIENT_STATE_DIR and
+ * environment, and send it again the task line of every task still
+ * running (sent, no result, not past its deadline): same id and body,
+ * due within what is left of its deadline. */
+static void restart_stdio(struct scen *s, struct hx_restart *rs)
+{
+	int64_t now;
+
+	take_session(s);
+	hx_stdio_free(s->client);
+	s->client = NULL;
+	s->msgs_seen = 0;
+	s->session++;
+	if (start_client(s, true) != FA_OK) {
+		s->restart_failed = true;
+		return;
+	}
+	now = fa_provider_now_us(s->prov);
+	rs->t_restart_us = now;
+	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
+		int64_t left_ms = (s->ts[i].deadline_us - now) / 1000;
+
+		if (s->phase[i] != HX_TASK_RUNNING || s->ts[i].has_result)
+			continue;
+		send_task_line(s, i, left_ms > 0 ? left_ms : 1);
+		restart_add_task(rs, s->sc->harness.tasks[i].id);
+	}
+}
+
+/* Exec mode: run the killed tasks' commands again (same CLIENT_STATE_DIR,
+ * body file and environment); a task keeps its first start time. */
+static void restart_exec(struct scen *s, struct hx_restart *rs)
+{
+	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
+		int64_t first = s->out->tasks[i].t_sent_us;
+
+		if (!s->ts[i].killed || s->phase[i] != HX_TASK_RUNNING)
+			continue;
+		s->ts[i].killed = false;
+		start_exec_task(s, i);
+		s->out->tasks[i].t_sent_us = first;
+	}
+	rs->t_restart_us = fa_provider_now_us(s->prov);
+}
+
+/*
+ * Event @e's "kill": SIGKILL the client (stdio mode: its session; exec
+ * mode: as kill_exec() says) and reap it; only then let every held answer
+ * go ahead (fa_server_release: the connection breaks after the client is
+ * dead, so nothing races it), and wait until they reach the journal. Then,
+ * with "restart", start the client again.
+ */
+static void kill_event(struct scen *s, size_t e)
+{
+	const struct fa_event_spec *ev = &s->sc->harness.events[e];
+	struct hx_restart *rs;
+	int64_t until;
+	size_t target, k;
+
+	if (s->stdio && (s->client == NULL || !hx_stdio_running(s->client)))
+		return; /* nothing left to kill */
+	k = add_restart(s);
+	rs = &s->out->restarts[k]; /* add_restart() moved the array */
+	if (s->stdio)
+		kill_stdio(s);
+	else
+		kill_exec(s, ev, rs);
+	rs->t_kill_us = fa_provider_now_us(s->prov);
+	target = fa_journal_count(s->journal);
+	rs->released = fa_server_release(s->srv, NULL);
+	target += rs->released;
+	until = fa_clock_mono_us() + RELEASE_WAIT_US;
+	while (fa_journal_count(s->journal) < target && fa_clock_mono_us() < until)
+		sleep_tick();
+	if (!ev->restart) {
+		s->killed = s->stdio;
+		return;
+	}
+	if (s->stdio)
+		restart_stdio(s, rs);
+	else
+		restart_exec(s, rs);
+}
+
 /* Stdio mode: what the client said goes into the result; a task it never
  * reported on, when it ended on its own, failed with the reason. */
 static void collect_stdio(struct scen *s)
 {
-	struct hx_stdio_end e;
-	char *how;
+	struct hx_stdio_end e = { 0 };
+	char *how = NULL;
 
-	hx_stdio_end(s->client, &e);
-	how = hx_stdio_end_str(&e);
+	if (s->client != NULL) {
+		hx_stdio_end(s->client, &e);
+		how = hx_stdio_end_str(&e);
+	}
 	for (size_t i = 0; i < s->out->n_tasks; i++) {
 		struct hx_task_run *tr = &s->out->tasks[i];
 
 		if (!tr->sent || s->ts[i].has_result || tr->timed_out)
 			continue;
-		if (e.early)
+		if (s->client == NULL || s->restart_failed)
+			tr->error = fa_xstrdup("client could not be started again before reporting");
+		else if (e.early)
 			tr->error = fa_xasprintf("client %s before reporting", how);
+		else if (s->killed)
+			tr->term_signal = SIGKILL; /* the scenario's kill, not a hang */
 		else if (!s->interrupted)
 			tr->timed_out = true; /* stopped with the scenario */
 	}
 	free(how);
-	hx_stdio_take(s->client, s->out);
+	if (s->client != NULL)
+		take_session(s);
 }
 
 /* Exec mode: fill the task results from the processes, and blame a
@@ -550,11 +786,12 @@ static enum fa_rc set_up(struct scen *s, struct fa_err *err)
 		fa_err_set(err, "%s: cannot create: %s", s->state_dir, strerror(errno));
 		goto out;
 	}
+	assign_references(s);
 	for (size_t i = 0; !s->stdio && i < s->sc->harness.n_tasks; i++) {
 		const struct fa_task_spec *t = &s->sc->harness.tasks[i];
 
 		s->ts[i].body_file = task_file(s, t->id, "body");
-		if (write_body(s->ts[i].body_file, t->body, err) != FA_OK)
+		if (write_body(s->ts[i].body_file, body_of(s, i), err) != FA_OK)
 			goto out;
 	}
 	if (s->opts->journal_dir != NULL)
@@ -591,6 +828,7 @@ static void grade(struct scen *s)
 		.mode = s->stdio ? HX_MODE_STDIO : HX_MODE_EXEC,
 		.msgs = out->msgs,
 		.n_msgs = out->n_msgs,
+		.store = out->store,
 	};
 
 	hx_check_run_all(&in, &out->checks, &out->n_checks);
@@ -622,6 +860,7 @@ static void tear_down(struct scen *s, size_t n_tasks)
 			hx_exec_wait(&s->ts[i].proc);
 		}
 		free(s->ts[i].body_file);
+		cJSON_Delete(s->ts[i].body);
 	}
 	nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(s->state_dir);
@@ -662,7 +901,7 @@ enum fa_rc hx_scenario_run(const struct fa_scenario *sc, const struct hx_run_opt
 		goto out;
 	}
 	/* the client is up before the first event counts its time */
-	if (s.stdio && start_client(&s) != FA_OK) {
+	if (s.stdio && start_client(&s, false) != FA_OK) {
 		rc = FA_EIO;
 		goto out;
 	}
@@ -677,6 +916,7 @@ enum fa_rc hx_scenario_run(const struct fa_scenario *sc, const struct hx_run_opt
 		drive_exec(&s, deadline);
 	fa_server_stop(s.srv);
 	s.srv = NULL;
+	out->store = fa_store_json(fa_provider_store(s.prov), fa_provider_now_us(s.prov));
 	fa_journal_snapshot(s.journal, 0, &out->attempts, &out->n_attempts);
 	fa_journal_head(s.journal, out->journal_head);
 	if (s.stdio)
@@ -684,6 +924,8 @@ enum fa_rc hx_scenario_run(const struct fa_scenario *sc, const struct hx_run_opt
 	else
 		collect_exec(&s);
 	grade(&s);
+	if (s.restart_failed)
+		rc = FA_EIO; /* a client that cannot start: no further scenario */
 out:
 	/* a loop cut short must not leave a client behind */
 	tear_down(&s, n_tasks);

@@ -17,8 +17,9 @@
  * driving the client @opts names (borrowed), with its temporary files in
  * @dir (a new folder: created here, removed at the end). @out must be
  * zeroed with ->sc set; it gets the task runs, the journal copy and head,
- * the client's messages, the checks and the duration, and the reason in
- * ->error when the scenario could not run.
+ * the provider's store, the client's messages, the kills and restarts,
+ * the checks and the duration, and the reason in ->error when the
+ * scenario could not run.
  *
  * The provider answers no admin endpoint: a client's /_fakeapi/ request is
  * an attempt like any other, journaled, and cannot empty the journal it
@@ -30,8 +31,9 @@
  * detail HX_SCENARIO_INTERRUPTED.
  *
  * *@cut (NULL accepted) tells whether an interruption cut it short.
- * Returns FA_OK, or FA_EIO when a stdio client failed to start: then the
- * run should start no further scenario.
+ * Returns FA_OK, or FA_EIO when a stdio client failed to start (at first
+ * or when a restart event started it again): then the run should start
+ * no further scenario.
  */
 enum fa_rc hx_scenario_run(const struct fa_scenario *sc, const struct hx_run_opts *opts,
 			   const char *dir, struct hx_scenario_result *out, bool *cut);

@@ -609,8 +609,24 @@ enum fa_rc hx_stdio_hello(struct hx_stdio *c, int64_t timeout_us, struct fa_err 
 
 void hx_stdio_take(struct hx_stdio *c, struct hx_scenario_result *out)
 {
+	char *both;
+	size_t len;
+
 	hx_client_log_move(&c->log, out);
-	out->client_stderr = c->tail_len > 0 ? fa_xstrndup(c->tail, c->tail_len) : NULL;
+	if (c->tail_len == 0)
+		return;
+	if (out->client_stderr == NULL) {
+		out->client_stderr = fa_xstrndup(c->tail, c->tail_len);
+		return;
+	}
+	/* an earlier session's tail: keep the last HX_STDIO_STDERR_TAIL bytes
+	 * of the two */
+	both = fa_xasprintf("%s%.*s", out->client_stderr, (int)c->tail_len, c->tail);
+	len = strlen(both);
+	free(out->client_stderr);
+	out->client_stderr = fa_xstrdup(len > HX_STDIO_STDERR_TAIL
+						? both + len - HX_STDIO_STDERR_TAIL : both);
+	free(both);
 }
 
 void hx_stdio_free(struct hx_stdio *c)

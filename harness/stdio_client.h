@@ -137,9 +137,11 @@ void hx_stdio_end(const struct hx_stdio *c, struct hx_stdio_end *out);
 char *hx_stdio_end_str(const struct hx_stdio_end *e);
 
 /*
- * Move the log into @out as hx_client_log_move() does, and a copy of the
- * stderr tail (NULL when empty) into @out->client_stderr, which must be
- * empty. The session goes on with an empty log.
+ * Move the log into @out as hx_client_log_move() does (appending to what
+ * an earlier session left there), and a copy of the stderr tail into
+ * @out->client_stderr: after what is already there, the last
+ * HX_STDIO_STDERR_TAIL bytes of the two kept (nothing added when the tail
+ * is empty). The session goes on with an empty log.
  */
 void hx_stdio_take(struct hx_stdio *c, struct hx_scenario_result *out);
 

@@ -13,8 +13,10 @@ static bool same(const char *a, const char *b)
 	return a != NULL && b != NULL && strcmp(a, b) == 0;
 }
 
-/* What the client said it sent for @task: -1 when it said nothing. */
-static long reported(const struct hx_check_input *in, const char *task)
+/* What the client's process @session said it sent for @task: the
+ * attempts of its result, else its action_sent lines; -1 when it said
+ * nothing. */
+static long reported_in(const struct hx_check_input *in, const char *task, unsigned session)
 {
 	long sent = 0;
 	bool any = false;
@@ -22,7 +24,7 @@ static long reported(const struct hx_check_input *in, const char *task)
 	for (size_t i = 0; i < in->n_msgs; i++) {
 		const struct hx_client_msg *m = &in->msgs[i];
 
-		if (!same(m->task, task))
+		if (m->session != session || !same(m->task, task))
 			continue;
 		if (same(m->type, "result")) {
 			const cJSON *n = cJSON_GetObjectItemCaseSensitive(m->json, "attempts");
@@ -35,6 +37,26 @@ static long reported(const struct hx_check_input *in, const char *task)
 		}
 	}
 	return any ? sent : -1;
+}
+
+/* What the client said it sent for @task, summed over its processes (a
+ * killed one and the one restarted after it each count their own): -1
+ * when none said anything. */
+static long reported(const struct hx_check_input *in, const char *task)
+{
+	unsigned last = 0;
+	long total = -1;
+
+	for (size_t i = 0; i < in->n_msgs; i++)
+		if (in->msgs[i].session > last)
+			last = in->msgs[i].session;
+	for (unsigned s = 0; s <= last; s++) {
+		long n = reported_in(in, task, s);
+
+		if (n >= 0)
+			total = total < 0 ? n : total + n;
+	}
+	return total;
 }
 
 static int cmp_u64(const void *a, const void *b)

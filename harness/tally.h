@@ -9,9 +9,10 @@
  * are the caller's). Seed 000: a budget must count every attempt really
  * sent, retries an HTTP library made underneath included; only the
  * provider sees them all. For each task the client reported on, its count
- * is the "attempts" of its result line, or without one the number of its
- * action_sent lines; the provider's count is the journal entries
- * attributed to the task. Any difference fails (more on the wire: hidden
+ * is, per client process (hx_client_msg.session: a restart event starts
+ * a new one), the "attempts" of that process's result line, or without
+ * one the number of its action_sent lines, summed over the processes;
+ * the provider's count is the journal entries attributed to the task. Any difference fails (more on the wire: hidden
  * retries; fewer: reports of attempts that never arrived). n/a in exec
  * mode (the client reports nothing) and when no task was reported on.
  * Evidence: the journal entries of the tasks that differ (or of all).

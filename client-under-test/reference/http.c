@@ -201,7 +201,15 @@ enum fa_rc ref_http_new(const struct ref_http_req *req, struct ref_http **out, s
 		goto nomem;
 
 	SETOPT(CURLOPT_URL, req->url);
+	/* Only HTTP: a task's url with another scheme (file://, ftp://) is
+	 * refused before it is announced (task.c), and libcurl would refuse
+	 * it too. CURLOPT_PROTOCOLS_STR is libcurl 7.85's; the bitmask it
+	 * replaced is deprecated there. */
+#if LIBCURL_VERSION_NUM >= 0x075500
 	SETOPT(CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+	SETOPT(CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
 	SETOPT(CURLOPT_HTTPHEADER, h->headers);
 	SETOPT(CURLOPT_USERAGENT, "fakeapi-reference/0.1.0");
 	/* Threads: no signals for DNS timeouts. */

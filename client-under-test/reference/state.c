@@ -23,15 +23,29 @@
 /* Longest task id kept readable in a file name; longer ids are hashed. */
 #define NAME_ID_MAX 160
 
+/* Longest idempotency key accepted from a file, bytes (the provider's
+ * limit too). */
+#define KEY_MAX 255
+
 /* An operation found at start, until its task takes it. */
 struct saved {
 	struct ref_op *op;  /* owned */
+	char *name;         /* its file's name in the folder, owned */
 	struct saved *next; /* next one found */
 };
 
+/* A growing list of owned strings. */
+struct names {
+	char **v;   /* owned strings */
+	size_t n;   /* entries used */
+	size_t cap; /* entries allocated */
+};
+
 struct ref_state {
-	char *dir;          /* the folder, NULL = memory only */
-	struct saved *head; /* operations not taken yet */
+	char *dir;              /* the folder, NULL = memory only */
+	struct saved *head;     /* usable operations not taken yet */
+	struct names bad_files; /* names of the op-*.json files skipped */
+	struct names bad_tasks; /* tasks a skipped file named, or several files claim */
 };
 
 const char *ref_op_state_str(enum ref_op_state s)
@@ -149,6 +163,31 @@ static bool has_suffix(const char *s, const char *suffix)
 
 /* ---- reading ------------------------------------------------------------ */
 
+static void names_add(struct names *l, const char *s)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 8;
+		l->v = fa_xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n++] = fa_xstrdup(s);
+}
+
+static bool names_has(const struct names *l, const char *s)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], s) == 0)
+			return true;
+	return false;
+}
+
+static void names_release(struct names *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
 /* *@out = a copy of member @name of @o: a string, or NULL when null and
  * @nullable. False when it is missing or of another type. */
 static bool get_text(const cJSON *o, const char *name, bool nullable, char **out)
@@ -164,8 +203,28 @@ static bool get_text(const cJSON *o, const char *name, bool nullable, char **out
 	return true;
 }
 
-/* The operation saved in @text, or NULL (with @why set) when it is not one. */
-static struct ref_op *op_from_json(const char *text, size_t len, const char **why)
+/* Could @key have come from ref_op_new_key()? It goes out as a header
+ * line: a CR or LF would let a hand-made file inject headers, and the
+ * provider takes 1 to 255 printable bytes. This client only ever writes
+ * "idk_" and hex digits; anything outside [A-Za-z0-9_-] is refused. */
+static bool key_ok(const char *key)
+{
+	size_t n;
+
+	if (key == NULL)
+		return false;
+	n = strlen(key);
+	return n >= 1 && n <= KEY_MAX &&
+	       strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") == n;
+}
+
+/*
+ * The operation saved in @text, or NULL (with @why set) when it is not a
+ * usable one. *@claimed is the "task" member (owned) whenever there is
+ * one, usable or not: a file that names a task but cannot be used still
+ * says that the task was under way.
+ */
+static struct ref_op *op_from_json(const char *text, size_t len, const char **why, char **claimed)
 {
 	cJSON *o = cJSON_ParseWithLengthOpts(text, len, NULL, 0);
 	struct ref_op *op = fa_xcalloc(1, sizeof(*op));
@@ -173,9 +232,13 @@ static struct ref_op *op_from_json(const char *text, size_t len, const char **wh
 	char *state = NULL;
 	bool ok = false;
 
+	*claimed = NULL;
 	*why = "not JSON";
 	if (o == NULL || !cJSON_IsObject(o))
 		goto out;
+	v = cJSON_GetObjectItemCaseSensitive(o, "task");
+	if (cJSON_IsString(v))
+		*claimed = fa_xstrdup(v->valuestring);
 	*why = "not a version 1 saved operation";
 	v = cJSON_GetObjectItemCaseSensitive(o, "version");
 	if (!cJSON_IsNumber(v) || v->valuedouble != STATE_VERSION)
@@ -193,6 +256,9 @@ static struct ref_op *op_from_json(const char *text, size_t len, const char **wh
 	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e6)
 		goto out;
 	op->attempts = (int)v->valuedouble;
+	*why = "the idempotency key is null, empty, too long or has a byte outside [A-Za-z0-9_-]";
+	if (!key_ok(op->key))
+		goto out;
 	*why = "unknown state";
 	if (strcmp(state, "pending") == 0)
 		op->state = REF_OP_PENDING;
@@ -213,47 +279,138 @@ out:
 	return op;
 }
 
-/* The contents of @path, NUL-terminated, in *@out (owned); false with
- * errno set when it cannot be read or is larger than STATE_FILE_MAX. */
-static bool read_file(const char *path, char **out, size_t *len)
+/*
+ * The contents of regular file @name in folder @dfd, NUL-terminated, in
+ * *@out (owned); NULL on success, else why not. Anything but a regular
+ * file is refused before it is opened (a FIFO would block the open or the
+ * read, a device may act on an open), and again after the open, which
+ * neither follows a symbolic link nor waits for a writer, in case the
+ * name changed hands in between. Called at start, before any thread: the
+ * reason may be strerror()'s text.
+ */
+static const char *read_regular(int dfd, const char *name, char **out, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
+	const char *why = NULL;
+	struct stat sb;
 	char *buf = NULL;
-	size_t n = 0, cap = 0;
-	bool ok = false;
+	size_t n = 0;
+	int fd = -1;
 
 	*out = NULL;
-	if (f == NULL)
-		return false;
-	for (;;) {
-		size_t got;
+	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+		return strerror(errno);
+	if (!S_ISREG(sb.st_mode))
+		return S_ISLNK(sb.st_mode) ? "a symbolic link, not a regular file"
+		                           : "not a regular file";
+	fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		why = errno == ELOOP ? "a symbolic link, not a regular file" : strerror(errno);
+		goto out;
+	}
+	if (fstat(fd, &sb) != 0) {
+		why = strerror(errno);
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		why = "not a regular file";
+		goto out;
+	}
+	if (sb.st_size > STATE_FILE_MAX) {
+		why = strerror(EFBIG);
+		goto out;
+	}
+	/* The size may still change: read to the end, within the limit. */
+	buf = fa_xmalloc((size_t)sb.st_size + 4096 + 1);
+	for (size_t cap = (size_t)sb.st_size + 4096;;) {
+		ssize_t got = read(fd, buf + n, cap - n);
 
-		if (n + 4096 + 1 > cap) {
-			cap = cap ? 2 * cap : 8192;
-			buf = fa_xrealloc(buf, cap);
-		}
-		got = fread(buf + n, 1, cap - n - 1, f);
-		n += got;
-		if (n > (size_t)STATE_FILE_MAX) {
-			errno = EFBIG;
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			why = strerror(errno);
 			goto out;
 		}
 		if (got == 0)
 			break;
-	}
-	if (ferror(f)) {
-		errno = EIO;
-		goto out;
+		n += (size_t)got;
+		if (n > (size_t)STATE_FILE_MAX) {
+			why = strerror(EFBIG);
+			goto out;
+		}
+		if (n == cap) {
+			cap *= 2;
+			buf = fa_xrealloc(buf, cap + 1);
+		}
 	}
 	buf[n] = '\0';
 	*out = buf;
 	*len = n;
 	buf = NULL;
-	ok = true;
 out:
 	free(buf);
-	fclose(f);
-	return ok;
+	if (fd >= 0)
+		close(fd);
+	return why;
+}
+
+/* Report the skipped file @name of @st->dir. */
+static void skipped(const struct ref_state *st, const char *name, const char *why)
+{
+	FA_LOG(FA_LOG_ERROR, "client", "event=state_skip file=\"%s/%s\" error=\"%s\"", st->dir,
+	       name, why);
+}
+
+/* Is task @task's state unusable: one of its files skipped, or several
+ * files claiming it? */
+static bool task_bad(const struct ref_state *st, const char *task)
+{
+	char *name;
+	bool bad;
+
+	if (names_has(&st->bad_tasks, task))
+		return true;
+	name = file_name(task);
+	bad = names_has(&st->bad_files, name);
+	free(name);
+	return bad;
+}
+
+/*
+ * Never guess which of two files for one task wins: when several usable
+ * files claim a task, or a skipped file is the task's, none of them is
+ * used, however many there are, and the task's state is unusable.
+ */
+static size_t drop_conflicts(struct ref_state *st)
+{
+	size_t dropped = 0;
+
+	for (struct saved *s = st->head; s != NULL; s = s->next) {
+		if (names_has(&st->bad_tasks, s->op->task))
+			continue;
+		for (struct saved *o = s->next; o != NULL; o = o->next) {
+			if (strcmp(o->op->task, s->op->task) == 0) {
+				names_add(&st->bad_tasks, s->op->task);
+				break;
+			}
+		}
+	}
+	for (struct saved **pp = &st->head; *pp != NULL;) {
+		struct saved *s = *pp;
+
+		if (!task_bad(st, s->op->task)) {
+			pp = &s->next;
+			continue;
+		}
+		skipped(st, s->name,
+		        "another file for the same task exists or was skipped (all of them are "
+		        "skipped)");
+		*pp = s->next;
+		ref_op_free(s->op);
+		free(s->name);
+		free(s);
+		dropped++;
+	}
+	return dropped;
 }
 
 /* Read every "op-*.json" of @st->dir into @st->head. */
@@ -261,7 +418,7 @@ static void scan(struct ref_state *st)
 {
 	DIR *d = opendir(st->dir);
 	struct dirent *e;
-	size_t found = 0;
+	size_t found = 0, skips;
 
 	if (d == NULL) {
 		FA_LOG(FA_LOG_ERROR, "client", "event=state_dir dir=\"%s\" error=\"%s\"", st->dir,
@@ -269,47 +426,49 @@ static void scan(struct ref_state *st)
 		return;
 	}
 	while ((e = readdir(d)) != NULL) {
-		char *path, *text = NULL;
-		const char *why = NULL;
+		char *text = NULL, *claimed = NULL;
+		const char *why;
 		struct ref_op *op = NULL;
 		size_t len = 0;
 
 		if (strncmp(e->d_name, "op-", 3) != 0 || !has_suffix(e->d_name, ".json"))
 			continue;
-		path = fa_xasprintf("%s/%s", st->dir, e->d_name);
-		if (!read_file(path, &text, &len))
-			why = strerror(errno);
-		else
-			op = op_from_json(text, len, &why);
-		if (op != NULL) {
-			struct ref_op *dup = ref_state_take(st, op->task);
-
-			/* Cannot happen with file_name(); never guess which
-			 * of two wins: neither does. */
-			if (dup != NULL) {
-				why = "a second file for the same task (both skipped)";
-				found--;
-				ref_op_free(dup);
-				ref_op_free(op);
-				op = NULL;
-			}
-		}
+		why = read_regular(dirfd(d), e->d_name, &text, &len);
+		if (why == NULL)
+			op = op_from_json(text, len, &why, &claimed);
+		free(text);
 		if (op == NULL) {
-			FA_LOG(FA_LOG_ERROR, "client", "event=state_skip file=\"%s\" error=\"%s\"",
-			       path, why);
-		} else {
+			skipped(st, e->d_name, why);
+			names_add(&st->bad_files, e->d_name);
+			if (claimed != NULL)
+				names_add(&st->bad_tasks, claimed);
+			free(claimed);
+			continue;
+		}
+		free(claimed);
+		if (op->state == REF_OP_DONE && op->provider_id == NULL) {
+			/* "Done" without the record's name proves nothing:
+			 * ask the provider again, with the saved key. */
+			FA_LOG(FA_LOG_WARN, "client",
+			       "event=state_done_without_id file=\"%s/%s\" taken as ambiguous",
+			       st->dir, e->d_name);
+			op->state = REF_OP_AMBIGUOUS;
+		}
+		{
 			struct saved *s = fa_xcalloc(1, sizeof(*s));
 
 			s->op = op;
+			s->name = fa_xstrdup(e->d_name);
 			s->next = st->head;
 			st->head = s;
-			found++;
 		}
-		free(text);
-		free(path);
 	}
 	closedir(d);
-	FA_LOG(FA_LOG_INFO, "client", "event=state_open dir=\"%s\" operations=%zu", st->dir, found);
+	skips = st->bad_files.n + drop_conflicts(st);
+	for (const struct saved *s = st->head; s != NULL; s = s->next)
+		found++;
+	FA_LOG(FA_LOG_INFO, "client", "event=state_open dir=\"%s\" operations=%zu skipped=%zu",
+	       st->dir, found, skips);
 }
 
 struct ref_state *ref_state_open(const char *dir)
@@ -331,19 +490,25 @@ bool ref_state_persistent(const struct ref_state *st)
 	return st->dir != NULL;
 }
 
-struct ref_op *ref_state_take(struct ref_state *st, const char *task)
+enum ref_saved ref_state_take(struct ref_state *st, const char *task, struct ref_op **out)
 {
+	*out = NULL;
+	if (st->dir == NULL)
+		return REF_SAVED_NONE;
+	if (task_bad(st, task))
+		return REF_SAVED_UNUSABLE;
 	for (struct saved **pp = &st->head; *pp != NULL; pp = &(*pp)->next) {
 		struct saved *s = *pp;
-		struct ref_op *op = s->op;
 
-		if (strcmp(op->task, task) != 0)
+		if (strcmp(s->op->task, task) != 0)
 			continue;
 		*pp = s->next;
+		*out = s->op;
+		free(s->name);
 		free(s);
-		return op;
+		return REF_SAVED_OP;
 	}
-	return NULL;
+	return REF_SAVED_NONE;
 }
 
 void ref_state_free(struct ref_state *st)
@@ -355,8 +520,11 @@ void ref_state_free(struct ref_state *st)
 
 		st->head = s->next;
 		ref_op_free(s->op);
+		free(s->name);
 		free(s);
 	}
+	names_release(&st->bad_files);
+	names_release(&st->bad_tasks);
 	free(st->dir);
 	free(st);
 }
@@ -432,11 +600,16 @@ enum fa_rc ref_state_save(const struct ref_state *st, const struct ref_op *op, s
 	path = fa_xasprintf("%s/%s", st->dir, name);
 	/* One writer per task (task ids are unique), so a fixed temporary
 	 * name is enough; a kill may leave it behind, the next save
-	 * truncates it, and scan() never reads it (not "*.json"). */
+	 * replaces it, and scan() never reads it (not "*.json"). Whatever
+	 * holds the name is removed and the file created afresh, so a FIFO
+	 * or a symbolic link left there can neither block the save nor
+	 * redirect it. */
 	tmp = fa_xasprintf("%s.tmp", path);
 	text = op_to_json(op);
 
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (unlink(tmp) != 0 && errno != ENOENT)
+		FAIL("unlink", tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
 	if (fd < 0)
 		FAIL("open", tmp);
 	if (!write_all(fd, text, strlen(text)) || !write_all(fd, "\n", 1))

@@ -47,10 +47,13 @@ struct ref_state;
 /*
  * Open @dir (CLIENT_STATE_DIR) and read every saved operation in it; NULL
  * or "" keeps operations in memory only (nothing survives the process).
- * The folder is created (0700) when missing. Never fails: a file that
- * cannot be read or is not a saved operation is reported on stderr and
- * skipped; if the folder itself is unusable, every later
- * ref_state_save() fails and says why. Free with ref_state_free().
+ * The folder is created (0700) when missing. Never fails and never
+ * blocks: only regular files are opened (a FIFO, a device, a folder or a
+ * symbolic link named op-*.json is skipped unopened). A file that cannot
+ * be read or is not a usable saved operation (see ref_state_take()) is
+ * reported on stderr (event=state_skip) and skipped; if the folder itself
+ * is unusable, every later ref_state_save() fails and says why. Free with
+ * ref_state_free().
  */
 struct ref_state *ref_state_open(const char *dir);
 
@@ -60,13 +63,31 @@ bool ref_state_persistent(const struct ref_state *st);
 /* Free @st and every operation nobody took; NULL is accepted. */
 void ref_state_free(struct ref_state *st);
 
+/* What the folder held for one task when it was opened. */
+enum ref_saved {
+	REF_SAVED_NONE = 0, /* no file for the task */
+	REF_SAVED_OP,       /* exactly one usable saved operation */
+	REF_SAVED_UNUSABLE  /* a file for the task exists but cannot be used:
+	                       an earlier process may have sent the write under a
+	                       key nobody can read back */
+};
+
 /*
- * Hand over the operation saved for task @task, found when @st was
- * opened: the caller owns it (ref_op_free()); NULL when there is none. A
- * second call for the same task returns NULL. Not thread-safe: main()
- * calls it when a task arrives, before the task's thread starts.
+ * What @st found for task @task when it was opened. A file is the task's
+ * when its name is the task's file name or its "task" member names the
+ * task. REF_SAVED_OP hands the one usable operation over in *@out (the
+ * caller owns it, ref_op_free()); a second call for the same task then
+ * says REF_SAVED_NONE. REF_SAVED_UNUSABLE (*@out NULL) when any of the
+ * task's files was skipped: not a regular file, unreadable, not JSON, a
+ * member missing or of the wrong type, an idempotency key that is null,
+ * empty, longer than 255 bytes or has a byte outside [A-Za-z0-9_-]; or
+ * when several files claim the task (none of them is guessed to win). A
+ * usable "done" operation without a provider id is handed over as
+ * "ambiguous" (success without the record's name is no evidence). Not
+ * thread-safe: main() calls it when a task arrives, before the task's
+ * thread starts.
  */
-struct ref_op *ref_state_take(struct ref_state *st, const char *task);
+enum ref_saved ref_state_take(struct ref_state *st, const char *task, struct ref_op **out);
 
 /*
  * Save @op (replacing its earlier version) and make it durable before

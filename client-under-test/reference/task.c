@@ -219,7 +219,15 @@ static void take_op(struct ref_task *t, struct ref_state *st)
 	t->state = st;
 	if (ref_write_persists()) {
 		t->persist = ref_state_persistent(st);
-		saved = ref_state_take(st, t->id);
+		if (ref_state_take(st, t->id, &saved) == REF_SAVED_UNUSABLE) {
+			/* Never a fresh create before the provider was asked
+			 * (write.c). */
+			FA_LOG(FA_LOG_WARN, "client",
+			       "task=%s event=state_unusable a file for this task cannot be used: "
+			       "reconcile by client reference first",
+			       t->id);
+			t->unknown_past = true;
+		}
 		if (!t->persist)
 			FA_LOG(FA_LOG_WARN, "client",
 			       "task=%s event=no_state_dir CLIENT_STATE_DIR is not set: the write "
@@ -238,6 +246,11 @@ static void take_op(struct ref_task *t, struct ref_state *st)
 		saved = NULL;
 	}
 	if (saved != NULL) {
+		/* The body is the same bytes: its reference is the one to ask
+		 * about, whatever a hand-edited file says. */
+		free(saved->client_reference);
+		saved->client_reference = ref;
+		ref = NULL;
 		t->op = saved;
 		t->resumed = true;
 	} else {
@@ -574,12 +587,28 @@ static void run_plain(struct ref_task *t, struct ref_run *run)
 	}
 }
 
+/* Is @url an http or https URL? Only those are attempts on the provider;
+ * anything else (file://, ftp://, no scheme at all) is refused before
+ * it is announced, as libcurl is told to refuse it (http.c). */
+static bool http_url(const char *url)
+{
+	return strncasecmp(url, "http://", 7) == 0 || strncasecmp(url, "https://", 8) == 0;
+}
+
 static void *task_main(void *arg)
 {
 	struct ref_task *t = arg;
 	struct ref_run run = {.outcome = "failed"};
 	const char *sent;
 
+	if (!http_url(t->url)) {
+		/* Nothing to send it with: no attempt, nothing saved. */
+		FA_LOG(FA_LOG_ERROR, "client",
+		       "task=%s event=bad_url error=\"the url's scheme is not http or https\"",
+		       t->id);
+		ref_emit_result(t->id, "failed", 0, 0, "no", 0, NULL);
+		return NULL;
+	}
 	if (t->write)
 		ref_write_run(t, &run);
 	else
@@ -600,7 +629,8 @@ enum fa_rc ref_task_start(struct ref_task *t, struct fa_err *err)
 
 	if (e != 0) {
 		fa_err_set(err, "task %s: pthread_create: %s", t->id, strerror(e));
-		ref_emit_result(t->id, "failed", 0, 0, t->resumed ? "unknown" : "no", 0, NULL);
+		ref_emit_result(t->id, "failed", 0, 0,
+		                t->resumed || t->unknown_past ? "unknown" : "no", 0, NULL);
 		return FA_EIO;
 	}
 	t->started = true;

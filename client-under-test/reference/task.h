@@ -29,7 +29,11 @@ struct ref_task;
  * deadline counts from this call. Unknown fields are ignored. @reg and
  * @st are borrowed and must outlive the task. A write takes the operation
  * @st saved for the same task id, if any and if it is the same write
- * (method and body): the task resumes it. On FA_EINVAL @err says which
+ * (method and body): the task resumes it. When @st holds a file for the
+ * task that cannot be used (ref_state_take()), the write asks the
+ * provider by client reference before it sends anything. A task whose url
+ * is not http:// or https:// is accepted and, once started, fails at once
+ * with no attempt (sent "no"). On FA_EINVAL @err says which
  * field is wrong ("$.budget.max_attempts: expected integer >= 1, got 0")
  * and *@out is NULL. Call from one thread only (ref_state_take()).
  */

@@ -36,6 +36,9 @@ struct ref_task {
 	struct ref_state *state;     /* where operations are saved (borrowed) */
 	struct ref_op *op;           /* a write's operation, owned; NULL for a read */
 	bool resumed;                /* op was saved by an earlier process */
+	bool unknown_past;           /* CLIENT_STATE_DIR holds a file for this task that
+	                                cannot be used: an earlier process may have sent
+	                                the write under a key nobody can read back */
 	bool persist;                /* op is saved in state at every change */
 	pthread_t thread;            /* runs task_main() */
 	bool started;                /* thread is valid and must be joined */

@@ -30,7 +30,12 @@
  *   4. when neither read exists (or the budget runs out first) it cannot
  *      know, and says so: an escalation record and outcome `escalated`,
  *      `sent: unknown`; never `failed` (the write may have happened), never
- *      a fresh create.
+ *      a fresh create;
+ *   5. when CLIENT_STATE_DIR holds a file for the task that cannot be used
+ *      (corrupt, or several files claim the task), an earlier process may
+ *      have sent the write under a key nobody can read back: it asks by
+ *      client reference before anything, and only a "not found" lets it
+ *      start over with a fresh key.
  */
 
 /* What an ambiguous outcome leads to. */
@@ -95,6 +100,9 @@ struct write {
 	bool reconcile;           /* the next request is a status read */
 	bool ops_gone;            /* GET /v1/operations/{key} does not exist */
 	bool refs_gone;           /* GET /v1/records?client_reference= does not exist */
+	bool start_over;          /* the task's saved state was unusable: a "not
+	                             found" starts the write over with a fresh key */
+	bool persist_later;       /* t->persist, held back until it starts over */
 	bool over;                /* run->outcome is final */
 };
 
@@ -125,6 +133,28 @@ static void done(struct write *w, char *provider_id)
 	save(w);
 	w->run->provider_id = w->op->provider_id;
 	finish(w, "succeeded", "yes");
+}
+
+/* Give the write its key and make it durable before its first byte
+ * leaves (seed 000): a write that could not be resumed after a crash is
+ * not sent. False (the task failed, nothing sent) when either fails. */
+static bool prepare(struct write *w)
+{
+	struct ref_task *t = w->t;
+	struct fa_err err = {""};
+
+	if (w->rules.send_key && ref_op_new_key(&w->op->key, &err) != FA_OK) {
+		FA_LOG(FA_LOG_ERROR, "client", "task=%s event=no_key error=\"%s\"", t->id, err.msg);
+		finish(w, "failed", "no");
+		return false;
+	}
+	if (t->persist && ref_state_save(t->state, w->op, &err) != FA_OK) {
+		FA_LOG(FA_LOG_ERROR, "client", "task=%s event=state_save error=\"%s\"", t->id,
+		       err.msg);
+		finish(w, "failed", "no");
+		return false;
+	}
+	return true;
 }
 
 /* Nobody can tell whether the write happened: hand it to a person. The
@@ -293,9 +323,20 @@ static void send_status_read(struct write *w)
 		done(w, id);
 		return;
 	case REF_NOT_FOUND:
-		/* It did not happen: send it again, with the same key. */
+		/* It did not happen: send it again, with the same key, after
+		 * the backoff (a write that keeps dropping before its commit
+		 * must not turn into a tight loop). */
 		run->sent = "no";
 		w->reconcile = false;
+		run->last = &run->seen;
+		if (w->start_over) {
+			/* No earlier write holds the reference: this one
+			 * starts over, with a fresh key, saved first. */
+			w->start_over = false;
+			t->persist = w->persist_later;
+			w->op->state = REF_OP_PENDING;
+			prepare(w);
+		}
 		break;
 	case REF_IN_FLIGHT:
 	case REF_TRY_AGAIN: run->last = &run->seen; break;
@@ -312,7 +353,6 @@ static void send_status_read(struct write *w)
 void ref_write_run(struct ref_task *t, struct ref_run *run)
 {
 	struct write w = {.t = t, .run = run, .op = t->op, .rules = write_rules()};
-	struct fa_err err = {""};
 
 	run->outcome = "failed";
 	run->sent = "no";
@@ -327,19 +367,19 @@ void ref_write_run(struct ref_task *t, struct ref_run *run)
 		}
 		/* The earlier process may have sent it: ask before anything. */
 		ambiguous(&w, 0, "restart");
-	} else {
-		if (w.rules.send_key && ref_op_new_key(&w.op->key, &err) != FA_OK) {
-			FA_LOG(FA_LOG_ERROR, "client", "task=%s event=no_key error=\"%s\"", t->id,
-			       err.msg);
-			return;
-		}
-		/* Seed 000: the operation is durable before its first byte
-		 * leaves; a write that could not be resumed is not sent. */
-		if (t->persist && ref_state_save(t->state, w.op, &err) != FA_OK) {
-			FA_LOG(FA_LOG_ERROR, "client", "task=%s event=state_save error=\"%s\"",
-			       t->id, err.msg);
-			return;
-		}
+	} else if (t->unknown_past) {
+		/* An earlier process may have sent it, under a key that
+		 * cannot be read back: no key yet (so the only question is by
+		 * client reference, and no escalation names a key that never
+		 * went out), and nothing saved until the provider says "not
+		 * found": the unusable file keeps telling a restarted process
+		 * to ask as well. */
+		w.start_over = true;
+		w.persist_later = t->persist;
+		t->persist = false;
+		ambiguous(&w, 0, "restart");
+	} else if (!prepare(&w)) {
+		return;
 	}
 	while (!w.over) {
 		if (w.reconcile)

@@ -17,8 +17,12 @@ import pytest
 
 from conftest import wait_for
 
+WRITE_CHECKS = ("write.key_stable", "write.no_duplicate", "write.reconcile_first",
+                "ambiguity.preserved")
 CHECKS = {"attempts.bounded", "wait.retry_after", "classify.no_retry_4xx", "wait.scope_pause",
-          "wait.jitter", "attempts.hidden"}
+          "wait.jitter", "attempts.hidden", *WRITE_CHECKS}
+# a scenario without a write task: the write checks have nothing to judge
+NO_WRITE = dict.fromkeys(WRITE_CHECKS, "n/a")
 
 AUTH = '-H "Authorization: Bearer $FAKEAPI_KEY"'
 CURL = f"curl -sS -f --retry 4 {AUTH} {{url}}"
@@ -207,7 +211,7 @@ def test_immediate_retries_fail_wait_retry_after(harness_bin, tmp_path):
     s = report["scenarios"][0]
     assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "fail",
                            "classify.no_retry_4xx": "n/a", "wait.scope_pause": "n/a",
-                           "wait.jitter": "n/a", "attempts.hidden": "n/a"}
+                           "wait.jitter": "n/a", "attempts.hidden": "n/a", **NO_WRITE}
     assert proc.returncode == 1
     assert report["exit_code"] == 1
     assert s["attempts"] == 2
@@ -240,7 +244,7 @@ def test_retried_400_fails_classify_no_retry_4xx(harness_bin, tmp_path):
     s = report["scenarios"][0]
     assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "n/a",
                            "classify.no_retry_4xx": "fail", "wait.scope_pause": "n/a",
-                           "wait.jitter": "n/a", "attempts.hidden": "n/a"}
+                           "wait.jitter": "n/a", "attempts.hidden": "n/a", **NO_WRITE}
     assert proc.returncode == 1
     assert s["attempts"] == 2
     assert s["tasks"][0]["exit_code"] == 1
@@ -252,7 +256,7 @@ def test_sleeping_the_retry_after_passes(harness_bin, tmp_path):
     s = report["scenarios"][0]
     assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "pass",
                            "classify.no_retry_4xx": "n/a", "wait.scope_pause": "n/a",
-                           "wait.jitter": "n/a", "attempts.hidden": "n/a"}
+                           "wait.jitter": "n/a", "attempts.hidden": "n/a", **NO_WRITE}
     assert proc.returncode == 0, proc.stdout
     assert s["attempts"] == 2
     assert s["tasks"][0]["exit_code"] == 0
@@ -274,7 +278,7 @@ def test_second_task_inside_the_scope_pause_fails_wait_scope_pause(harness_bin, 
     s = report["scenarios"][0]
     assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "pass",
                            "classify.no_retry_4xx": "n/a", "wait.scope_pause": "fail",
-                           "wait.jitter": "n/a", "attempts.hidden": "n/a"}
+                           "wait.jitter": "n/a", "attempts.hidden": "n/a", **NO_WRITE}
     assert proc.returncode == 1
     sent = {t["id"]: t["sent"] for t in s["tasks"]}
     assert sent == {"t1": True, "t2": True}
@@ -344,12 +348,15 @@ def curl_fast(harness_bin, repo_root, tmp_path_factory):
 def test_curl_fast_report_has_a_verdict_for_every_check(curl_fast):
     proc, report, _, _ = curl_fast
     assert proc.returncode == report["exit_code"]
-    assert report["suite"] == "five-step-fast" and report["suite_version"] == "2"
+    assert report["suite"] == "five-step-fast" and report["suite_version"] == "3"
     assert report["seed"] == 42 and report["mode"] == "exec"
     assert report["client"]["command"] == CURL
     assert [s["id"] for s in report["scenarios"]] == [
         "step-1-3-shared-read", "retry-after-http-date", "retry-after-past-date",
-        "no-retry-400", "no-retry-422", "step-3-spread", "hidden-retry-503"]
+        "no-retry-400", "no-retry-422", "step-3-spread", "hidden-retry-503",
+        "step-4-write-drop-after-commit", "write-drop-before-commit", "write-reset-after-commit",
+        "write-partial-body", "write-timeout-after-commit", "write-client-reference-only",
+        "write-no-reconciliation"]
     assert {c["id"] for c in report["checks"]} == CHECKS
     for s in report["scenarios"]:
         assert s["error"] is None, s["error"]
@@ -357,7 +364,7 @@ def test_curl_fast_report_has_a_verdict_for_every_check(curl_fast):
         assert set(verdicts(s).values()) <= {"pass", "fail", "n/a"}
         assert all(c["detail"] for c in s["checks"])
     assert "seed: 42" in proc.stdout
-    assert "[7/7] " in proc.stderr
+    assert "[14/14] " in proc.stderr
 
 
 def test_curl_fast_evidence_matches_the_journal(curl_fast, fakeapi_bin):

@@ -23,7 +23,7 @@ PY = "/usr/bin/python3"
 
 # What every test client shares: printing lines, one attempt, the pause.
 COMMON = r'''
-import email.utils, json, os, random, sys, threading, time, urllib.error, urllib.request
+import email.utils, http.client, json, os, random, sys, threading, time, urllib.error, urllib.request
 
 LOCK = threading.Lock()
 PAUSES = {}
@@ -66,7 +66,7 @@ def attempt(task, n):
     except urllib.error.HTTPError as e:
         status, ra = e.code, e.headers.get("Retry-After")
         e.read()
-    except OSError as e:
+    except (OSError, http.client.HTTPException) as e:  # a body cut short too
         status, err = 0, str(e)
     if ra is not None:
         with LOCK:

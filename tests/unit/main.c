@@ -21,7 +21,9 @@
 	X(tally)        \
 	X(stdio)        \
 	X(store)        \
-	X(fault)
+	X(fault)        \
+	X(write)        \
+	X(event)
 
 #define DECLARE(m) void test_##m##_register(void) __attribute__((weak));
 TEST_MODULES(DECLARE)

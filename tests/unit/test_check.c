@@ -148,21 +148,29 @@ static bool detail_has(const struct hx_check_result *r, const char *s)
 
 /* ---- definitions ---- */
 
-static void check__defines_six_checks_in_order(void)
+static void check__defines_ten_checks_in_order(void)
 {
-	CU_ASSERT_EQUAL_FATAL(hx_check_count(), 6);
+	CU_ASSERT_EQUAL_FATAL(hx_check_count(), 10);
 	CU_ASSERT_STRING_EQUAL(hx_check_def_at(0)->id, "attempts.bounded");
 	CU_ASSERT_STRING_EQUAL(hx_check_def_at(1)->id, "wait.retry_after");
 	CU_ASSERT_STRING_EQUAL(hx_check_def_at(2)->id, "classify.no_retry_4xx");
 	CU_ASSERT_STRING_EQUAL(hx_check_def_at(3)->id, "wait.scope_pause");
 	CU_ASSERT_STRING_EQUAL(hx_check_def_at(4)->id, "wait.jitter");
 	CU_ASSERT_STRING_EQUAL(hx_check_def_at(5)->id, "attempts.hidden");
-	CU_ASSERT_PTR_NULL(hx_check_def_at(6));
+	CU_ASSERT_STRING_EQUAL(hx_check_def_at(6)->id, "write.key_stable");
+	CU_ASSERT_STRING_EQUAL(hx_check_def_at(7)->id, "write.no_duplicate");
+	CU_ASSERT_STRING_EQUAL(hx_check_def_at(8)->id, "write.reconcile_first");
+	CU_ASSERT_STRING_EQUAL(hx_check_def_at(9)->id, "ambiguity.preserved");
+	CU_ASSERT_PTR_NULL(hx_check_def_at(10));
+	for (size_t i = 6; i < 10; i++) {
+		CU_ASSERT_EQUAL(hx_check_def_at(i)->level, 3);
+		CU_ASSERT_TRUE(hx_check_def_at(i)->required);
+	}
 	CU_ASSERT_EQUAL(hx_check_find("wait.scope_pause")->level, 2);
 	CU_ASSERT_EQUAL(hx_check_find("wait.retry_after")->level, 1);
 	CU_ASSERT_TRUE(hx_check_find("classify.no_retry_4xx")->required);
 	CU_ASSERT_PTR_NOT_NULL(hx_check_find("attempts.bounded")->seed);
-	CU_ASSERT_PTR_NULL(hx_check_find("write.key_stable"));
+	CU_ASSERT_PTR_NULL(hx_check_find("budget.escalates"));
 	CU_ASSERT_PTR_NULL(hx_check_find(NULL));
 }
 
@@ -581,6 +589,78 @@ static void no_retry_4xx__is_na_without_such_a_status(void)
 	sc_release(&sc);
 }
 
+static void no_retry_4xx__asking_something_else_after_a_404_is_no_retry(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+
+	/* a write's status read by key finds no such endpoint (404), then
+	 * the client asks by client reference: another request, no retry */
+	sc_init(&sc, NULL);
+	add(&j, "t1", "user:a", 0, 5, 404, NULL, -1);
+	free(j.a[0].path);
+	j.a[0].path = fa_xstrdup("/v1/operations/idk_1");
+	add(&j, "t1", "user:a", 10, 15, 200, NULL, -1);
+	free(j.a[1].path);
+	j.a[1].path = fa_xstrdup("/v1/records");
+	res = run(&sc, &j);
+	CU_ASSERT_EQUAL(get(res, "classify.no_retry_4xx")->verdict, HX_PASS);
+	free_results(res);
+	/* the same request again is a retry, whatever its query */
+	add(&j, "t1", "user:a", 20, 25, 404, NULL, -1);
+	free(j.a[2].path);
+	j.a[2].path = fa_xstrdup("/v1/operations/idk_1");
+	res = run(&sc, &j);
+	CU_ASSERT_EQUAL(get(res, "classify.no_retry_4xx")->verdict, HX_FAIL);
+	CU_ASSERT_TRUE(evidence_is(get(res, "classify.no_retry_4xx"), 2, 1, 3));
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+/* ---- attempts.hidden across a restart ---- */
+
+static void hidden__sums_what_each_client_process_reported(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_client_msg m[3];
+	struct hx_check_input in;
+	struct hx_check_result *res = NULL;
+	size_t n = 0;
+
+	/* the killed process announced one attempt and died; the restarted
+	 * one made one more and reported attempts 1: two in all */
+	sc_init(&sc, NULL);
+	add(&j, "t1", "user:a", 0, -1, 0, NULL, -1);
+	add(&j, "t1", "user:a", 100, 101, 200, NULL, -1);
+	memset(m, 0, sizeof(m));
+	m[0].type = "action_sent";
+	m[0].task = "t1";
+	m[1].type = "action_sent";
+	m[1].task = "t1";
+	m[1].session = 1;
+	m[2].type = "result";
+	m[2].task = "t1";
+	m[2].session = 1;
+	m[2].json = cJSON_Parse("{\"attempts\": 1}");
+	in = (struct hx_check_input){ .sc = &sc.s, .attempts = j.a, .n_attempts = j.n,
+				      .mode = HX_MODE_STDIO, .msgs = m, .n_msgs = 3 };
+	hx_check_run_all(&in, &res, &n);
+	CU_ASSERT_EQUAL(get(res, "attempts.hidden")->verdict, HX_PASS);
+	free_results(res);
+	/* counted in one process only, the first one's attempt is missing */
+	m[0].session = 1;
+	hx_check_run_all(&in, &res, &n);
+	CU_ASSERT_EQUAL(get(res, "attempts.hidden")->verdict, HX_FAIL);
+	CU_ASSERT_TRUE(detail_has(get(res, "attempts.hidden"), "reported 1 attempt, the provider saw 2"));
+	free_results(res);
+	cJSON_Delete(m[2].json);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
 /* ---- wait.scope_pause ---- */
 
 static void scope_pause__passes_when_the_scope_waits(void)
@@ -730,8 +810,39 @@ static void grade__all_pass_reaches_l2_and_exits_0(void)
 	CU_ASSERT_EQUAL(r.exit_code, 0);
 	grade(&r, s, g, 1, 2);
 	CU_ASSERT_EQUAL(r.exit_code, 0);
-	/* Nothing defines L3 yet: asking for it cannot be met. */
+	/* No L3 check was counted: asking for it cannot be met. */
 	grade(&r, s, g, 1, 3);
+	CU_ASSERT_EQUAL(r.level, 2);
+	CU_ASSERT_EQUAL(r.exit_code, 1);
+}
+
+static void grade__write_checks_reach_l3(void)
+{
+	struct hx_run_result r;
+	struct hx_scenario_result s;
+	struct hx_check_result c[10];
+	size_t i;
+
+	memset(c, 0, sizeof(c));
+	for (i = 0; i < 10; i++) {
+		c[i].id = hx_check_def_at(i)->id;
+		c[i].level = hx_check_def_at(i)->level;
+		c[i].required = true;
+		c[i].verdict = HX_PASS;
+	}
+	memset(&r, 0, sizeof(r));
+	memset(&s, 0, sizeof(s));
+	s.checks = c;
+	s.n_checks = 10;
+	r.scenarios = &s;
+	r.n_scenarios = 1;
+	r.min_level = 3;
+	hx_check_grade(&r);
+	CU_ASSERT_EQUAL(r.level, 3);
+	CU_ASSERT_EQUAL(r.exit_code, 0);
+	/* one write check n/a (exec mode, say): L3 is not reached */
+	c[8].verdict = HX_NA;
+	hx_check_grade(&r);
 	CU_ASSERT_EQUAL(r.level, 2);
 	CU_ASSERT_EQUAL(r.exit_code, 1);
 }
@@ -830,8 +941,8 @@ void test_check_register(void)
 
 	if (s == NULL)
 		return;
-	CU_add_test(s, "check__defines_six_checks_in_order",
-		    check__defines_six_checks_in_order);
+	CU_add_test(s, "check__defines_ten_checks_in_order",
+		    check__defines_ten_checks_in_order);
 	CU_add_test(s, "check__unattributed_attempts_fail_bounded_and_nothing_else",
 		    check__unattributed_attempts_fail_bounded_and_nothing_else);
 	CU_add_test(s, "check__expect_overrides_required",
@@ -869,6 +980,10 @@ void test_check_register(void)
 		    no_retry_4xx__fails_a_retry_of_each_status);
 	CU_add_test(s, "no_retry_4xx__is_na_without_such_a_status",
 		    no_retry_4xx__is_na_without_such_a_status);
+	CU_add_test(s, "no_retry_4xx__asking_something_else_after_a_404_is_no_retry",
+		    no_retry_4xx__asking_something_else_after_a_404_is_no_retry);
+	CU_add_test(s, "hidden__sums_what_each_client_process_reported",
+		    hidden__sums_what_each_client_process_reported);
 	CU_add_test(s, "scope_pause__passes_when_the_scope_waits",
 		    scope_pause__passes_when_the_scope_waits);
 	CU_add_test(s, "scope_pause__fails_another_task_inside_the_pause",
@@ -879,6 +994,7 @@ void test_check_register(void)
 		    scope_pause__is_na_without_a_pause_or_another_task);
 	CU_add_test(s, "grade__all_pass_reaches_l2_and_exits_0",
 		    grade__all_pass_reaches_l2_and_exits_0);
+	CU_add_test(s, "grade__write_checks_reach_l3", grade__write_checks_reach_l3);
 	CU_add_test(s, "grade__checks_combine_across_scenarios",
 		    grade__checks_combine_across_scenarios);
 	CU_add_test(s, "grade__na_blocks_a_level_but_not_the_exit_code",

@@ -195,7 +195,7 @@ static void report__text_shows_verdicts_evidence_and_exit(void)
 	/* The raw bytes never reach the terminal. */
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "seq 2  +120.0 ms  task t1  GET /v1/?" "?<x>  -> 200"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "ERROR: could not run: cannot start client"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "summary: 1 pass, 2 fail, 3 n/a"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "summary: 1 pass, 2 fail, 7 n/a"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "level reached: L0 (minimum L1)"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "exit code 2: 1 scenario could not run"));
 	CU_ASSERT_PTR_NULL(strchr(text, '\x1b'));
@@ -270,8 +270,8 @@ static void report__json_parses_back_with_every_field(void)
 	/* t2 timed out: attempts.bounded fails besides wait.retry_after */
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(t, "pass")->valueint, 1);
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(t, "fail")->valueint, 2);
-	CU_ASSERT_EQUAL(cJSON_GetObjectItem(t, "n/a")->valueint, 3);
-	CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(cJSON_GetObjectItem(root, "checks")), 6);
+	CU_ASSERT_EQUAL(cJSON_GetObjectItem(t, "n/a")->valueint, 7);
+	CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(cJSON_GetObjectItem(root, "checks")), 10);
 	t = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "checks"), 1);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(t, "id")->valuestring, "wait.retry_after");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(t, "verdict")->valuestring, "fail");
@@ -357,8 +357,8 @@ static void report__junit_has_failure_skipped_error_and_escapes(void)
 	unlink(path);
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml,
-		"<testsuites name=\"five-step\" tests=\"7\" failures=\"2\" errors=\"1\" skipped=\"3\">"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<testsuite name=\"s1\" tests=\"6\" failures=\"2\""));
+		"<testsuites name=\"five-step\" tests=\"11\" failures=\"2\" errors=\"1\" skipped=\"7\">"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<testsuite name=\"s1\" tests=\"10\" failures=\"2\""));
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml,
 		"<testcase classname=\"five-step.s1\" name=\"wait.retry_after\""));
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<failure message=\"task t1 retried"));

@@ -430,7 +430,7 @@ static void scenario__unknown_key_lists_the_allowed_ones(void)
 		{ "", ROUTE_OK, "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\", \"budget\": {\"max_retries\": 3}}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]}]}",
 		  "t.json: $.harness.tasks[0].budget: unknown key \"max_retries\" (allowed: max_attempts, max_wait_s)" },
 		{ "", ROUTE_OK, "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"], \"x\": 1}]}",
-		  "t.json: $.harness.events[0]: unknown key \"x\" (allowed: at_ms, after, plus_ms, send)" },
+		  "t.json: $.harness.events[0]: unknown key \"x\" (allowed: at_ms, after, plus_ms, send, kill, restart)" },
 		{ "", ROUTE_OK, "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]}], \"expect\": {\"attempts.bounded\": {\"x\": 1}}}",
 		  "t.json: $.harness.expect[\"attempts.bounded\"]: unknown key \"x\" (allowed: tolerance_ms, required, min_tasks, w_min_ms)" },
 	};

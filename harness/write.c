@@ -1,0 +1,754 @@
+/* write.c -- logical writes: which tasks write, their client references, the write checks. */
+#include "write.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "alloc.h"
+#include "clock.h"
+#include "route.h"
+
+/* The reconciliation read by key, as the provider journals it. */
+#define OPERATION_ROUTE "_reconcile_operation"
+#define OPERATION_PATH "/v1/operations/"
+
+/* ---- which tasks write ------------------------------------------------ */
+
+static bool same(const char *a, const char *b)
+{
+	return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+static bool writes_method(const char *m)
+{
+	return same(m, "POST") || same(m, "PUT") || same(m, "PATCH");
+}
+
+const struct fa_route_spec *hx_write_route(const struct fa_scenario *sc,
+					   const struct fa_task_spec *t)
+{
+	const struct fa_route_spec *found = NULL;
+	char *path;
+
+	if (sc == NULL || t == NULL || t->path == NULL || !writes_method(t->method))
+		return NULL;
+	path = fa_xstrndup(t->path, strcspn(t->path, "?"));
+	for (size_t i = 0; i < sc->n_routes && found == NULL; i++)
+		if (same(sc->routes[i].method, t->method) &&
+		    fa_route_match(sc->routes[i].path, path, NULL))
+			found = &sc->routes[i];
+	free(path);
+	return found != NULL && found->effect != FA_EFFECT_NONE ? found : NULL;
+}
+
+char *hx_write_reference_new(const char *scenario_id, const char *task_id)
+{
+	static atomic_uint counter;
+	uint32_t r = 0;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+		r = (uint32_t)fa_clock_mono_us() ^ (atomic_fetch_add(&counter, 1) * 2654435761u);
+	return fa_xasprintf("%s.%s.%0*x", scenario_id ? scenario_id : "",
+			    task_id ? task_id : "", HX_WRITE_REF_HEX, r);
+}
+
+cJSON *hx_write_body(const cJSON *body, const char *field, const char *ref)
+{
+	cJSON *copy;
+
+	if (body != NULL && !cJSON_IsObject(body))
+		return NULL;
+	copy = body != NULL ? cJSON_Duplicate(body, 1) : cJSON_CreateObject();
+	fa_xcheck(copy, "task body");
+	cJSON_DeleteItemFromObjectCaseSensitive(copy, field);
+	fa_xcheck(cJSON_AddStringToObject(copy, field, ref), "task body");
+	return copy;
+}
+
+/* ---- the writes as the journal shows them ------------------------------ */
+
+/* One logical write. */
+struct wr {
+	const struct fa_task_spec *t;  /* its task (borrowed from the scenario) */
+	const char *ref;               /* its client reference, or NULL */
+	const struct fa_attempt **att; /* owned array: its attempts, arrival order */
+	size_t n;
+};
+
+/* Every logical write of one scenario run. */
+struct writes {
+	const struct hx_check_input *in;
+	struct wr *w; /* owned, n */
+	size_t n;
+};
+
+static int cmp_arrival(const void *a, const void *b)
+{
+	const struct fa_attempt *x = *(const struct fa_attempt *const *)a;
+	const struct fa_attempt *y = *(const struct fa_attempt *const *)b;
+
+	if (x->t_arrival_us != y->t_arrival_us)
+		return x->t_arrival_us < y->t_arrival_us ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The Idempotency-Key @a carried; an empty header is none. */
+static const char *key_of(const struct fa_attempt *a)
+{
+	return a->idempotency_key != NULL && a->idempotency_key[0] != '\0'
+		       ? a->idempotency_key
+		       : NULL;
+}
+
+/* An attempt on a route with an effect: an attempt to create. */
+static bool is_create(const struct fa_scenario *sc, const struct fa_attempt *a)
+{
+	for (size_t i = 0; sc != NULL && a->route != NULL && i < sc->n_routes; i++)
+		if (strcmp(sc->routes[i].id, a->route) == 0)
+			return sc->routes[i].effect != FA_EFFECT_NONE;
+	return false;
+}
+
+/* The write @a carries the client reference of, else the one its task
+ * is; NULL when neither. */
+static struct wr *owner(const struct writes *ws, const struct fa_attempt *a)
+{
+	for (size_t i = 0; a->client_reference != NULL && i < ws->n; i++)
+		if (same(ws->w[i].ref, a->client_reference))
+			return &ws->w[i];
+	for (size_t i = 0; a->task != NULL && i < ws->n; i++)
+		if (same(ws->w[i].t->id, a->task))
+			return &ws->w[i];
+	return NULL;
+}
+
+/* The write one of whose creates carried the key @a reads by
+ * (GET /v1/operations/KEY), or NULL. */
+static struct wr *owner_by_key(const struct writes *ws, const struct fa_attempt *a,
+			       struct wr *const *own, const struct fa_attempt *const *order,
+			       size_t n)
+{
+	const char *key;
+
+	if (!same(a->route, OPERATION_ROUTE) || a->path == NULL ||
+	    strncmp(a->path, OPERATION_PATH, strlen(OPERATION_PATH)) != 0)
+		return NULL;
+	key = a->path + strlen(OPERATION_PATH);
+	for (size_t k = 0; k < n; k++)
+		if (own[k] != NULL && is_create(ws->in->sc, order[k]) &&
+		    same(key_of(order[k]), key))
+			return own[k];
+	return NULL;
+}
+
+static void writes_collect(const struct hx_check_input *in, struct writes *ws)
+{
+	const struct fa_harness_spec *h = in->sc != NULL ? &in->sc->harness : NULL;
+	size_t n_tasks = h != NULL ? h->n_tasks : 0, n = in->n_attempts;
+	const struct fa_attempt **order = fa_xcalloc(n + 1, sizeof(*order));
+	struct wr **own = fa_xcalloc(n + 1, sizeof(*own));
+
+	memset(ws, 0, sizeof(*ws));
+	ws->in = in;
+	ws->w = fa_xcalloc(n_tasks + 1, sizeof(*ws->w));
+	for (size_t i = 0; i < n_tasks; i++) {
+		const struct fa_task_spec *t = &h->tasks[i];
+		struct wr *w;
+
+		if (hx_write_route(in->sc, t) == NULL)
+			continue;
+		w = &ws->w[ws->n++];
+		w->t = t;
+		for (size_t k = 0; k < in->n_tasks; k++)
+			if (in->tasks[k].spec != NULL && same(in->tasks[k].spec->id, t->id))
+				w->ref = in->tasks[k].client_reference;
+		w->att = fa_xcalloc(n + 1, sizeof(*w->att));
+	}
+	for (size_t k = 0; k < n; k++)
+		order[k] = &in->attempts[k];
+	if (n > 1)
+		qsort(order, n, sizeof(*order), cmp_arrival);
+	for (size_t k = 0; k < n; k++)
+		own[k] = owner(ws, order[k]);
+	/* a read by key names no task when the client left fa_task out */
+	for (size_t k = 0; k < n; k++)
+		if (own[k] == NULL)
+			own[k] = owner_by_key(ws, order[k], own, order, n);
+	for (size_t k = 0; k < n; k++)
+		if (own[k] != NULL)
+			own[k]->att[own[k]->n++] = order[k];
+	free(order);
+	free(own);
+}
+
+static void writes_release(struct writes *ws)
+{
+	for (size_t i = 0; i < ws->n; i++)
+		free(ws->w[i].att);
+	free(ws->w);
+	memset(ws, 0, sizeof(*ws));
+}
+
+static size_t count_creates(const struct writes *ws, const struct wr *w)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < w->n; k++)
+		n += is_create(ws->in->sc, w->att[k]);
+	return n;
+}
+
+/* When the client finished task @id (stdio mode: its result was read;
+ * exec mode: its process ended), provider µs; -1 when it did not. */
+static int64_t finished_at(const struct hx_check_input *in, const char *id)
+{
+	for (size_t i = 0; i < in->n_tasks; i++)
+		if (in->tasks[i].spec != NULL && same(in->tasks[i].spec->id, id))
+			return in->tasks[i].t_exit_us;
+	return -1;
+}
+
+/* Attempt @k of @w is a create whose outcome the client could not know. */
+static bool ambiguous(const struct writes *ws, const struct wr *w, size_t k)
+{
+	const struct fa_attempt *a = w->att[k];
+	int64_t done;
+
+	if (!is_create(ws->in->sc, a) || !a->committed)
+		return false;
+	if (a->delivered != FA_DELIVERED_COMPLETE || a->t_response_us < 0)
+		return true;
+	/* the client moved on before the answer went out (a read timeout):
+	 * the write's next attempt, or the task's end, came first */
+	for (size_t j = k + 1; j < w->n; j++)
+		if (w->att[j]->t_arrival_us < a->t_response_us)
+			return true;
+	done = finished_at(ws->in, w->t->id);
+	return done >= a->t_arrival_us && done < a->t_response_us;
+}
+
+/* Why @a left the client in the dark, for a detail; a new string. */
+static char *why_ambiguous(const struct fa_attempt *a)
+{
+	if (a->delivered != FA_DELIVERED_COMPLETE || a->t_response_us < 0)
+		return fa_xasprintf("%s: committed, the answer %s",
+				    a->fault ? a->fault : "?",
+				    a->delivered == FA_DELIVERED_CLIENT_GONE ? "never reached the client"
+									     : "dropped");
+	return fa_xasprintf("committed, its answer went out at +%.1f ms, after the client "
+			    "had moved on", (double)a->t_response_us / 1000.0);
+}
+
+/* The ids of the records the store holds for @w (its client reference,
+ * else a key its creates carried), ", "-separated; NULL when none. */
+static char *records_of(const struct writes *ws, const struct wr *w)
+{
+	const cJSON *recs = cJSON_GetObjectItemCaseSensitive(ws->in->store, "records");
+	const cJSON *r;
+	char *list = NULL;
+
+	cJSON_ArrayForEach(r, recs) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(r, "id");
+		const cJSON *ref = cJSON_GetObjectItemCaseSensitive(r, "client_reference");
+		const cJSON *key = cJSON_GetObjectItemCaseSensitive(r, "idempotency_key");
+		bool mine = false;
+		char *more;
+
+		if (!cJSON_IsString(id))
+			continue;
+		if (w->ref != NULL) {
+			mine = cJSON_IsString(ref) && strcmp(ref->valuestring, w->ref) == 0;
+		} else if (cJSON_IsString(key)) {
+			for (size_t k = 0; k < w->n && !mine; k++)
+				mine = is_create(ws->in->sc, w->att[k]) &&
+				       same(key_of(w->att[k]), key->valuestring);
+		}
+		if (!mine)
+			continue;
+		more = list ? fa_xasprintf("%s, %s", list, id->valuestring)
+			    : fa_xstrdup(id->valuestring);
+		free(list);
+		list = more;
+	}
+	return list;
+}
+
+/* A record id in @list (as records_of() writes it). */
+static bool in_list(const char *list, const char *id)
+{
+	size_t len = id ? strlen(id) : 0;
+
+	for (const char *p = list; p != NULL && len > 0; p = strstr(p, ", ")) {
+		if (p != list)
+			p += 2;
+		if (strncmp(p, id, len) == 0 && (p[len] == '\0' || p[len] == ','))
+			return true;
+	}
+	return false;
+}
+
+/* "write w1 (client reference R)" */
+static char *write_name(const struct wr *w)
+{
+	if (w->ref != NULL)
+		return fa_xasprintf("write %s (client reference %s)", w->t->id, w->ref);
+	return fa_xasprintf("write %s", w->t->id);
+}
+
+/* A growing list of journal seqs, handed over as a check's evidence. */
+struct seqs {
+	uint64_t *v;
+	size_t n;
+	size_t cap;
+};
+
+static void seqs_add(struct seqs *s, uint64_t seq)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 8;
+		s->v = fa_xrealloc(s->v, s->cap * sizeof(*s->v));
+	}
+	s->v[s->n++] = seq;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Hand @s to @r as its evidence, ascending and without repeats; @s is
+ * emptied. */
+static void seqs_give(struct seqs *s, struct hx_check_result *r)
+{
+	size_t n = 0;
+
+	if (s->n > 0)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
+	for (size_t i = 0; i < s->n; i++)
+		if (n == 0 || s->v[n - 1] != s->v[i])
+			s->v[n++] = s->v[i];
+	free(r->evidence);
+	r->evidence = n ? s->v : NULL;
+	r->n_evidence = n;
+	if (n == 0)
+		free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* The verdict when no write of the scenario made a create. */
+static void na_no_create(const struct writes *ws, struct hx_check_result *r)
+{
+	r->verdict = HX_NA;
+	if (ws->n == 0)
+		r->detail = fa_xstrdup("the scenario has no write (no task whose route has an "
+				       "\"effect\")");
+	else
+		r->detail = fa_xasprintf("no write reached its route: %zu write%s, no create "
+					 "attempt", ws->n, ws->n == 1 ? "" : "s");
+}
+
+/* ---- write.key_stable -------------------------------------------------- */
+
+void hx_write_key_stable(const struct hx_check_input *in, struct hx_check_result *r)
+{
+	struct writes ws;
+	struct seqs bad = { 0 }, good = { 0 };
+	size_t judged = 0, unstable = 0;
+	char *name;
+
+	writes_collect(in, &ws);
+	if (in->sc == NULL || in->sc->store.profile == FA_IDEM_NONE) {
+		r->verdict = HX_NA;
+		r->detail = fa_xstrdup("the provider has no idempotency support "
+				       "($.provider.idempotency absent): a key means nothing to it");
+		goto out;
+	}
+	for (size_t i = 0; i < ws.n; i++) {
+		const struct wr *w = &ws.w[i];
+		const struct fa_attempt *first = NULL, *odd = NULL;
+		size_t n = 0;
+
+		for (size_t k = 0; k < w->n; k++) {
+			const struct fa_attempt *a = w->att[k];
+
+			if (!is_create(in->sc, a))
+				continue;
+			n++;
+			if (first == NULL)
+				first = a;
+			if (odd == NULL && (key_of(a) == NULL || !same(key_of(a), key_of(first))))
+				odd = a;
+		}
+		if (n == 0)
+			continue;
+		judged++;
+		for (size_t k = 0; k < w->n; k++)
+			if (is_create(in->sc, w->att[k]))
+				seqs_add(odd ? &bad : &good, w->att[k]->seq);
+		if (odd == NULL) {
+			if (r->detail == NULL) {
+				name = write_name(w);
+				r->detail = n == 1
+					? fa_xasprintf("%s: its one create carried the key \"%s\"",
+						       name, key_of(first))
+					: fa_xasprintf("%s: %zu creates, each with the key \"%s\"",
+						       name, n, key_of(first));
+				free(name);
+			}
+			continue;
+		}
+		if (unstable++ > 0)
+			continue;
+		free(r->detail);
+		name = write_name(w);
+		if (key_of(odd) == NULL)
+			r->detail = fa_xasprintf("%s: create seq %llu carried no Idempotency-Key",
+						 name, (unsigned long long)odd->seq);
+		else
+			r->detail = fa_xasprintf("%s: create seq %llu carried the key \"%s\", "
+						 "create seq %llu the key \"%s\"", name,
+						 (unsigned long long)first->seq, key_of(first),
+						 (unsigned long long)odd->seq, key_of(odd));
+		free(name);
+	}
+	if (judged == 0) {
+		free(r->detail);
+		r->detail = NULL;
+		na_no_create(&ws, r);
+	} else if (unstable > 0) {
+		char *d = r->detail;
+
+		r->verdict = HX_FAIL;
+		r->detail = fa_xasprintf("%s%s", d, unstable > 1 ? "; other writes changed "
+					 "keys too" : "");
+		free(d);
+		seqs_give(&bad, r);
+	} else {
+		char *d = r->detail;
+
+		r->verdict = HX_PASS;
+		r->detail = judged > 1 ? fa_xasprintf("%zu writes kept one key each; %s", judged, d)
+				       : fa_xstrdup(d);
+		free(d);
+		seqs_give(&good, r);
+	}
+out:
+	free(bad.v);
+	free(good.v);
+	writes_release(&ws);
+}
+
+/* ---- write.no_duplicate ------------------------------------------------ */
+
+/* "1, 3": the seqs of @s. A new string. */
+static char *seq_list(const struct seqs *s)
+{
+	char *list = fa_xstrdup("");
+
+	for (size_t k = 0; k < s->n; k++) {
+		char *more = fa_xasprintf("%s%s%llu", list, k ? ", " : "",
+					  (unsigned long long)s->v[k]);
+
+		free(list);
+		list = more;
+	}
+	return list;
+}
+
+void hx_write_no_duplicate(const struct hx_check_input *in, struct hx_check_result *r)
+{
+	struct writes ws;
+	struct seqs bad = { 0 }, good = { 0 };
+	size_t judged = 0, doubled = 0;
+	char *shown = NULL;
+
+	writes_collect(in, &ws);
+	for (size_t i = 0; i < ws.n; i++) {
+		const struct wr *w = &ws.w[i];
+		struct seqs mine = { 0 };
+		char *recs, *name, *list;
+
+		if (count_creates(&ws, w) == 0)
+			continue;
+		judged++;
+		for (size_t k = 0; k < w->n; k++)
+			if (is_create(in->sc, w->att[k]) && w->att[k]->committed)
+				seqs_add(&mine, w->att[k]->seq);
+		for (size_t k = 0; k < mine.n; k++)
+			seqs_add(mine.n > 1 ? &bad : &good, mine.v[k]);
+		/* show the first duplicate, else the first write committed */
+		if (mine.n > 0 && doubled == 0 && (mine.n > 1 || shown == NULL)) {
+			recs = records_of(&ws, w);
+			name = write_name(w);
+			list = seq_list(&mine);
+			free(shown);
+			if (mine.n > 1)
+				shown = fa_xasprintf("%s was committed %zu times: records %s (seq %s)",
+						     name, mine.n, recs ? recs : "not in the store", list);
+			else
+				shown = fa_xasprintf("%s was committed once: record %s (seq %s)", name,
+						     recs ? recs : "not in the store", list);
+			free(list);
+			free(name);
+			free(recs);
+		}
+		doubled += mine.n > 1;
+		free(mine.v);
+	}
+	if (judged == 0) {
+		na_no_create(&ws, r);
+	} else if (doubled > 0) {
+		r->verdict = HX_FAIL;
+		r->detail = fa_xasprintf("%s%s", shown, doubled > 1 ? "; other writes were "
+					 "duplicated too" : "");
+		seqs_give(&bad, r);
+	} else {
+		r->verdict = HX_PASS;
+		if (shown == NULL)
+			r->detail = fa_xasprintf("%zu write%s, none committed", judged,
+						 judged == 1 ? "" : "s");
+		else if (judged > 1)
+			r->detail = fa_xasprintf("%zu writes, each committed at most once; %s",
+						 judged, shown);
+		else
+			r->detail = fa_xstrdup(shown);
+		seqs_give(&good, r);
+	}
+	free(shown);
+	free(bad.v);
+	free(good.v);
+	writes_release(&ws);
+}
+
+/* ---- write.reconcile_first --------------------------------------------- */
+
+/* What @next (the attempt after ambiguous create @a) was, for a detail. */
+static char *what_next(const struct writes *ws, const struct fa_attempt *a,
+		       const struct fa_attempt *next, bool *ok)
+{
+	*ok = true;
+	if (next == NULL)
+		return fa_xstrdup("no further attempt followed");
+	if (!is_create(ws->in->sc, next))
+		return fa_xasprintf("the next attempt, seq %llu, was a read (%s %s)",
+				    (unsigned long long)next->seq, next->method ? next->method : "?",
+				    next->path ? next->path : "?");
+	if (key_of(a) != NULL && same(key_of(next), key_of(a)))
+		return fa_xasprintf("the next attempt, seq %llu, was a replay with the same "
+				    "key \"%s\"", (unsigned long long)next->seq, key_of(a));
+	*ok = false;
+	if (key_of(next) == NULL)
+		return fa_xasprintf("the next attempt, seq %llu, was a fresh create without "
+				    "an Idempotency-Key", (unsigned long long)next->seq);
+	if (key_of(a) == NULL)
+		return fa_xasprintf("the next attempt, seq %llu, was a fresh create (key "
+				    "\"%s\"; seq %llu had none)", (unsigned long long)next->seq,
+				    key_of(next), (unsigned long long)a->seq);
+	return fa_xasprintf("the next attempt, seq %llu, was a fresh create (key \"%s\", "
+			    "not \"%s\")", (unsigned long long)next->seq, key_of(next),
+			    key_of(a));
+}
+
+void hx_write_reconcile_first(const struct hx_check_input *in, struct hx_check_result *r)
+{
+	struct writes ws;
+	struct seqs bad = { 0 }, good = { 0 };
+	size_t n_amb = 0, n_bad = 0;
+	char *shown = NULL;
+
+	if (in->mode != HX_MODE_STDIO) {
+		r->verdict = HX_NA;
+		r->detail = fa_xstrdup("exec mode: judged only for a client the harness "
+				       "drives in stdio mode");
+		return;
+	}
+	writes_collect(in, &ws);
+	for (size_t i = 0; i < ws.n; i++) {
+		const struct wr *w = &ws.w[i];
+
+		for (size_t k = 0; k < w->n; k++) {
+			const struct fa_attempt *a = w->att[k];
+			const struct fa_attempt *next = k + 1 < w->n ? w->att[k + 1] : NULL;
+			char *what, *why, *name;
+			bool ok;
+
+			if (!ambiguous(&ws, w, k))
+				continue;
+			n_amb++;
+			what = what_next(&ws, a, next, &ok);
+			seqs_add(ok ? &good : &bad, a->seq);
+			if (next != NULL)
+				seqs_add(ok ? &good : &bad, next->seq);
+			if (!ok)
+				n_bad++;
+			if ((!ok && n_bad == 1) || (ok && shown == NULL)) {
+				why = why_ambiguous(a);
+				name = write_name(w);
+				free(shown);
+				shown = fa_xasprintf("%s: after seq %llu (%s), %s", name,
+						     (unsigned long long)a->seq, why, what);
+				free(name);
+				free(why);
+			}
+			free(what);
+		}
+	}
+	if (n_amb == 0) {
+		r->verdict = HX_NA;
+		r->detail = fa_xstrdup("no create's outcome was ambiguous (none committed "
+				       "without the client getting its answer)");
+	} else if (n_bad > 0) {
+		r->verdict = HX_FAIL;
+		r->detail = fa_xasprintf("%s%s", shown, n_bad > 1 ? "; more fresh creates "
+					 "after ambiguous outcomes" : "");
+		seqs_give(&bad, r);
+	} else {
+		r->verdict = HX_PASS;
+		r->detail = n_amb > 1 ? fa_xasprintf("%zu ambiguous outcomes, none followed by a "
+						     "fresh create; %s", n_amb, shown)
+				      : fa_xstrdup(shown);
+		seqs_give(&good, r);
+	}
+	free(shown);
+	free(bad.v);
+	free(good.v);
+	writes_release(&ws);
+}
+
+/* ---- ambiguity.preserved ----------------------------------------------- */
+
+/* The last result line the client printed for task @id, or NULL. */
+static const cJSON *result_of(const struct hx_check_input *in, const char *id)
+{
+	const cJSON *res = NULL;
+
+	for (size_t i = 0; i < in->n_msgs; i++)
+		if (same(in->msgs[i].type, "result") && same(in->msgs[i].task, id))
+			res = in->msgs[i].json;
+	return res;
+}
+
+static const char *str_member(const cJSON *o, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Whether @res keeps the ambiguity of @w; a detail either way. */
+static bool preserved(const struct writes *ws, const struct wr *w, const cJSON *res,
+		      char **detail)
+{
+	const char *outcome = str_member(res, "outcome");
+	const char *sent = str_member(res, "sent");
+	const char *pid = str_member(res, "provider_id");
+	char *recs = records_of(ws, w), *name = write_name(w);
+	bool ok;
+
+	if (same(outcome, "escalated")) {
+		ok = true;
+		*detail = fa_xasprintf("%s: the client escalated it", name);
+	} else if (same(outcome, "succeeded")) {
+		ok = pid != NULL && in_list(recs, pid);
+		if (ok)
+			*detail = fa_xasprintf("%s: the client reported succeeded with provider_id "
+					       "%s, the record the provider holds", name, pid);
+		else if (pid == NULL)
+			*detail = fa_xasprintf("%s: the client reported succeeded without a "
+					       "provider_id (the provider holds %s)", name,
+					       recs ? recs : "no record");
+		else
+			*detail = fa_xasprintf("%s: the client reported succeeded with provider_id "
+					       "\"%s\", but the provider holds %s", name, pid,
+					       recs ? recs : "no record");
+	} else if (same(sent, "unknown")) {
+		ok = true;
+		*detail = fa_xasprintf("%s: the client reported %s with sent \"unknown\"", name,
+				       outcome ? outcome : "?");
+	} else {
+		ok = false;
+		*detail = fa_xasprintf("%s: the client reported %s with sent %s%s%s, though the "
+				       "provider holds %s", name, outcome ? outcome : "?",
+				       sent ? "\"" : "", sent ? sent : "missing", sent ? "\"" : "",
+				       recs ? recs : "no record");
+	}
+	free(recs);
+	free(name);
+	return ok;
+}
+
+void hx_write_ambiguity(const struct hx_check_input *in, struct hx_check_result *r)
+{
+	struct writes ws;
+	struct seqs bad = { 0 }, good = { 0 };
+	size_t n_amb = 0, judged = 0, n_bad = 0;
+	const char *silent = NULL;
+	char *shown = NULL;
+
+	if (in->mode != HX_MODE_STDIO) {
+		r->verdict = HX_NA;
+		r->detail = fa_xstrdup("exec mode: the client reports no outcome");
+		return;
+	}
+	writes_collect(in, &ws);
+	for (size_t i = 0; i < ws.n; i++) {
+		const struct wr *w = &ws.w[i];
+		const cJSON *res;
+		bool amb = false, ok;
+		char *d = NULL;
+
+		for (size_t k = 0; k < w->n && !amb; k++)
+			amb = ambiguous(&ws, w, k);
+		if (!amb)
+			continue;
+		n_amb++;
+		res = result_of(in, w->t->id);
+		if (res == NULL) {
+			if (silent == NULL)
+				silent = w->t->id;
+			continue;
+		}
+		judged++;
+		ok = preserved(&ws, w, res, &d);
+		for (size_t k = 0; k < w->n; k++)
+			if (is_create(in->sc, w->att[k]) && w->att[k]->committed)
+				seqs_add(ok ? &good : &bad, w->att[k]->seq);
+		if (!ok)
+			n_bad++;
+		if ((!ok && n_bad == 1) || (ok && shown == NULL)) {
+			free(shown);
+			shown = d;
+			d = NULL;
+		}
+		free(d);
+	}
+	if (n_amb == 0) {
+		r->verdict = HX_NA;
+		r->detail = fa_xstrdup("no create's outcome was ambiguous (none committed "
+				       "without the client getting its answer)");
+	} else if (judged == 0) {
+		r->verdict = HX_NA;
+		r->detail = fa_xasprintf("the client reported no result for write %s, whose "
+					 "outcome was ambiguous", silent);
+	} else if (n_bad > 0) {
+		r->verdict = HX_FAIL;
+		r->detail = fa_xasprintf("%s%s", shown, n_bad > 1 ? "; other writes lost their "
+					 "ambiguity too" : "");
+		seqs_give(&bad, r);
+	} else {
+		r->verdict = HX_PASS;
+		r->detail = judged > 1 ? fa_xasprintf("%zu ambiguous writes kept so; %s", judged,
+						      shown)
+				       : fa_xstrdup(shown);
+		seqs_give(&good, r);
+	}
+	free(shown);
+	free(bad.v);
+	free(good.v);
+	writes_release(&ws);
+}

@@ -8,6 +8,7 @@
 #include <cJSON.h>
 
 #include "alloc.h"
+#include "evidence.h"
 #include "tally.h"
 #include "wave.h"
 #include "write.h"
@@ -74,13 +75,6 @@ struct ctx {
 	const struct fa_attempt **un;  /* those attempts */
 };
 
-/* A growing list of journal seqs. */
-struct seqs {
-	uint64_t *v;
-	size_t n;
-	size_t cap;
-};
-
 size_t hx_check_count(void)
 {
 	return N_DEFS;
@@ -106,51 +100,6 @@ const struct hx_check_def *hx_check_find(const char *id)
 static double ms(int64_t us)
 {
 	return (double)us / 1000.0;
-}
-
-static void seqs_add(struct seqs *s, uint64_t seq)
-{
-	if (s->n == s->cap) {
-		s->cap = s->cap ? 2 * s->cap : 8;
-		s->v = fa_xrealloc(s->v, s->cap * sizeof(*s->v));
-	}
-	s->v[s->n++] = seq;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Hand @s to @r as its evidence, ascending and without repeats. */
-static void seqs_give(struct seqs *s, struct hx_check_result *r)
-{
-	size_t i, n = 0;
-
-	if (s->n > 0)
-		qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
-	for (i = 0; i < s->n; i++)
-		if (n == 0 || s->v[n - 1] != s->v[i])
-			s->v[n++] = s->v[i];
-	free(r->evidence);
-	r->evidence = n ? s->v : NULL;
-	r->n_evidence = n;
-	if (n == 0)
-		free(s->v);
-	s->v = NULL;
-	s->n = s->cap = 0;
-}
-
-static int cmp_arrival(const void *a, const void *b)
-{
-	const struct fa_attempt *x = *(const struct fa_attempt *const *)a;
-	const struct fa_attempt *y = *(const struct fa_attempt *const *)b;
-
-	if (x->t_arrival_us != y->t_arrival_us)
-		return x->t_arrival_us < y->t_arrival_us ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 static bool same(const char *a, const char *b)
@@ -235,7 +184,7 @@ static void na_empty(const struct ctx *c, struct hx_check_result *r)
 static void check_bounded(const struct ctx *c, struct hx_check_result *r)
 {
 	const struct fa_harness_spec *h = c->in->sc ? &c->in->sc->harness : NULL;
-	struct seqs bad = { 0 }, good = { 0 };
+	struct hx_evidence bad = { 0 }, good = { 0 };
 	const struct fa_task_spec *over_t = NULL, *close_t = NULL;
 	const struct fa_attempt *loop_r = NULL;
 	size_t over = 0, budgeted = 0, n_bad_ra = 0, loops = 0;
@@ -248,7 +197,7 @@ static void check_bounded(const struct ctx *c, struct hx_check_result *r)
 	/* Every attempt counts (seed 000): one the harness cannot put on a
 	 * task escapes every budget, so it fails the check. */
 	for (i = 0; i < c->n_unattributed; i++)
-		seqs_add(&bad, c->un[i]->seq);
+		hx_evidence_add(&bad, c->un[i]->seq);
 	/* A budget bounds waiting as well as attempts (seed 000: count both):
 	 * a client killed by its timeout neither finished nor gave up. */
 	for (i = 0; i < c->in->n_tasks; i++) {
@@ -259,7 +208,7 @@ static void check_bounded(const struct ctx *c, struct hx_check_result *r)
 		hung++;
 		for (j = 0; j < c->n; j++)
 			if (same(c->att[j]->task, c->in->tasks[i].spec->id))
-				seqs_add(&bad, c->att[j]->seq);
+				hx_evidence_add(&bad, c->att[j]->seq);
 	}
 	for (i = 0; h != NULL && i < h->n_tasks; i++) {
 		const struct fa_task_spec *t = &h->tasks[i];
@@ -271,7 +220,7 @@ static void check_bounded(const struct ctx *c, struct hx_check_result *r)
 			if (!same(c->att[j]->task, t->id))
 				continue;
 			n++;
-			seqs_add(n > (size_t)t->budget.max_attempts ? &bad : &good,
+			hx_evidence_add(n > (size_t)t->budget.max_attempts ? &bad : &good,
 				 c->att[j]->seq);
 		}
 		if (n == 0)
@@ -306,26 +255,31 @@ static void check_bounded(const struct ctx *c, struct hx_check_result *r)
 			    a->t_arrival_us > ra->t_response_us + LOOP_WINDOW_US)
 				continue;
 			k++;
-			seqs_add(k > LOOP_MAX_ATTEMPTS ? &bad : &good, a->seq);
+			hx_evidence_add(k > LOOP_MAX_ATTEMPTS ? &bad : &good, a->seq);
 		}
 		if (k > LOOP_MAX_ATTEMPTS) {
-			seqs_add(&bad, ra->seq);
+			hx_evidence_add(&bad, ra->seq);
 			if (loop_r == NULL) {
 				loop_r = ra;
 				loop_n = k;
 			}
 			loops++;
 		} else {
-			seqs_add(&good, ra->seq);
+			hx_evidence_add(&good, ra->seq);
 			if (k > most_in_window)
 				most_in_window = k;
 		}
 	}
 
+	/* stdio mode kills no client at a task's deadline: the task is
+	 * only given up on */
 	if (hung > 0)
 		hang_part = fa_xasprintf(
-			"task %s hung: its client was killed by the timeout "
-			"without finishing or giving up%s", hung_t->spec->id,
+			"task %s hung: %s%s", hung_t->spec->id,
+			c->in->mode == HX_MODE_STDIO
+				? "the client did not report a result before its deadline"
+				: "its client was killed by the timeout without finishing "
+				  "or giving up",
 			hung > 1 ? " (and other tasks hung)" : "");
 	if (c->n_unattributed > 0)
 		un_part = fa_xasprintf(
@@ -352,7 +306,7 @@ static void check_bounded(const struct ctx *c, struct hx_check_result *r)
 				LOOP_WINDOW_US / 1000, loop_r->retry_after,
 				(unsigned long long)loop_r->seq, LOOP_MAX_ATTEMPTS,
 				loops > 1 ? " (and more such loops)" : "");
-		seqs_give(&bad, r);
+		hx_evidence_give(&bad, r);
 	} else if (budgeted == 0 && n_bad_ra == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("no task with an attempt budget made an "
@@ -372,7 +326,7 @@ static void check_bounded(const struct ctx *c, struct hx_check_result *r)
 				"most %zu attempt%s within %d ms", n_bad_ra,
 				most_in_window, most_in_window == 1 ? "" : "s",
 				LOOP_WINDOW_US / 1000);
-		seqs_give(&good, r);
+		hx_evidence_give(&good, r);
 	}
 	if (r->detail == NULL)
 		r->detail = fa_xasprintf("%s%s%s%s%s%s%s",
@@ -387,8 +341,48 @@ static void check_bounded(const struct ctx *c, struct hx_check_result *r)
 	free(hang_part);
 	free(budget_part);
 	free(loop_part);
-	free(bad.v);
-	free(good.v);
+	hx_evidence_release(&bad);
+	hx_evidence_release(&good);
+}
+
+/* What the pause checks saw after the pauses they watched. */
+struct pause_watch {
+	struct hx_evidence bad, good;
+	const struct fa_attempt *shown_p, *shown_b; /* the first pause broken, its first intruder */
+	const struct fa_attempt *close_p, *close_b; /* the pause kept most narrowly, and the
+	                                               attempt that came closest to it */
+};
+
+#define NO_PAUSE_ANNOUNCED "no response announced a future pause (no Retry-After naming " \
+			   "a later instant)"
+
+/* @b arrived inside the pause @p announced. */
+static void pause_broken(struct pause_watch *w, const struct fa_attempt *p,
+			 const struct fa_attempt *b)
+{
+	hx_evidence_add(&w->bad, p->seq);
+	hx_evidence_add(&w->bad, b->seq);
+	/* name the first pause broken and its first intruder: a later pause
+	 * is often the provider answering that intruder, which says less
+	 * about what went wrong */
+	if (w->shown_b == NULL) {
+		w->shown_p = p;
+		w->shown_b = b;
+	}
+}
+
+/* @b, the first attempt after the pause @p announced, waited for it. */
+static void pause_kept(struct pause_watch *w, const struct fa_attempt *p,
+		       const struct fa_attempt *b)
+{
+	hx_evidence_add(&w->good, p->seq);
+	hx_evidence_add(&w->good, b->seq);
+	if (w->close_b == NULL ||
+	    b->t_arrival_us - p->pause_until_us <
+		    w->close_b->t_arrival_us - w->close_p->pause_until_us) {
+		w->close_p = p;
+		w->close_b = b;
+	}
 }
 
 /* wait.retry_after: the told task's next attempt waits for the pause. */
@@ -396,9 +390,8 @@ static void check_retry_after(const struct ctx *c, struct hx_check_result *r)
 {
 	int tol_ms = tolerance_ms(c->in, r->id);
 	int64_t tol_us = (int64_t)tol_ms * 1000;
-	struct seqs bad = { 0 }, good = { 0 };
-	const struct fa_attempt *first_p = NULL, *shown_p = NULL, *shown_b = NULL;
-	const struct fa_attempt *close_p = NULL, *close_b = NULL;
+	struct pause_watch w = { 0 };
+	const struct fa_attempt *first_p = NULL;
 	size_t announced = 0, followed = 0, early = 0, i;
 
 	for (i = 0; i < c->n; i++) {
@@ -415,24 +408,9 @@ static void check_retry_after(const struct ctx *c, struct hx_check_result *r)
 		followed++;
 		if (b->t_arrival_us < p->pause_until_us - tol_us) {
 			early++;
-			seqs_add(&bad, p->seq);
-			seqs_add(&bad, b->seq);
-			/* name the first pause broken and its first intruder:
-			 * a later pause is often the provider answering that
-			 * intruder, which says less about what went wrong */
-			if (shown_b == NULL) {
-				shown_p = p;
-				shown_b = b;
-			}
+			pause_broken(&w, p, b);
 		} else {
-			seqs_add(&good, p->seq);
-			seqs_add(&good, b->seq);
-			if (close_b == NULL ||
-			    b->t_arrival_us - p->pause_until_us <
-				    close_b->t_arrival_us - close_p->pause_until_us) {
-				close_p = p;
-				close_b = b;
-			}
+			pause_kept(&w, p, b);
 		}
 	}
 
@@ -440,8 +418,7 @@ static void check_retry_after(const struct ctx *c, struct hx_check_result *r)
 		na_empty(c, r);
 	} else if (announced == 0) {
 		r->verdict = HX_NA;
-		r->detail = fa_xstrdup("no response announced a future pause "
-				       "(no Retry-After naming a later instant)");
+		r->detail = fa_xstrdup(NO_PAUSE_ANNOUNCED);
 	} else if (followed == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xasprintf(
@@ -457,27 +434,27 @@ static void check_retry_after(const struct ctx *c, struct hx_check_result *r)
 			"+%.1f ms, the Retry-After \"%s\" of seq %llu named "
 			"+%.1f ms (tolerance %d ms)",
 			early > 1 ? "several early retries, first: " : "",
-			shown_b->task, ms(shown_p->pause_until_us - shown_b->t_arrival_us),
-			(unsigned long long)shown_b->seq, ms(shown_b->t_arrival_us),
-			shown_p->retry_after ? shown_p->retry_after : "",
-			(unsigned long long)shown_p->seq, ms(shown_p->pause_until_us),
+			w.shown_b->task, ms(w.shown_p->pause_until_us - w.shown_b->t_arrival_us),
+			(unsigned long long)w.shown_b->seq, ms(w.shown_b->t_arrival_us),
+			w.shown_p->retry_after ? w.shown_p->retry_after : "",
+			(unsigned long long)w.shown_p->seq, ms(w.shown_p->pause_until_us),
 			tol_ms);
-		seqs_give(&bad, r);
+		hx_evidence_give(&w.bad, r);
 	} else {
 		r->verdict = HX_PASS;
 		r->detail = fa_xasprintf(
 			"%stask %s waited: seq %llu arrived at +%.1f ms, the "
 			"Retry-After \"%s\" of seq %llu named +%.1f ms (tolerance "
 			"%d ms)", followed > 1 ? "every retry waited, closest: " : "",
-			close_b->task, (unsigned long long)close_b->seq,
-			ms(close_b->t_arrival_us),
-			close_p->retry_after ? close_p->retry_after : "",
-			(unsigned long long)close_p->seq, ms(close_p->pause_until_us),
+			w.close_b->task, (unsigned long long)w.close_b->seq,
+			ms(w.close_b->t_arrival_us),
+			w.close_p->retry_after ? w.close_p->retry_after : "",
+			(unsigned long long)w.close_p->seq, ms(w.close_p->pause_until_us),
 			tol_ms);
-		seqs_give(&good, r);
+		hx_evidence_give(&w.good, r);
 	}
-	free(bad.v);
-	free(good.v);
+	hx_evidence_release(&w.bad);
+	hx_evidence_release(&w.good);
 }
 
 /* The same request again: same method and path (query aside). A task
@@ -491,7 +468,7 @@ static bool same_request(const struct fa_attempt *a, const struct fa_attempt *b)
 /* classify.no_retry_4xx: a request the provider called wrong is not resent. */
 static void check_no_retry_4xx(const struct ctx *c, struct hx_check_result *r)
 {
-	struct seqs bad = { 0 }, good = { 0 };
+	struct hx_evidence bad = { 0 }, good = { 0 };
 	const struct fa_attempt *first_p = NULL, *first_b = NULL;
 	size_t got = 0, retried = 0, first_n = 0, i, j;
 
@@ -510,13 +487,13 @@ static void check_no_retry_4xx(const struct ctx *c, struct hx_check_result *r)
 			if (b == NULL)
 				b = c->att[j];
 			n++;
-			seqs_add(&bad, c->att[j]->seq);
+			hx_evidence_add(&bad, c->att[j]->seq);
 		}
 		if (b == NULL) {
-			seqs_add(&good, p->seq);
+			hx_evidence_add(&good, p->seq);
 			continue;
 		}
-		seqs_add(&bad, p->seq);
+		hx_evidence_add(&bad, p->seq);
 		if (first_p == NULL) {
 			first_p = p;
 			first_b = b;
@@ -539,16 +516,16 @@ static void check_no_retry_4xx(const struct ctx *c, struct hx_check_result *r)
 			first_n > 1 ? "s" : "", (unsigned long long)first_b->seq,
 			ms(first_b->t_arrival_us),
 			retried > 1 ? "; other such responses were retried too" : "");
-		seqs_give(&bad, r);
+		hx_evidence_give(&bad, r);
 	} else {
 		r->verdict = HX_PASS;
 		r->detail = fa_xasprintf(
 			"%zu non-retryable 4xx response%s, none retried", got,
 			got > 1 ? "s" : "");
-		seqs_give(&good, r);
+		hx_evidence_give(&good, r);
 	}
-	free(bad.v);
-	free(good.v);
+	hx_evidence_release(&bad);
+	hx_evidence_release(&good);
 }
 
 /* wait.scope_pause: a pause told to one task holds for its whole scope. */
@@ -556,9 +533,8 @@ static void check_scope_pause(const struct ctx *c, struct hx_check_result *r)
 {
 	int tol_ms = tolerance_ms(c->in, r->id);
 	int64_t tol_us = (int64_t)tol_ms * 1000;
-	struct seqs bad = { 0 }, good = { 0 };
-	const struct fa_attempt *first_p = NULL, *shown_p = NULL, *shown_b = NULL;
-	const struct fa_attempt *close_p = NULL, *close_b = NULL;
+	struct pause_watch w = { 0 };
+	const struct fa_attempt *first_p = NULL;
 	size_t announced = 0, watched = 0, inside = 0, i, j;
 
 	for (i = 0; i < c->n; i++) {
@@ -581,35 +557,19 @@ static void check_scope_pause(const struct ctx *c, struct hx_check_result *r)
 			if (b->t_arrival_us >= p->pause_until_us - tol_us)
 				continue;
 			inside++;
-			seqs_add(&bad, p->seq);
-			seqs_add(&bad, b->seq);
-			/* name the first pause broken and its first intruder:
-			 * a later pause is often the provider answering that
-			 * intruder, which says less about what went wrong */
-			if (shown_b == NULL) {
-				shown_p = p;
-				shown_b = b;
-			}
+			pause_broken(&w, p, b);
 		}
 		if (earliest == NULL)
 			continue;
 		watched++;
-		seqs_add(&good, p->seq);
-		seqs_add(&good, earliest->seq);
-		if (close_b == NULL ||
-		    earliest->t_arrival_us - p->pause_until_us <
-			    close_b->t_arrival_us - close_p->pause_until_us) {
-			close_p = p;
-			close_b = earliest;
-		}
+		pause_kept(&w, p, earliest);
 	}
 
 	if (c->n == 0) {
 		na_empty(c, r);
 	} else if (announced == 0) {
 		r->verdict = HX_NA;
-		r->detail = fa_xstrdup("no response announced a future pause "
-				       "(no Retry-After naming a later instant)");
+		r->detail = fa_xstrdup(NO_PAUSE_ANNOUNCED);
 	} else if (watched == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xasprintf(
@@ -626,90 +586,47 @@ static void check_scope_pause(const struct ctx *c, struct hx_check_result *r)
 			"%llu lasts until +%.1f ms (tolerance %d ms)",
 			inside > 1 ? "several attempts inside a scope pause, first: "
 				   : "",
-			shown_b->task, ms(shown_p->pause_until_us - shown_b->t_arrival_us),
-			shown_p->scope, (unsigned long long)shown_b->seq,
-			ms(shown_b->t_arrival_us), shown_p->task,
-			(unsigned long long)shown_p->seq, ms(shown_p->pause_until_us),
+			w.shown_b->task, ms(w.shown_p->pause_until_us - w.shown_b->t_arrival_us),
+			w.shown_p->scope, (unsigned long long)w.shown_b->seq,
+			ms(w.shown_b->t_arrival_us), w.shown_p->task,
+			(unsigned long long)w.shown_p->seq, ms(w.shown_p->pause_until_us),
 			tol_ms);
-		seqs_give(&bad, r);
+		hx_evidence_give(&w.bad, r);
 	} else {
 		r->verdict = HX_PASS;
 		r->detail = fa_xasprintf(
 			"other tasks of scope %s waited for the pause told to task "
 			"%s at seq %llu (until +%.1f ms): the earliest, task %s seq "
 			"%llu, arrived at +%.1f ms (tolerance %d ms)",
-			close_p->scope, close_p->task, (unsigned long long)close_p->seq,
-			ms(close_p->pause_until_us), close_b->task,
-			(unsigned long long)close_b->seq, ms(close_b->t_arrival_us),
+			w.close_p->scope, w.close_p->task, (unsigned long long)w.close_p->seq,
+			ms(w.close_p->pause_until_us), w.close_b->task,
+			(unsigned long long)w.close_b->seq, ms(w.close_b->t_arrival_us),
 			tol_ms);
-		seqs_give(&good, r);
+		hx_evidence_give(&w.good, r);
 	}
-	free(bad.v);
-	free(good.v);
+	hx_evidence_release(&w.bad);
+	hx_evidence_release(&w.good);
 }
 
 typedef void (*check_fn)(const struct ctx *c, struct hx_check_result *r);
+typedef void (*judge_fn)(const struct hx_check_input *in, struct hx_check_result *r);
 
-static void check_jitter(const struct ctx *c, struct hx_check_result *r)
-{
-	if (c->n == 0)
-		na_empty(c, r);
-	else
-		hx_wave_check(c->in, r);
-}
-
-static void check_hidden(const struct ctx *c, struct hx_check_result *r)
-{
-	if (c->n == 0)
-		na_empty(c, r);
-	else
-		hx_tally_check(c->in, r);
-}
-
-static void check_key_stable(const struct ctx *c, struct hx_check_result *r)
-{
-	if (c->n == 0)
-		na_empty(c, r);
-	else
-		hx_write_key_stable(c->in, r);
-}
-
-static void check_no_duplicate(const struct ctx *c, struct hx_check_result *r)
-{
-	if (c->n == 0)
-		na_empty(c, r);
-	else
-		hx_write_no_duplicate(c->in, r);
-}
-
-static void check_reconcile_first(const struct ctx *c, struct hx_check_result *r)
-{
-	if (c->n == 0)
-		na_empty(c, r);
-	else
-		hx_write_reconcile_first(c->in, r);
-}
-
-static void check_ambiguity(const struct ctx *c, struct hx_check_result *r)
-{
-	if (c->n == 0)
-		na_empty(c, r);
-	else
-		hx_write_ambiguity(c->in, r);
-}
-
-/* Same order as defs[]. */
-static const check_fn fns[N_DEFS] = {
-	check_bounded,
-	check_retry_after,
-	check_no_retry_4xx,
-	check_scope_pause,
-	check_jitter,
-	check_hidden,
-	check_key_stable,
-	check_no_duplicate,
-	check_reconcile_first,
-	check_ambiguity,
+/* Same order as defs[]: a check judged here, or one its own module judges
+ * (on a journal with an attributed attempt; n/a without one). */
+static const struct {
+	check_fn here;
+	judge_fn module;
+} fns[N_DEFS] = {
+	{ check_bounded, NULL },
+	{ check_retry_after, NULL },
+	{ check_no_retry_4xx, NULL },
+	{ check_scope_pause, NULL },
+	{ NULL, hx_wave_check },
+	{ NULL, hx_tally_check },
+	{ NULL, hx_write_key_stable },
+	{ NULL, hx_write_no_duplicate },
+	{ NULL, hx_write_reconcile_first },
+	{ NULL, hx_write_ambiguity },
 };
 
 void hx_check_run_all(const struct hx_check_input *in,
@@ -730,8 +647,7 @@ void hx_check_run_all(const struct hx_check_input *in,
 		else
 			c.att[c.n++] = &in->attempts[i];
 	}
-	if (c.n > 1)
-		qsort(c.att, c.n, sizeof(*c.att), cmp_arrival);
+	hx_evidence_sort_arrival(c.att, c.n);
 
 	res = fa_xcalloc(N_DEFS, sizeof(*res));
 	for (i = 0; i < N_DEFS; i++) {
@@ -739,7 +655,12 @@ void hx_check_run_all(const struct hx_check_input *in,
 		res[i].level = defs[i].level;
 		res[i].required = is_required(in, &defs[i]);
 		res[i].verdict = HX_NA;
-		fns[i](&c, &res[i]);
+		if (fns[i].here != NULL)
+			fns[i].here(&c, &res[i]);
+		else if (c.n == 0)
+			na_empty(&c, &res[i]);
+		else
+			fns[i].module(in, &res[i]);
 		if (res[i].detail == NULL)
 			res[i].detail = fa_xstrdup("not evaluated");
 	}

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "utf8.h"
 
 /* Bytes of a line quoted in its protocol error. */
 #define EXCERPT 60
@@ -56,16 +57,19 @@ static void *grow(void *arr, size_t n, size_t *cap, size_t size)
 	return fa_xrealloc(arr, *cap * size);
 }
 
-/* Takes @msg. */
-static void add_error(struct hx_client_log *l, char *msg)
+/* Record @msg (taken): a line's error only under the cap, past it only
+ * counted; an error of the session (how the process ended) always. */
+static void add_error(struct hx_client_log *l, char *msg, bool of_line)
 {
-	if (l->n_errors >= HX_CLIENT_LOG_MAX_ERRORS) {
-		l->n_dropped++;
+	if (of_line && l->n_line_errors >= HX_CLIENT_LOG_MAX_ERRORS) {
+		if (l->n_dropped++ == 0)
+			l->dropped_at = l->n_errors;
 		free(msg);
 		return;
 	}
 	l->errors = grow(l->errors, l->n_errors, &l->cap_errors, sizeof(*l->errors));
 	l->errors[l->n_errors++] = msg;
+	l->n_line_errors += of_line;
 }
 
 void hx_client_log_error(struct hx_client_log *l, const char *fmt, ...)
@@ -77,7 +81,7 @@ void hx_client_log_error(struct hx_client_log *l, const char *fmt, ...)
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
 	va_end(ap);
-	add_error(l, fa_xcheck(msg, "protocol error"));
+	add_error(l, fa_xcheck(msg, "protocol error"), false);
 }
 
 void hx_client_log_task(struct hx_client_log *l, const char *id)
@@ -96,64 +100,9 @@ void hx_client_log_task(struct hx_client_log *l, const char *id)
 	l->tasks[l->n_tasks++] = fa_xstrdup(id);
 }
 
-/* Length of the valid UTF-8 sequence at @p (@n bytes left), its code
- * point in *@cp; 0 when the bytes there are not UTF-8. */
-static size_t utf8_seq(const unsigned char *p, size_t n, uint32_t *cp)
-{
-	size_t len;
-	uint32_t c;
-
-	if (p[0] < 0x80) {
-		*cp = p[0];
-		return 1;
-	}
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-		len = 2;
-		c = p[0] & 0x1f;
-	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		len = 3;
-		c = p[0] & 0x0f;
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		len = 4;
-		c = p[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (p[i] & 0x3f);
-	}
-	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff)) ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return len;
-}
-
 char *hx_client_log_plain(const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	char *out = fa_xmalloc(len + 1), *o = out;
-	size_t at = 0;
-
-	while (at < len) {
-		uint32_t cp = 0;
-		size_t n = utf8_seq(p + at, len - at, &cp);
-
-		if (n == 0 || cp < 0x20 || cp == 0x7f) {
-			*o++ = '?';
-			at += n ? n : 1;
-			continue;
-		}
-		memcpy(o, p + at, n);
-		o += n;
-		at += n;
-	}
-	*o = '\0';
-	return out;
+	return fa_utf8_printable(s, len);
 }
 
 /* The first EXCERPT bytes of a line, "..." when there is more. */
@@ -310,7 +259,9 @@ enum hx_client_line hx_client_log_line(struct hx_client_log *l, const char *line
 	why = msg_fault(type, json);
 	if (why != NULL)
 		goto bad;
-	if (l->n_msgs >= HX_CLIENT_LOG_MAX_MSGS) {
+	/* a result is kept whatever the cap: it ends its task, and a task
+	 * has one, so they cannot flood */
+	if (l->n_msgs >= HX_CLIENT_LOG_MAX_MSGS && strcmp(type, "result") != 0) {
 		why = fa_xasprintf("more than %d messages, ignored", HX_CLIENT_LOG_MAX_MSGS);
 		goto bad;
 	}
@@ -325,7 +276,7 @@ enum hx_client_line hx_client_log_line(struct hx_client_log *l, const char *line
 	return HX_CLIENT_LINE_MSG;
 bad:
 	cJSON_Delete(json);
-	add_error(l, fa_xasprintf("line %zu: %s", n, why));
+	add_error(l, fa_xasprintf("line %zu: %s", n, why), true);
 	free(why);
 	return HX_CLIENT_LINE_ERROR;
 }
@@ -342,12 +293,16 @@ static void *append(void *dst, size_t dst_n, const void *src, size_t n, size_t s
 
 void hx_client_log_move(struct hx_client_log *l, struct hx_scenario_result *out)
 {
+	out->n_protocol_errors_seen += l->n_errors + l->n_dropped;
 	if (l->n_dropped > 0) {
 		char *more = fa_xasprintf("%zu more protocol errors not listed", l->n_dropped);
 
+		/* where the first went: the session's own errors after it */
 		l->errors = grow(l->errors, l->n_errors, &l->cap_errors, sizeof(*l->errors));
-		l->errors[l->n_errors++] = more;
-		l->n_dropped = 0;
+		memmove(&l->errors[l->dropped_at + 1], &l->errors[l->dropped_at],
+			(l->n_errors - l->dropped_at) * sizeof(*l->errors));
+		l->errors[l->dropped_at] = more;
+		l->n_errors++;
 	}
 	if (out->hello == NULL)
 		out->hello = l->hello;
@@ -365,4 +320,5 @@ void hx_client_log_move(struct hx_client_log *l, struct hx_scenario_result *out)
 	l->n_msgs = l->cap_msgs = 0;
 	l->errors = NULL;
 	l->n_errors = l->cap_errors = 0;
+	l->n_line_errors = l->n_dropped = l->dropped_at = 0;
 }

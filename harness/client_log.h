@@ -14,10 +14,12 @@
  * is cut and counted as malformed. */
 #define HX_CLIENT_LOG_MAX_LINE (1024 * 1024)
 
-/* Protocol errors kept per session; the rest are only counted. */
+/* Protocol errors of lines kept per session; the rest are only counted
+ * (the errors that say how the process ended are always kept). */
 #define HX_CLIENT_LOG_MAX_ERRORS 100
 
-/* Valid lines kept per session; later ones are protocol errors. */
+/* Valid lines kept per session; later ones, a result aside, are protocol
+ * errors. */
 #define HX_CLIENT_LOG_MAX_MSGS 65536
 
 /*
@@ -37,7 +39,10 @@ struct hx_client_log {
 	char **errors;               /* owned: "line N: message" or "client ...", in order */
 	size_t n_errors;
 	size_t cap_errors;
-	size_t n_dropped;            /* errors past HX_CLIENT_LOG_MAX_ERRORS, counted only */
+	size_t n_line_errors;        /* entries of errors[] that are a line's */
+	size_t n_dropped;            /* line errors past HX_CLIENT_LOG_MAX_ERRORS, counted only */
+	size_t dropped_at;           /* errors[] index at the first of those (valid when
+	                                n_dropped > 0) */
 	char **tasks;                /* owned: ids of the tasks the client was given */
 	bool *has_result;            /* per tasks[] entry: its result line was read */
 	size_t n_tasks;
@@ -68,15 +73,19 @@ void hx_client_log_task(struct hx_client_log *l, const char *id);
  * "line N: message" in ->errors: not a JSON object, no "type", unknown
  * type, no "task", unknown task, a line after the task's result, a second
  * hello, an "action_result" whose "status" is not an integer 0..999, a
- * "result" whose "outcome" is not one of the four, a cut line. Before the
- * hello, anything but a hello with an integer "protocol" is an error
- * ("expected hello ..."). Never fails otherwise.
+ * "result" whose "outcome" is not one of the four, a cut line, and any
+ * message but a result once HX_CLIENT_LOG_MAX_MSGS are held ("more than
+ * 65536 messages, ignored"). Before the hello, anything but a hello with
+ * an integer "protocol" is an error ("expected hello ..."). Past
+ * HX_CLIENT_LOG_MAX_ERRORS line errors, the next are only counted. Never
+ * fails otherwise.
  */
 enum hx_client_line hx_client_log_line(struct hx_client_log *l, const char *line,
 				     size_t len, bool cut, int64_t t_us);
 
 /* Record a printf-formatted protocol error that belongs to no line (how
- * the process ended: "client ..."), under the same cap. */
+ * the process ended: "client ...", at most two per process), whatever
+ * the cap. */
 void hx_client_log_error(struct hx_client_log *l, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -91,11 +100,13 @@ char *hx_client_log_plain(const char *s, size_t len);
 
 /*
  * Move the hello, the messages and the protocol errors (one more entry,
- * "N more protocol errors not listed", when some were only counted) into
- * @out's hello, msgs and protocol_errors, appended to what they already
- * hold (a restarted client's session after the killed one's; a hello is
- * moved only when @out has none yet, else dropped). @l keeps its line
- * count and tasks, and goes on with an empty record.
+ * "N more protocol errors not listed", where the first was only counted,
+ * before the errors of the session that follow it) into @out's hello,
+ * msgs and protocol_errors, appended to what they already hold (a
+ * restarted client's session after the killed one's; a hello is moved
+ * only when @out has none yet, else dropped), and add every protocol
+ * error, listed or counted, to @out->n_protocol_errors_seen. @l keeps its
+ * line count and tasks, and goes on with an empty record.
  */
 void hx_client_log_move(struct hx_client_log *l, struct hx_scenario_result *out);
 

@@ -157,26 +157,39 @@ static void redirect(int fd, const char *path, int flags)
 	}
 }
 
-/* The child's side: never returns. */
-static void child_exec(const struct hx_exec_spec *spec, char *const argv[],
-		       char *const envp[])
+void hx_exec_client_env_init(struct hx_exec_client_env *e, const char *const *extra)
+{
+	hx_stray_nonce(e->marker);
+	snprintf(e->mark, sizeof(e->mark), "%s=%s", HX_STRAY_ENV, e->marker);
+	e->envp = hx_exec_env(extra, e->mark);
+}
+
+void hx_exec_client_env_release(struct hx_exec_client_env *e)
+{
+	if (e == NULL)
+		return;
+	free(e->envp);
+	e->envp = NULL;
+}
+
+void hx_exec_child_setup(void)
 {
 	struct sigaction dfl;
 	sigset_t none;
 
 	setpgid(0, 0);
-	/* ignored signals survive exec; the harness's handlers must not */
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	for (int sig = 1; sig < NSIG; sig++)
 		sigaction(sig, &dfl, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	redirect(0, NULL, O_RDONLY);
-	redirect(1, spec->stdout_path, O_WRONLY | O_CREAT | O_TRUNC);
-	redirect(2, spec->stderr_path, O_WRONLY | O_CREAT | O_TRUNC);
-	/* descriptors other threads opened without O_CLOEXEC (sockets,
-	 * journals) must not live on in the client */
+}
+
+void hx_exec_child_exec(const char *cmd, char *const envp[])
+{
+	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
+
 	if (close_range(3, ~0U, 0) != 0)
 		for (int fd = 3; fd < 4096; fd++)
 			close(fd);
@@ -187,26 +200,25 @@ static void child_exec(const struct hx_exec_spec *spec, char *const argv[],
 enum fa_rc hx_exec_start(struct hx_exec_proc *p, const struct hx_exec_spec *spec,
 			 struct fa_err *err)
 {
-	char *argv[] = { "sh", "-c", (char *)spec->cmd, NULL };
-	char mark[sizeof(HX_STRAY_ENV) + HX_STRAY_NONCE_LEN + 1];
-	char **envp = NULL;
+	struct hx_exec_client_env env;
 	enum fa_rc rc = FA_EIO;
 	pid_t pid;
 
 	memset(p, 0, sizeof(*p));
 	p->exit_code = -1;
-	hx_stray_nonce(p->marker);
-	snprintf(mark, sizeof(mark), "%s=%s", HX_STRAY_ENV, p->marker);
-	envp = hx_exec_env(spec->env, mark);
+	hx_exec_client_env_init(&env, spec->env);
 	pid = fork();
 	if (pid < 0) {
 		fa_err_set(err, "cannot start client: fork: %s", strerror(errno));
-		memset(p, 0, sizeof(*p));
-		p->exit_code = -1;
 		goto out;
 	}
-	if (pid == 0)
-		child_exec(spec, argv, envp);
+	if (pid == 0) {
+		hx_exec_child_setup();
+		redirect(0, NULL, O_RDONLY);
+		redirect(1, spec->stdout_path, O_WRONLY | O_CREAT | O_TRUNC);
+		redirect(2, spec->stderr_path, O_WRONLY | O_CREAT | O_TRUNC);
+		hx_exec_child_exec(spec->cmd, env.envp);
+	}
 	/* set it from this side too: a kill(-pid) right after we return must
 	 * not miss a child that has not run yet; EACCES once it has exec'd is
 	 * harmless, the child did it first */
@@ -214,11 +226,12 @@ enum fa_rc hx_exec_start(struct hx_exec_proc *p, const struct hx_exec_spec *spec
 	p->pid = pid;
 	p->running = true;
 	p->t_start_us = fa_clock_mono_us();
+	memcpy(p->marker, env.marker, sizeof(p->marker));
 	if (spec->timeout_us > 0)
 		p->deadline_us = p->t_start_us + spec->timeout_us;
 	rc = FA_OK;
 out:
-	free(envp);
+	hx_exec_client_env_release(&env);
 	return rc;
 }
 

@@ -51,6 +51,46 @@ char *hx_exec_task_url(const char *base, const char *path, const char *task_id);
  */
 char **hx_exec_env(const char *const *extra, const char *mark);
 
+/* What a client process is started with, made before the fork. Embedded;
+ * @envp points into it, so it must not move once filled. */
+struct hx_exec_client_env {
+	char marker[HX_STRAY_NONCE_LEN + 1];                     /* its fresh HX_STRAY_ENV value */
+	char mark[sizeof(HX_STRAY_ENV) + HX_STRAY_NONCE_LEN + 1]; /* "HX_STRAY_ENV=marker" */
+	char **envp;  /* owned array (hx_exec_env over the extra entries and @mark);
+	                 its strings borrowed */
+};
+
+/*
+ * Fill @e for one client: a fresh marker (hx_stray_nonce) and the
+ * environment hx_exec_env(@extra, "HX_STRAY_ENV=marker") gives. @extra
+ * ("NAME=value" entries, NULL-terminated, or NULL) must outlive @e.
+ * Allocates: call it before fork(). Release with
+ * hx_exec_client_env_release().
+ */
+void hx_exec_client_env_init(struct hx_exec_client_env *e, const char *const *extra);
+
+/* Free what @e owns. NULL accepted. */
+void hx_exec_client_env_release(struct hx_exec_client_env *e);
+
+/*
+ * In a child just forked to become a client: lead a new process group
+ * (the parent calls setpgid(pid, pid) too, so a signal sent right after
+ * the fork reaches it), restore every signal's default disposition (an
+ * ignored signal survives exec; the harness's handlers must not) and
+ * unblock them all. Only async-signal-safe calls: another thread of the
+ * harness may hold a lock.
+ */
+void hx_exec_child_setup(void);
+
+/*
+ * In that child, its descriptors 0..2 in place: close every descriptor
+ * above 2 (other threads' sockets and journals, opened without
+ * O_CLOEXEC, must not live on in the client) and exec /bin/sh -c @cmd
+ * with @envp. Never returns: exits 127 when the exec fails.
+ * Async-signal-safe.
+ */
+void hx_exec_child_exec(const char *cmd, char *const envp[]) __attribute__((noreturn));
+
 /* How to start one client process. All pointers borrowed for the call. */
 struct hx_exec_spec {
 	const char *cmd;          /* run as /bin/sh -c CMD */

@@ -110,8 +110,12 @@ struct hx_scenario_result {
 	int64_t duration_us;
 	struct hx_client_msg *msgs;      /* owned: stdio mode, the client's valid lines */
 	size_t n_msgs;
-	char **protocol_errors;          /* owned: "line N: message", malformed client lines */
+	char **protocol_errors;          /* owned: "line N: message", malformed client lines,
+	                                    "client ..." (how it ended), and past the cap
+	                                    "N more protocol errors not listed" */
 	size_t n_protocol_errors;
+	size_t n_protocol_errors_seen;   /* every protocol error, those only counted in a
+	                                    "N more" entry included */
 	cJSON *hello;                    /* owned: the client's hello (stdio mode), or NULL */
 	char *client_stderr;             /* owned: the tail of the client's stderr (<= 4 KiB), or NULL */
 	struct hx_restart *restarts;     /* owned: one per kill event that fired, in order */

@@ -21,13 +21,12 @@
 #include "exec.h"
 #include "journal.h"
 #include "provider.h"
+#include "restart.h"
+#include "scenario_state.h"
 #include "server.h"
 #include "stdio_client.h"
 #include "store.h"
 #include "write.h"
-
-/* How often the scenario loop looks at the journal and the clients, ns. */
-#define TICK_NS (10 * 1000 * 1000)
 
 /* Bytes of a client's stderr read to explain why it could not start. */
 #define STDERR_TAIL 2048
@@ -37,49 +36,6 @@
 
 /* A scenario's timeout when it gives none, s. */
 #define SCENARIO_TIMEOUT_S 60
-
-/* Longest wait, after a kill, for the answers let go to reach the
- * journal before the client starts again, µs. */
-#define RELEASE_WAIT_US 2000000
-
-/* One task during a scenario. */
-struct task_state {
-	struct hx_exec_proc proc; /* exec mode: its client process */
-	char *body_file;          /* owned: what {body_file} names (exec mode) */
-	cJSON *body;              /* owned: a write's body carrying its client reference
-	                             (write.h); NULL: the task's own body is sent */
-	bool killed;              /* exec mode: a kill event killed its client */
-	int64_t deadline_us;      /* stdio mode: provider µs its result is due by */
-	bool has_result;          /* stdio mode: its result line was read */
-	bool stopped;             /* its client was stopped by an interruption */
-};
-
-/* One scenario while it runs. */
-struct scen {
-	const struct fa_scenario *sc;
-	const struct hx_run_opts *opts;
-	struct hx_scenario_result *out;
-	const char *dir;          /* this scenario's temporary folder */
-	char *state_dir;          /* owned: CLIENT_STATE_DIR */
-	char *base_url;           /* owned: "http://127.0.0.1:PORT" */
-	struct fa_journal *journal;
-	struct fa_provider *prov;
-	struct fa_server *srv;
-	int64_t t0_us;            /* monotonic origin of the provider's clock */
-	uint64_t since;           /* last journal seq looked at */
-	struct task_state *ts;    /* owned, one per task */
-	enum hx_task_phase *phase; /* owned, one per task */
-	struct hx_event_set ev;
-	bool timed_out;           /* the scenario's own timeout struck */
-	bool interrupted;         /* the run was interrupted while it ran */
-	bool stdio;               /* stdio mode: one client session for the scenario */
-	struct hx_stdio *client;  /* owned: that session, or NULL */
-	size_t msgs_seen;         /* stdio mode: client messages already acted on */
-	unsigned session;         /* stdio mode: the client's process, 0 = the first;
-	                             each restart event starts the next */
-	bool killed;              /* stdio mode: a kill event without restart ended it */
-	bool restart_failed;      /* stdio mode: the client did not start again */
-};
 
 static int rm_entry(const char *path, const struct stat *st, int flag,
 		    struct FTW *ftw)
@@ -91,9 +47,9 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
 	return 0;
 }
 
-static void sleep_tick(void)
+void hx_scenario_tick(void)
 {
-	const struct timespec tick = { 0, TICK_NS };
+	const struct timespec tick = { 0, HX_SCENARIO_TICK_NS };
 
 	nanosleep(&tick, NULL);
 }
@@ -202,7 +158,7 @@ static void assign_references(struct scen *s)
 /* Exec mode: start task @i's client. A client that cannot start is
  * recorded in the task and in the scenario's error, never fatal to the
  * loop. */
-static void start_exec_task(struct scen *s, size_t i)
+void hx_scenario_start_exec_task(struct scen *s, size_t i)
 {
 	const struct fa_task_spec *t = &s->sc->harness.tasks[i];
 	struct task_state *ts = &s->ts[i];
@@ -254,7 +210,7 @@ static void start_exec_task(struct scen *s, size_t i)
 
 /* Stdio mode: the task line of task @i, due within @deadline_ms, with
  * the body it is sent with, to the client. */
-static void send_task_line(struct scen *s, size_t i, int64_t deadline_ms)
+void hx_scenario_send_task_line(struct scen *s, size_t i, int64_t deadline_ms)
 {
 	const struct fa_task_spec *t = &s->sc->harness.tasks[i];
 	char *url = hx_exec_task_url(s->base_url, t->path, t->id);
@@ -285,7 +241,7 @@ static void send_stdio_task(struct scen *s, size_t i)
 	tr->sent = true;
 	tr->t_sent_us = fa_provider_now_us(s->prov);
 	ts->deadline_us = tr->t_sent_us + deadline_ms * 1000;
-	send_task_line(s, i, deadline_ms);
+	hx_scenario_send_task_line(s, i, deadline_ms);
 }
 
 static void start_task(struct scen *s, size_t i)
@@ -293,10 +249,8 @@ static void start_task(struct scen *s, size_t i)
 	if (s->stdio)
 		send_stdio_task(s, i);
 	else
-		start_exec_task(s, i);
+		hx_scenario_start_exec_task(s, i);
 }
-
-static void kill_event(struct scen *s, size_t e);
 
 /* Act on every event due at @now: first its kill (and restart), then its
  * tasks; each task is sent once, whichever event names it first. */
@@ -308,7 +262,7 @@ static void fire_due(struct scen *s, int64_t now)
 		const struct fa_event_spec *ev = &s->sc->harness.events[e];
 
 		if (ev->kill)
-			kill_event(s, e);
+			hx_restart_fire(s, e);
 		for (size_t k = 0; k < ev->n_send; k++) {
 			size_t i = hx_event_task_index(s->sc, ev->send[k]);
 
@@ -398,13 +352,13 @@ static void drive_exec(struct scen *s, int64_t deadline)
 		} else {
 			quiet_since = -1;
 		}
-		sleep_tick();
+		hx_scenario_tick();
 	}
 }
 
 /* Stdio mode: act on the client's new messages. An action_result pulls
  * the client_saw triggers it names; a result finishes its task. */
-static void read_msgs(struct scen *s)
+void hx_scenario_read_msgs(struct scen *s)
 {
 	const struct hx_client_log *log = hx_stdio_log(s->client);
 
@@ -476,7 +430,7 @@ static void drive_stdio(struct scen *s, int64_t deadline)
 			break; /* a restart could not even start it */
 		scan_journal(s);
 		scan_held(s);
-		read_msgs(s);
+		hx_scenario_read_msgs(s);
 		if (!interrupted(s) && now >= deadline && !shutting_down)
 			s->timed_out = true;
 		stop = s->timed_out || s->interrupted || !hx_stdio_running(s->client);
@@ -501,10 +455,10 @@ static void drive_stdio(struct scen *s, int64_t deadline)
 			if (now - ended_since >= HX_RUN_SETTLE_US)
 				break;
 		}
-		hx_stdio_pump(s->client, TICK_NS / 1000000);
+		hx_stdio_pump(s->client, HX_SCENARIO_TICK_NS / 1000000);
 	}
 	if (s->client != NULL)
-		read_msgs(s);
+		hx_scenario_read_msgs(s);
 }
 
 /* Stdio mode: the environment of docs/client-protocol.md, NULL-terminated;
@@ -530,7 +484,7 @@ static char **client_env(const struct scen *s)
 
 /* Stdio mode: what the client said goes into the result, marked with
  * its process's session. */
-static void take_session(struct scen *s)
+void hx_scenario_take_session(struct scen *s)
 {
 	size_t from = s->out->n_msgs;
 
@@ -544,7 +498,7 @@ static void take_session(struct scen *s)
  * scenario's error, and the client is killed; at the first start what it
  * said is kept for the report at once, after a restart the end of the
  * scenario keeps it. */
-static enum fa_rc start_client(struct scen *s, bool restart)
+enum fa_rc hx_scenario_start_client(struct scen *s, bool restart)
 {
 	char **env = client_env(s);
 	struct hx_stdio_spec spec = {
@@ -565,145 +519,15 @@ static enum fa_rc start_client(struct scen *s, bool restart)
 		if (s->client != NULL) {
 			hx_stdio_kill(s->client);
 			while (!hx_stdio_finished(s->client))
-				hx_stdio_pump(s->client, TICK_NS / 1000000);
+				hx_stdio_pump(s->client, HX_SCENARIO_TICK_NS / 1000000);
 			if (!restart)
-				take_session(s);
+				hx_scenario_take_session(s);
 		}
 	}
 	for (size_t k = 0; env[k] != NULL; k++)
 		free(env[k]);
 	free(env);
 	return rc;
-}
-
-/* A new entry of the scenario's restarts; its index. */
-static size_t add_restart(struct scen *s)
-{
-	struct hx_scenario_result *out = s->out;
-
-	out->restarts = fa_xrealloc(out->restarts, (out->n_restarts + 1) * sizeof(*out->restarts));
-	memset(&out->restarts[out->n_restarts], 0, sizeof(*out->restarts));
-	out->restarts[out->n_restarts].t_restart_us = -1;
-	return out->n_restarts++;
-}
-
-static void restart_add_task(struct hx_restart *rs, const char *id)
-{
-	rs->tasks = fa_xrealloc(rs->tasks, (rs->n_tasks + 1) * sizeof(*rs->tasks));
-	rs->tasks[rs->n_tasks++] = fa_xstrdup(id);
-}
-
-/* Stdio mode: SIGKILL the client's process group, reap it, and act on
- * what it printed before it died. */
-static void kill_stdio(struct scen *s)
-{
-	hx_stdio_kill(s->client);
-	while (!hx_stdio_finished(s->client))
-		hx_stdio_pump(s->client, TICK_NS / 1000000);
-	read_msgs(s);
-}
-
-/* Exec mode: SIGKILL the client of event @ev's "after" task (with an
- * at_ms trigger: of every running task) and reap it; the tasks killed go
- * into @rs. */
-static void kill_exec(struct scen *s, const struct fa_event_spec *ev, struct hx_restart *rs)
-{
-	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
-		struct task_state *ts = &s->ts[i];
-
-		if (s->phase[i] != HX_TASK_RUNNING || !ts->proc.running ||
-		    (ev->after_task != NULL &&
-		     strcmp(ev->after_task, s->sc->harness.tasks[i].id) != 0))
-			continue;
-		hx_exec_kill(&ts->proc);
-		hx_exec_wait(&ts->proc);
-		ts->killed = true;
-		restart_add_task(rs, s->sc->harness.tasks[i].id);
-	}
-}
-
-/* Stdio mode: start the client again, same CLIENT_STATE_DIR and
- * environment, and send it again the task line of every task still
- * running (sent, no result, not past its deadline): same id and body,
- * due within what is left of its deadline. */
-static void restart_stdio(struct scen *s, struct hx_restart *rs)
-{
-	int64_t now;
-
-	take_session(s);
-	hx_stdio_free(s->client);
-	s->client = NULL;
-	s->msgs_seen = 0;
-	s->session++;
-	if (start_client(s, true) != FA_OK) {
-		s->restart_failed = true;
-		return;
-	}
-	now = fa_provider_now_us(s->prov);
-	rs->t_restart_us = now;
-	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
-		int64_t left_ms = (s->ts[i].deadline_us - now) / 1000;
-
-		if (s->phase[i] != HX_TASK_RUNNING || s->ts[i].has_result)
-			continue;
-		send_task_line(s, i, left_ms > 0 ? left_ms : 1);
-		restart_add_task(rs, s->sc->harness.tasks[i].id);
-	}
-}
-
-/* Exec mode: run the killed tasks' commands again (same CLIENT_STATE_DIR,
- * body file and environment); a task keeps its first start time. */
-static void restart_exec(struct scen *s, struct hx_restart *rs)
-{
-	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
-		int64_t first = s->out->tasks[i].t_sent_us;
-
-		if (!s->ts[i].killed || s->phase[i] != HX_TASK_RUNNING)
-			continue;
-		s->ts[i].killed = false;
-		start_exec_task(s, i);
-		s->out->tasks[i].t_sent_us = first;
-	}
-	rs->t_restart_us = fa_provider_now_us(s->prov);
-}
-
-/*
- * Event @e's "kill": SIGKILL the client (stdio mode: its session; exec
- * mode: as kill_exec() says) and reap it; only then let every held answer
- * go ahead (fa_server_release: the connection breaks after the client is
- * dead, so nothing races it), and wait until they reach the journal. Then,
- * with "restart", start the client again.
- */
-static void kill_event(struct scen *s, size_t e)
-{
-	const struct fa_event_spec *ev = &s->sc->harness.events[e];
-	struct hx_restart *rs;
-	int64_t until;
-	size_t target, k;
-
-	if (s->stdio && (s->client == NULL || !hx_stdio_running(s->client)))
-		return; /* nothing left to kill */
-	k = add_restart(s);
-	rs = &s->out->restarts[k]; /* add_restart() moved the array */
-	if (s->stdio)
-		kill_stdio(s);
-	else
-		kill_exec(s, ev, rs);
-	rs->t_kill_us = fa_provider_now_us(s->prov);
-	target = fa_journal_count(s->journal);
-	rs->released = fa_server_release(s->srv, NULL);
-	target += rs->released;
-	until = fa_clock_mono_us() + RELEASE_WAIT_US;
-	while (fa_journal_count(s->journal) < target && fa_clock_mono_us() < until)
-		sleep_tick();
-	if (!ev->restart) {
-		s->killed = s->stdio;
-		return;
-	}
-	if (s->stdio)
-		restart_stdio(s, rs);
-	else
-		restart_exec(s, rs);
 }
 
 /* Stdio mode: what the client said goes into the result; a task it never
@@ -733,7 +557,7 @@ static void collect_stdio(struct scen *s)
 	}
 	free(how);
 	if (s->client != NULL)
-		take_session(s);
+		hx_scenario_take_session(s);
 }
 
 /* Exec mode: fill the task results from the processes, and blame a
@@ -901,7 +725,7 @@ enum fa_rc hx_scenario_run(const struct fa_scenario *sc, const struct hx_run_opt
 		goto out;
 	}
 	/* the client is up before the first event counts its time */
-	if (s.stdio && start_client(&s, false) != FA_OK) {
+	if (s.stdio && hx_scenario_start_client(&s, false) != FA_OK) {
 		rc = FA_EIO;
 		goto out;
 	}

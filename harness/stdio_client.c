@@ -15,7 +15,6 @@
 #include "alloc.h"
 #include "clock.h"
 #include "exec.h"
-#include "stray.h"
 
 /* How long a reaped client's stdout may stay open (held by a process that
  * left its group) before it is no longer waited for, µs. */
@@ -121,22 +120,14 @@ cJSON *hx_stdio_task_json(const struct fa_scenario *sc, const struct fa_task_spe
 
 /* ---- the process ----------------------------------------------------- */
 
-/* The child's side: never returns. Only async-signal-safe calls: other
- * threads may hold locks we would need. */
-static void child_exec(const int fds[3], char *const argv[], char *const envp[])
+/* The child's side, its pipe ends in @fds (stdin, stdout, stderr): never
+ * returns. Only async-signal-safe calls: other threads may hold locks we
+ * would need. */
+static void child_exec(const int fds[3], const char *cmd, char *const envp[])
 {
-	struct sigaction dfl;
-	sigset_t none;
 	int high[3];
 
-	setpgid(0, 0);
-	/* ignored signals survive exec; the harness's handlers must not */
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	for (int sig = 1; sig < NSIG; sig++)
-		sigaction(sig, &dfl, NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	hx_exec_child_setup();
 	/* first lift every end above 2 (a harness started with a standard
 	 * descriptor closed gets a pipe end there), then put each in place:
 	 * no dup2 overwrites an end still to be moved, and each clears
@@ -149,11 +140,7 @@ static void child_exec(const int fds[3], char *const argv[], char *const envp[])
 	for (int k = 0; k < 3; k++)
 		if (dup2(high[k], k) < 0)
 			_exit(127);
-	if (close_range(3, ~0U, 0) != 0)
-		for (int fd = 3; fd < 4096; fd++)
-			close(fd);
-	execve("/bin/sh", argv, envp);
-	_exit(127);
+	hx_exec_child_exec(cmd, envp);
 }
 
 static void close_fd(int *fd)
@@ -166,19 +153,14 @@ static void close_fd(int *fd)
 enum fa_rc hx_stdio_start(const struct hx_stdio_spec *spec, struct hx_stdio **out,
 			  struct fa_err *err)
 {
-	char *argv[] = { "sh", "-c", (char *)spec->cmd, NULL };
-	char marker[HX_STRAY_NONCE_LEN + 1];
-	char mark[sizeof(HX_STRAY_ENV) + HX_STRAY_NONCE_LEN + 1];
-	char **envp = NULL;
+	struct hx_exec_client_env env;
 	int in[2] = { -1, -1 }, outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
 	struct hx_stdio *c = NULL;
 	enum fa_rc rc = FA_EIO;
 	pid_t pid;
 
 	*out = NULL;
-	hx_stray_nonce(marker);
-	snprintf(mark, sizeof(mark), "%s=%s", HX_STRAY_ENV, marker);
-	envp = hx_exec_env(spec->env, mark);
+	hx_exec_client_env_init(&env, spec->env);
 	/* O_CLOEXEC: another thread's client must not inherit our ends */
 	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(outp, O_CLOEXEC) != 0 ||
 	    pipe2(errp, O_CLOEXEC) != 0) {
@@ -193,7 +175,7 @@ enum fa_rc hx_stdio_start(const struct hx_stdio_spec *spec, struct hx_stdio **ou
 	if (pid == 0) {
 		int fds[3] = { in[0], outp[1], errp[1] };
 
-		child_exec(fds, argv, envp);
+		child_exec(fds, spec->cmd, env.envp);
 	}
 	/* as exec.c: a kill(-pid) right after we return must reach it */
 	setpgid(pid, pid);
@@ -202,7 +184,7 @@ enum fa_rc hx_stdio_start(const struct hx_stdio_spec *spec, struct hx_stdio **ou
 	c->proc.running = true;
 	c->proc.t_start_us = fa_clock_mono_us();
 	c->proc.exit_code = -1;
-	memcpy(c->proc.marker, marker, sizeof(marker));
+	memcpy(c->proc.marker, env.marker, sizeof(c->proc.marker));
 	c->in_fd = in[1];
 	c->out_fd = outp[0];
 	c->err_fd = errp[0];
@@ -221,7 +203,7 @@ out:
 		close_fd(&outp[k]);
 		close_fd(&errp[k]);
 	}
-	free(envp);
+	hx_exec_client_env_release(&env);
 	return rc;
 }
 

@@ -1,25 +1,43 @@
 /* tally.c -- attempts.hidden: the client's count of its attempts against the provider's. */
 #include "tally.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cJSON.h>
 
 #include "alloc.h"
+#include "evidence.h"
+
+/* Bytes of a result's "attempts" quoted when they are no count. */
+#define NO_COUNT_SHOWN 40
+
+/* What a client process said it sent for a task. */
+enum said { SAID_NOTHING = 0, SAID_COUNT, SAID_NO_COUNT };
 
 static bool same(const char *a, const char *b)
 {
 	return a != NULL && b != NULL && strcmp(a, b) == 0;
 }
 
-/* What the client's process @session said it sent for @task: the
- * attempts of its result, else its action_sent lines; -1 when it said
- * nothing. */
-static long reported_in(const struct hx_check_input *in, const char *task, unsigned session)
+/* @v, a result's "attempts" member (NULL: none), is a count. */
+static bool is_count(const cJSON *v)
+{
+	return cJSON_IsNumber(v) && v->valuedouble >= 0 &&
+	       v->valuedouble <= HX_TALLY_MAX_ATTEMPTS &&
+	       v->valuedouble == floor(v->valuedouble);
+}
+
+/*
+ * What the client's process @session said it sent for @task, in *@n: the
+ * attempts of its result (SAID_NO_COUNT, with the member in *@bad, when
+ * they are no count), else the number of its action_sent lines.
+ */
+static enum said reported_in(const struct hx_check_input *in, const char *task,
+			     unsigned session, long *n, const cJSON **bad)
 {
 	long sent = 0;
-	bool any = false;
 
 	for (size_t i = 0; i < in->n_msgs; i++) {
 		const struct hx_client_msg *m = &in->msgs[i];
@@ -27,53 +45,72 @@ static long reported_in(const struct hx_check_input *in, const char *task, unsig
 		if (m->session != session || !same(m->task, task))
 			continue;
 		if (same(m->type, "result")) {
-			const cJSON *n = cJSON_GetObjectItemCaseSensitive(m->json, "attempts");
+			const cJSON *v = cJSON_GetObjectItemCaseSensitive(m->json, "attempts");
 
-			if (cJSON_IsNumber(n) && n->valuedouble >= 0)
-				return (long)n->valuedouble;
-		} else if (same(m->type, "action_sent")) {
-			sent++;
-			any = true;
+			if (!is_count(v)) {
+				*bad = v;
+				return SAID_NO_COUNT;
+			}
+			*n = (long)v->valuedouble;
+			return SAID_COUNT;
 		}
+		if (same(m->type, "action_sent"))
+			sent++;
 	}
-	return any ? sent : -1;
+	*n = sent;
+	return sent > 0 ? SAID_COUNT : SAID_NOTHING;
 }
 
 /* What the client said it sent for @task, summed over its processes (a
- * killed one and the one restarted after it each count their own): -1
- * when none said anything. */
-static long reported(const struct hx_check_input *in, const char *task)
+ * killed one and the one restarted after it each count their own), in
+ * *@n; SAID_NO_COUNT, with the member in *@bad, as soon as one result's
+ * attempts are no count. */
+static enum said reported(const struct hx_check_input *in, const char *task, long *n,
+			  const cJSON **bad)
 {
+	enum said total = SAID_NOTHING;
 	unsigned last = 0;
-	long total = -1;
 
+	*n = 0;
 	for (size_t i = 0; i < in->n_msgs; i++)
 		if (in->msgs[i].session > last)
 			last = in->msgs[i].session;
 	for (unsigned s = 0; s <= last; s++) {
-		long n = reported_in(in, task, s);
+		long k = 0;
+		enum said one = reported_in(in, task, s, &k, bad);
 
-		if (n >= 0)
-			total = total < 0 ? n : total + n;
+		if (one == SAID_NO_COUNT)
+			return SAID_NO_COUNT;
+		if (one == SAID_COUNT) {
+			*n += k;
+			total = SAID_COUNT;
+		}
 	}
 	return total;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* The detail for task @task whose result's attempts, @bad (NULL: none),
+ * are no count; a new string. */
+static char *no_count(const char *task, const cJSON *bad)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	char *text, *d;
 
-	return x < y ? -1 : x > y;
+	if (bad == NULL)
+		return fa_xasprintf("task %s: the client's result has no \"attempts\", "
+				    "not a count", task);
+	text = fa_xcheck(cJSON_PrintUnformatted(bad), "attempts.hidden detail");
+	d = fa_xasprintf("task %s: the client reported attempts %.*s%s, not a count", task,
+			 NO_COUNT_SHOWN, text, strlen(text) > NO_COUNT_SHOWN ? "..." : "");
+	cJSON_free(text);
+	return d;
 }
 
 void hx_tally_check(const struct hx_check_input *in, struct hx_check_result *r)
 {
 	size_t n_tasks = in->sc != NULL ? in->sc->harness.n_tasks : 0;
-	uint64_t *bad = fa_xcalloc(in->n_attempts + 1, sizeof(*bad));
-	uint64_t *all = fa_xcalloc(in->n_attempts + 1, sizeof(*all));
-	size_t n_bad = 0, n_all = 0, judged = 0, differ = 0;
-	const char *first = NULL;
-	long first_said = 0, first_seen = 0;
+	struct hx_evidence bad = { 0 }, all = { 0 };
+	size_t judged = 0, differ = 0;
+	char *first = NULL;
 
 	if (in->mode != HX_MODE_STDIO) {
 		r->verdict = HX_NA;
@@ -82,57 +119,51 @@ void hx_tally_check(const struct hx_check_input *in, struct hx_check_result *r)
 	}
 	for (size_t t = 0; t < n_tasks; t++) {
 		const char *id = in->sc->harness.tasks[t].id;
-		long said = reported(in, id), seen = 0;
-		size_t mark = n_bad;
+		const cJSON *odd = NULL;
+		long said = 0, seen = 0;
+		enum said how = reported(in, id, &said, &odd);
+		size_t mark = bad.n;
 
-		if (said < 0)
+		if (how == SAID_NOTHING)
 			continue;
 		judged++;
 		for (size_t i = 0; i < in->n_attempts; i++) {
 			if (!same(in->attempts[i].task, id))
 				continue;
 			seen++;
-			all[n_all++] = in->attempts[i].seq;
-			bad[n_bad++] = in->attempts[i].seq;
+			hx_evidence_add(&all, in->attempts[i].seq);
+			hx_evidence_add(&bad, in->attempts[i].seq);
 		}
-		if (said == seen) {
-			n_bad = mark;
+		if (how == SAID_COUNT && said == seen) {
+			bad.n = mark;
 			continue;
 		}
-		if (differ++ == 0) {
-			first = id;
-			first_said = said;
-			first_seen = seen;
-		}
+		if (differ++ > 0)
+			continue;
+		if (how == SAID_NO_COUNT)
+			first = no_count(id, odd);
+		else
+			first = fa_xasprintf(
+				"task %s: the client reported %ld attempt%s, the provider "
+				"saw %ld (%s)", id, said, said == 1 ? "" : "s", seen,
+				seen > said ? "attempts hidden from the client's count"
+					    : "reported attempts that never arrived");
 	}
 	if (judged == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("the client reported on no task");
-		goto out;
-	}
-	if (differ > 0) {
+	} else if (differ > 0) {
 		r->verdict = HX_FAIL;
-		r->detail = fa_xasprintf(
-			"task %s: the client reported %ld attempt%s, the provider "
-			"saw %ld (%s)%s", first, first_said, first_said == 1 ? "" : "s",
-			first_seen, first_seen > first_said ? "attempts hidden from the "
-			"client's count" : "reported attempts that never arrived",
-			differ > 1 ? "; other tasks differ too" : "");
-		qsort(bad, n_bad, sizeof(*bad), cmp_u64);
-		r->evidence = bad;
-		r->n_evidence = n_bad;
-		bad = NULL;
+		r->detail = fa_xasprintf("%s%s", first, differ > 1 ? "; other tasks differ too" : "");
+		hx_evidence_give(&bad, r);
 	} else {
 		r->verdict = HX_PASS;
 		r->detail = fa_xasprintf("%zu task%s: the client's counts match the "
 					 "provider's", judged, judged == 1 ? "" : "s");
-		qsort(all, n_all, sizeof(*all), cmp_u64);
-		r->evidence = n_all ? all : NULL;
-		r->n_evidence = n_all;
-		if (n_all)
-			all = NULL;
+		hx_evidence_give(&all, r);
 	}
 out:
-	free(bad);
-	free(all);
+	free(first);
+	hx_evidence_release(&bad);
+	hx_evidence_release(&all);
 }

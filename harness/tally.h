@@ -4,6 +4,9 @@
 
 #include "result.h"
 
+/* The largest count a result's "attempts" may carry. */
+#define HX_TALLY_MAX_ATTEMPTS 1000000
+
 /*
  * Judge attempts.hidden on one scenario into @r (id, level and required
  * are the caller's). Seed 000: a budget must count every attempt really
@@ -12,10 +15,14 @@
  * is, per client process (hx_client_msg.session: a restart event starts
  * a new one), the "attempts" of that process's result line, or without
  * one the number of its action_sent lines, summed over the processes;
- * the provider's count is the journal entries attributed to the task. Any difference fails (more on the wire: hidden
- * retries; fewer: reports of attempts that never arrived). n/a in exec
- * mode (the client reports nothing) and when no task was reported on.
- * Evidence: the journal entries of the tasks that differ (or of all).
+ * the provider's count is the journal entries attributed to the task.
+ * Any difference fails (more on the wire: hidden retries; fewer: reports
+ * of attempts that never arrived), and so does a result whose "attempts"
+ * is missing or no integer 0..HX_TALLY_MAX_ATTEMPTS ("task t1: the client
+ * reported attempts 1.5, not a count"): the result still ended the task,
+ * but its count cannot be compared. n/a in exec mode (the client reports
+ * nothing) and when no task was reported on. Evidence: the journal
+ * entries of the tasks that differ (or of all).
  */
 void hx_tally_check(const struct hx_check_input *in, struct hx_check_result *r);
 

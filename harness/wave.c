@@ -7,6 +7,7 @@
 #include <cJSON.h>
 
 #include "alloc.h"
+#include "evidence.h"
 
 static int expect_int(const struct hx_check_input *in, const char *name,
 		      int dflt, int lo, int hi)
@@ -88,13 +89,6 @@ static int64_t release_of(const struct hx_check_input *in, const char *id,
 	return release;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 void hx_wave_check(const struct hx_check_input *in, struct hx_check_result *r)
 {
 	int min_tasks = expect_int(in, "min_tasks", HX_WAVE_MIN_TASKS, 2, 1000);
@@ -104,8 +98,7 @@ void hx_wave_check(const struct hx_check_input *in, struct hx_check_result *r)
 	const struct fa_attempt *judged = NULL;
 	int64_t judged_spread = -1;
 	size_t judged_n = 0, pauses = 0, best_held = 0;
-	uint64_t *ev = NULL;
-	size_t n_ev = 0;
+	struct hx_evidence ev = { 0 };
 	bool wave = false;
 
 	for (size_t i = 0; i < in->n_attempts && !wave; i++) {
@@ -153,12 +146,10 @@ void hx_wave_check(const struct hx_check_input *in, struct hx_check_result *r)
 			judged_spread = hi - lo;
 			judged_n = n_back;
 			wave = judged_spread < wave_us;
-			free(ev);
-			ev = fa_xcalloc(n_back + 1, sizeof(*ev));
-			n_ev = 0;
-			ev[n_ev++] = p->seq;
+			ev.n = 0;
+			hx_evidence_add(&ev, p->seq);
 			for (size_t k = 0; k < n_back; k++)
-				ev[n_ev++] = back[k]->seq;
+				hx_evidence_add(&ev, back[k]->seq);
 		}
 		free(back);
 	}
@@ -168,12 +159,10 @@ void hx_wave_check(const struct hx_check_input *in, struct hx_check_result *r)
 			? fa_xstrdup("no route announced a pause")
 			: fa_xasprintf("no pause held %d tasks that came back after "
 				       "it (most: %zu)", min_tasks, best_held);
-		free(ev);
+		hx_evidence_release(&ev);
 		return;
 	}
-	qsort(ev, n_ev, sizeof(*ev), cmp_u64);
-	r->evidence = ev;
-	r->n_evidence = n_ev;
+	hx_evidence_give(&ev, r);
 	r->verdict = wave ? HX_FAIL : HX_PASS;
 	r->detail = fa_xasprintf(
 		"%s: %zu tasks held by the pause of scope %s (seq %llu, until "

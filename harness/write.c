@@ -9,6 +9,7 @@
 
 #include "alloc.h"
 #include "clock.h"
+#include "evidence.h"
 #include "route.h"
 
 /* The reconciliation read by key, as the provider journals it. */
@@ -85,16 +86,6 @@ struct writes {
 	size_t n;
 };
 
-static int cmp_arrival(const void *a, const void *b)
-{
-	const struct fa_attempt *x = *(const struct fa_attempt *const *)a;
-	const struct fa_attempt *y = *(const struct fa_attempt *const *)b;
-
-	if (x->t_arrival_us != y->t_arrival_us)
-		return x->t_arrival_us < y->t_arrival_us ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
 /* The Idempotency-Key @a carried; an empty header is none. */
 static const char *key_of(const struct fa_attempt *a)
 {
@@ -169,8 +160,7 @@ static void writes_collect(const struct hx_check_input *in, struct writes *ws)
 	}
 	for (size_t k = 0; k < n; k++)
 		order[k] = &in->attempts[k];
-	if (n > 1)
-		qsort(order, n, sizeof(*order), cmp_arrival);
+	hx_evidence_sort_arrival(order, n);
 	for (size_t k = 0; k < n; k++)
 		own[k] = owner(ws, order[k]);
 	/* a read by key names no task when the client left fa_task out */
@@ -298,48 +288,6 @@ static char *write_name(const struct wr *w)
 	return fa_xasprintf("write %s", w->t->id);
 }
 
-/* A growing list of journal seqs, handed over as a check's evidence. */
-struct seqs {
-	uint64_t *v;
-	size_t n;
-	size_t cap;
-};
-
-static void seqs_add(struct seqs *s, uint64_t seq)
-{
-	if (s->n == s->cap) {
-		s->cap = s->cap ? 2 * s->cap : 8;
-		s->v = fa_xrealloc(s->v, s->cap * sizeof(*s->v));
-	}
-	s->v[s->n++] = seq;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Hand @s to @r as its evidence, ascending and without repeats; @s is
- * emptied. */
-static void seqs_give(struct seqs *s, struct hx_check_result *r)
-{
-	size_t n = 0;
-
-	if (s->n > 0)
-		qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
-	for (size_t i = 0; i < s->n; i++)
-		if (n == 0 || s->v[n - 1] != s->v[i])
-			s->v[n++] = s->v[i];
-	free(r->evidence);
-	r->evidence = n ? s->v : NULL;
-	r->n_evidence = n;
-	if (n == 0)
-		free(s->v);
-	memset(s, 0, sizeof(*s));
-}
-
 /* The verdict when no write of the scenario made a create. */
 static void na_no_create(const struct writes *ws, struct hx_check_result *r)
 {
@@ -357,7 +305,7 @@ static void na_no_create(const struct writes *ws, struct hx_check_result *r)
 void hx_write_key_stable(const struct hx_check_input *in, struct hx_check_result *r)
 {
 	struct writes ws;
-	struct seqs bad = { 0 }, good = { 0 };
+	struct hx_evidence bad = { 0 }, good = { 0 };
 	size_t judged = 0, unstable = 0;
 	char *name;
 
@@ -389,7 +337,7 @@ void hx_write_key_stable(const struct hx_check_input *in, struct hx_check_result
 		judged++;
 		for (size_t k = 0; k < w->n; k++)
 			if (is_create(in->sc, w->att[k]))
-				seqs_add(odd ? &bad : &good, w->att[k]->seq);
+				hx_evidence_add(odd ? &bad : &good, w->att[k]->seq);
 		if (odd == NULL) {
 			if (r->detail == NULL) {
 				name = write_name(w);
@@ -427,7 +375,7 @@ void hx_write_key_stable(const struct hx_check_input *in, struct hx_check_result
 		r->detail = fa_xasprintf("%s%s", d, unstable > 1 ? "; other writes changed "
 					 "keys too" : "");
 		free(d);
-		seqs_give(&bad, r);
+		hx_evidence_give(&bad, r);
 	} else {
 		char *d = r->detail;
 
@@ -435,18 +383,18 @@ void hx_write_key_stable(const struct hx_check_input *in, struct hx_check_result
 		r->detail = judged > 1 ? fa_xasprintf("%zu writes kept one key each; %s", judged, d)
 				       : fa_xstrdup(d);
 		free(d);
-		seqs_give(&good, r);
+		hx_evidence_give(&good, r);
 	}
 out:
-	free(bad.v);
-	free(good.v);
+	hx_evidence_release(&bad);
+	hx_evidence_release(&good);
 	writes_release(&ws);
 }
 
 /* ---- write.no_duplicate ------------------------------------------------ */
 
 /* "1, 3": the seqs of @s. A new string. */
-static char *seq_list(const struct seqs *s)
+static char *seq_list(const struct hx_evidence *s)
 {
 	char *list = fa_xstrdup("");
 
@@ -463,14 +411,14 @@ static char *seq_list(const struct seqs *s)
 void hx_write_no_duplicate(const struct hx_check_input *in, struct hx_check_result *r)
 {
 	struct writes ws;
-	struct seqs bad = { 0 }, good = { 0 };
+	struct hx_evidence bad = { 0 }, good = { 0 };
 	size_t judged = 0, doubled = 0;
 	char *shown = NULL;
 
 	writes_collect(in, &ws);
 	for (size_t i = 0; i < ws.n; i++) {
 		const struct wr *w = &ws.w[i];
-		struct seqs mine = { 0 };
+		struct hx_evidence mine = { 0 };
 		char *recs, *name, *list;
 
 		if (count_creates(&ws, w) == 0)
@@ -478,9 +426,9 @@ void hx_write_no_duplicate(const struct hx_check_input *in, struct hx_check_resu
 		judged++;
 		for (size_t k = 0; k < w->n; k++)
 			if (is_create(in->sc, w->att[k]) && w->att[k]->committed)
-				seqs_add(&mine, w->att[k]->seq);
+				hx_evidence_add(&mine, w->att[k]->seq);
 		for (size_t k = 0; k < mine.n; k++)
-			seqs_add(mine.n > 1 ? &bad : &good, mine.v[k]);
+			hx_evidence_add(mine.n > 1 ? &bad : &good, mine.v[k]);
 		/* show the first duplicate, else the first write committed */
 		if (mine.n > 0 && doubled == 0 && (mine.n > 1 || shown == NULL)) {
 			recs = records_of(&ws, w);
@@ -498,7 +446,7 @@ void hx_write_no_duplicate(const struct hx_check_input *in, struct hx_check_resu
 			free(recs);
 		}
 		doubled += mine.n > 1;
-		free(mine.v);
+		hx_evidence_release(&mine);
 	}
 	if (judged == 0) {
 		na_no_create(&ws, r);
@@ -506,7 +454,7 @@ void hx_write_no_duplicate(const struct hx_check_input *in, struct hx_check_resu
 		r->verdict = HX_FAIL;
 		r->detail = fa_xasprintf("%s%s", shown, doubled > 1 ? "; other writes were "
 					 "duplicated too" : "");
-		seqs_give(&bad, r);
+		hx_evidence_give(&bad, r);
 	} else {
 		r->verdict = HX_PASS;
 		if (shown == NULL)
@@ -517,11 +465,11 @@ void hx_write_no_duplicate(const struct hx_check_input *in, struct hx_check_resu
 						 judged, shown);
 		else
 			r->detail = fa_xstrdup(shown);
-		seqs_give(&good, r);
+		hx_evidence_give(&good, r);
 	}
 	free(shown);
-	free(bad.v);
-	free(good.v);
+	hx_evidence_release(&bad);
+	hx_evidence_release(&good);
 	writes_release(&ws);
 }
 
@@ -557,7 +505,7 @@ static char *what_next(const struct writes *ws, const struct fa_attempt *a,
 void hx_write_reconcile_first(const struct hx_check_input *in, struct hx_check_result *r)
 {
 	struct writes ws;
-	struct seqs bad = { 0 }, good = { 0 };
+	struct hx_evidence bad = { 0 }, good = { 0 };
 	size_t n_amb = 0, n_bad = 0;
 	char *shown = NULL;
 
@@ -581,9 +529,9 @@ void hx_write_reconcile_first(const struct hx_check_input *in, struct hx_check_r
 				continue;
 			n_amb++;
 			what = what_next(&ws, a, next, &ok);
-			seqs_add(ok ? &good : &bad, a->seq);
+			hx_evidence_add(ok ? &good : &bad, a->seq);
 			if (next != NULL)
-				seqs_add(ok ? &good : &bad, next->seq);
+				hx_evidence_add(ok ? &good : &bad, next->seq);
 			if (!ok)
 				n_bad++;
 			if ((!ok && n_bad == 1) || (ok && shown == NULL)) {
@@ -606,17 +554,17 @@ void hx_write_reconcile_first(const struct hx_check_input *in, struct hx_check_r
 		r->verdict = HX_FAIL;
 		r->detail = fa_xasprintf("%s%s", shown, n_bad > 1 ? "; more fresh creates "
 					 "after ambiguous outcomes" : "");
-		seqs_give(&bad, r);
+		hx_evidence_give(&bad, r);
 	} else {
 		r->verdict = HX_PASS;
 		r->detail = n_amb > 1 ? fa_xasprintf("%zu ambiguous outcomes, none followed by a "
 						     "fresh create; %s", n_amb, shown)
 				      : fa_xstrdup(shown);
-		seqs_give(&good, r);
+		hx_evidence_give(&good, r);
 	}
 	free(shown);
-	free(bad.v);
-	free(good.v);
+	hx_evidence_release(&bad);
+	hx_evidence_release(&good);
 	writes_release(&ws);
 }
 
@@ -685,7 +633,7 @@ static bool preserved(const struct writes *ws, const struct wr *w, const cJSON *
 void hx_write_ambiguity(const struct hx_check_input *in, struct hx_check_result *r)
 {
 	struct writes ws;
-	struct seqs bad = { 0 }, good = { 0 };
+	struct hx_evidence bad = { 0 }, good = { 0 };
 	size_t n_amb = 0, judged = 0, n_bad = 0;
 	const char *silent = NULL;
 	char *shown = NULL;
@@ -717,7 +665,7 @@ void hx_write_ambiguity(const struct hx_check_input *in, struct hx_check_result 
 		ok = preserved(&ws, w, res, &d);
 		for (size_t k = 0; k < w->n; k++)
 			if (is_create(in->sc, w->att[k]) && w->att[k]->committed)
-				seqs_add(ok ? &good : &bad, w->att[k]->seq);
+				hx_evidence_add(ok ? &good : &bad, w->att[k]->seq);
 		if (!ok)
 			n_bad++;
 		if ((!ok && n_bad == 1) || (ok && shown == NULL)) {
@@ -739,16 +687,16 @@ void hx_write_ambiguity(const struct hx_check_input *in, struct hx_check_result 
 		r->verdict = HX_FAIL;
 		r->detail = fa_xasprintf("%s%s", shown, n_bad > 1 ? "; other writes lost their "
 					 "ambiguity too" : "");
-		seqs_give(&bad, r);
+		hx_evidence_give(&bad, r);
 	} else {
 		r->verdict = HX_PASS;
 		r->detail = judged > 1 ? fa_xasprintf("%zu ambiguous writes kept so; %s", judged,
 						      shown)
 				       : fa_xstrdup(shown);
-		seqs_give(&good, r);
+		hx_evidence_give(&good, r);
 	}
 	free(shown);
-	free(bad.v);
-	free(good.v);
+	hx_evidence_release(&bad);
+	hx_evidence_release(&good);
 	writes_release(&ws);
 }

@@ -8,6 +8,7 @@ client recorded, never from a sleep here; pauses are 1 s.
 import datetime
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import signal
@@ -230,6 +231,42 @@ for line in sys.stdin:
         status, ra, err = attempt(msg, 1)
         report(msg, 1, status, ra, err)
         finish(msg, "succeeded" if status == 200 else "failed", 1, status)
+'''
+
+# Does its task with one attempt, but prints --flood N action_sent lines
+# before its result, or --garbage N unparseable lines and then exits 3
+# before any result; --attempts X reports X (JSON text) as its result's
+# attempts; --hello J says hello with the JSON object J.
+NOISY = COMMON + r'''
+ARGS = sys.argv[1:]
+
+
+def arg(name, default=None):
+    return ARGS[ARGS.index(name) + 1] if name in ARGS else default
+
+
+if arg("--hello"):
+    say(json.loads(arg("--hello")))
+else:
+    hello("py-noisy")
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] != "task":
+        break
+    status, ra, err = attempt(msg, 1)
+    report(msg, 1, status, ra, err)
+    if arg("--garbage"):
+        sys.stdout.write("garbage\n" * int(arg("--garbage")))
+        sys.stdout.flush()
+        os._exit(3)
+    if arg("--flood"):
+        sent = json.dumps({"type": "action_sent", "task": msg["id"], "attempt": 1}) + "\n"
+        sys.stdout.write(sent * int(arg("--flood")))
+        sys.stdout.flush()
+    sys.stdout.write('{"type": "result", "task": "%s", "outcome": "succeeded", '
+                     '"attempts": %s, "sent": "yes", "status": %d}\n'
+                     % (msg["id"], arg("--attempts", "1"), status))
+    sys.stdout.flush()
 '''
 
 OK_200 = [{"status": 200, "body": {"id": "{id}"}}]
@@ -555,6 +592,10 @@ def test_task_without_result_times_out_at_its_deadline(harness_bin, tmp_path):
     assert s["protocol_errors"] == []
     assert "task t1: timed out (no result within its deadline)" in proc.stdout
     assert verdicts(s)["attempts.bounded"] == "fail"
+    # no client is killed at a deadline in stdio mode: the detail says so
+    bounded = next(c for c in s["checks"] if c["id"] == "attempts.bounded")
+    assert bounded["detail"] == ("task t1 hung: the client did not report a result before "
+                                 "its deadline")
     assert proc.returncode == 1
 
 
@@ -621,3 +662,84 @@ def test_interrupted_scenario_is_not_graded_and_its_tasks_not_timed_out(harness_
     assert (task["timed_out"], task["outcome"], task["error"]) == (False, None, None)
     assert "task t1: no result\n" in out
     assert "timed out" not in out
+
+
+# The harness keeps HX_CLIENT_LOG_MAX_MSGS messages per client process.
+MAX_MSGS = 65536
+
+
+def test_a_flood_of_messages_does_not_cost_the_task_its_result(harness_bin, tmp_path):
+    flood = 100_000
+    doc = scenario("flood", OK_200)
+    proc, report = run_stdio(harness_bin, tmp_path, doc,
+                             client(tmp_path, "noisy", NOISY, "--flood", flood))
+    s = report["scenarios"][0]
+    task = s["tasks"][0]
+    assert (task["outcome"], task["timed_out"], task["error"]) == ("succeeded", False, None)
+    v = verdicts(s)
+    assert v["attempts.bounded"] == "pass"
+    assert v["attempts.hidden"] == "pass"  # the result's count, kept past the cap
+    # action_sent and action_result before the flood; all but the result
+    # past the cap are errors
+    errors = flood + 2 - MAX_MSGS
+    assert len(s["protocol_errors"]) == 101
+    assert s["protocol_errors"][0] == (f"line {MAX_MSGS + 2}: more than {MAX_MSGS} "
+                                       "messages, ignored")
+    assert s["protocol_errors"][100] == f"{errors - 100} more protocol errors not listed"
+    assert f"  protocol errors: {errors}\n" in proc.stdout
+    assert "task t1: result succeeded" in proc.stdout
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_how_the_client_ended_is_listed_past_the_error_cap(harness_bin, tmp_path):
+    doc = scenario("garbage-exit", OK_200)
+    proc, report = run_stdio(harness_bin, tmp_path, doc,
+                             client(tmp_path, "noisy", NOISY, "--garbage", 150))
+    s = report["scenarios"][0]
+    # hello, action_sent and action_result first; the end may be seen
+    # before the last lines are read, so only the counts are fixed
+    ended = "client exited with status 3 before shutdown"
+    assert len(s["protocol_errors"]) == 102
+    assert s["protocol_errors"].count(ended) == 1
+    lines = [e for e in s["protocol_errors"] if e != ended]
+    assert lines[:2] == ["line 4: not a JSON object: garbage",
+                         "line 5: not a JSON object: garbage"]
+    assert lines[99:] == ["line 103: not a JSON object: garbage",
+                          "50 more protocol errors not listed"]
+    assert s["tasks"][0]["error"] == "client exited with status 3 before reporting"
+    assert "  protocol errors: 151\n" in proc.stdout
+    assert f"    {ended}\n" in proc.stdout
+
+
+@pytest.mark.parametrize("attempts, shown", [
+    ("1e300", "1e+300"), ("9.3e18", "9.3e+18"), ("1.9", "1.9"), ("-1", "-1"),
+    ('"1"', '"1"'), ("null", "null"),
+])
+def test_result_attempts_that_are_no_count_fail_attempts_hidden(harness_bin, tmp_path,
+                                                                attempts, shown):
+    doc = scenario("badcount", OK_200)
+    proc, report = run_stdio(harness_bin, tmp_path, doc,
+                             client(tmp_path, "noisy", NOISY, "--attempts",
+                                    shlex.quote(attempts)))
+    s = report["scenarios"][0]
+    task = s["tasks"][0]
+    # the result still ended the task ...
+    assert (task["outcome"], task["timed_out"], task["error"]) == ("succeeded", False, None)
+    assert s["protocol_errors"] == []
+    # ... but its count cannot be compared
+    hidden = next(c for c in s["checks"] if c["id"] == "attempts.hidden")
+    assert hidden["verdict"] == "fail"
+    assert hidden["detail"] == f"task t1: the client reported attempts {shown}, not a count"
+    assert [e["seq"] for e in hidden["evidence"]] == [1]
+    assert verdicts(s)["attempts.bounded"] == "pass"
+    assert proc.returncode == 1, proc.stdout
+
+
+def test_hello_without_name_or_version_says_so(harness_bin, tmp_path):
+    doc = scenario("anonymous", OK_200)
+    proc, report = run_stdio(harness_bin, tmp_path, doc,
+                             client(tmp_path, "noisy", NOISY, "--hello",
+                                    shlex.quote('{"type": "hello", "protocol": 1}')))
+    assert report["client"]["hello"] == {"type": "hello", "protocol": 1}
+    assert "client hello: (no name) (no version), protocol 1, features: none\n" in proc.stdout
+    assert proc.returncode == 0, proc.stdout

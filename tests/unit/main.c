@@ -22,6 +22,7 @@
 	X(stdio)        \
 	X(store)        \
 	X(fault)        \
+	X(evidence)        \
 	X(write)        \
 	X(event)
 

@@ -241,9 +241,20 @@ static void bounded__fails_a_client_killed_by_its_timeout(void)
 	hx_check_run_all(&in, &res, &n);
 	r = get(res, "attempts.bounded");
 	CU_ASSERT_EQUAL(r->verdict, HX_FAIL);
-	CU_ASSERT_TRUE(detail_has(r, "task t1 hung"));
+	CU_ASSERT_TRUE(detail_has(r, "task t1 hung: its client was killed by the timeout"));
 	CU_ASSERT_TRUE(evidence_is(r, 1, 1));
 	free_results(res);
+	/* stdio mode kills no client at a deadline: the detail says what
+	 * happened there */
+	in.mode = HX_MODE_STDIO;
+	hx_check_run_all(&in, &res, &n);
+	r = get(res, "attempts.bounded");
+	CU_ASSERT_EQUAL(r->verdict, HX_FAIL);
+	CU_ASSERT_TRUE(detail_has(r, "task t1 hung: the client did not report a result "
+				  "before its deadline"));
+	CU_ASSERT_FALSE(detail_has(r, "killed"));
+	free_results(res);
+	in.mode = HX_MODE_EXEC;
 	/* the same journal without the hang passes */
 	runs[0].timed_out = false;
 	runs[0].exit_code = 0;

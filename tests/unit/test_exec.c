@@ -285,6 +285,43 @@ static void exec__each_client_gets_a_fresh_marker_in_its_environment(void)
 	free(out);
 }
 
+static void exec__client_env_puts_the_extras_then_a_fresh_marker_on_top(void)
+{
+	const char *extra[] = { "FAKEAPI_TASK=t1", HX_STRAY_ENV "=from-extra", NULL };
+	struct hx_exec_client_env a, b;
+	size_t n_task = 0, n_mark = 0, n_path = 0;
+	const char *mark = NULL;
+
+	setenv("FAKEAPI_TASK", "inherited", 1);
+	hx_exec_client_env_init(&a, extra);
+	hx_exec_client_env_init(&b, NULL);
+	unsetenv("FAKEAPI_TASK");
+	CU_ASSERT_EQUAL(strlen(a.marker), HX_STRAY_NONCE_LEN);
+	CU_ASSERT_STRING_NOT_EQUAL(a.marker, b.marker);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a.envp);
+	for (size_t i = 0; a.envp[i] != NULL; i++) {
+		if (strncmp(a.envp[i], "FAKEAPI_TASK=", 13) == 0) {
+			n_task++;
+			CU_ASSERT_STRING_EQUAL(a.envp[i], "FAKEAPI_TASK=t1");
+		}
+		if (strncmp(a.envp[i], HX_STRAY_ENV "=", sizeof(HX_STRAY_ENV)) == 0) {
+			n_mark++;
+			mark = a.envp[i];
+		}
+		n_path += strncmp(a.envp[i], "PATH=", 5) == 0;
+	}
+	/* the marker wins over an extra entry of its name; the rest is inherited */
+	CU_ASSERT_EQUAL(n_task, 1);
+	CU_ASSERT_EQUAL(n_mark, 1);
+	CU_ASSERT_EQUAL(n_path, getenv("PATH") != NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mark);
+	CU_ASSERT_STRING_EQUAL(mark + sizeof(HX_STRAY_ENV), a.marker);
+	hx_exec_client_env_release(&a);
+	hx_exec_client_env_release(&b);
+	CU_ASSERT_PTR_NULL(a.envp);
+	hx_exec_client_env_release(NULL);
+}
+
 /* The process group of @pid, or -1 when it is gone. */
 static long pgid_of(long pid)
 {
@@ -500,6 +537,8 @@ void test_exec_register(void)
 		    exec__environment_is_set_and_replaces_inherited_names);
 	CU_add_test(s, "exec__each_client_gets_a_fresh_marker_in_its_environment",
 		    exec__each_client_gets_a_fresh_marker_in_its_environment);
+	CU_add_test(s, "exec__client_env_puts_the_extras_then_a_fresh_marker_on_top",
+		    exec__client_env_puts_the_extras_then_a_fresh_marker_on_top);
 	CU_add_test(s, "exec__environment_keeps_a_marker_the_harness_inherited_out",
 		    exec__environment_keeps_a_marker_the_harness_inherited_out);
 	CU_add_test(s, "exec__process_that_left_its_group_dies_with_the_client",

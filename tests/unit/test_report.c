@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "check.h"
+#include "client_log.h"
 #include "digest.h"
 #include "report.h"
 #include "result.h"
@@ -376,6 +377,82 @@ static void report__junit_has_failure_skipped_error_and_escapes(void)
 	fixture_release(&f);
 }
 
+/* The text report of @f's run; the caller frees it. */
+static char *text_of(const struct fixture *f)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+	hx_report_text(out, &f->run);
+	fclose(out);
+	return text;
+}
+
+static void report__text_counts_every_protocol_error_past_the_cap(void)
+{
+	static const char hello[] = "{\"type\":\"hello\",\"protocol\":1}";
+	struct fixture f;
+	struct hx_client_log l;
+	char *text;
+
+	fixture_init(&f);
+	f.run.mode = HX_MODE_STDIO;
+	hx_client_log_init(&l);
+	hx_client_log_line(&l, hello, strlen(hello), false, 0);
+	for (int i = 0; i < 2 * HX_CLIENT_LOG_MAX_ERRORS; i++)
+		hx_client_log_line(&l, "x", 1, false, 1);
+	hx_client_log_error(&l, "client exited with status %d before shutdown", 4);
+	hx_client_log_move(&l, &f.run.scenarios[0]);
+	hx_client_log_release(&l);
+	CU_ASSERT_EQUAL(f.run.scenarios[0].n_protocol_errors, HX_CLIENT_LOG_MAX_ERRORS + 2);
+	text = text_of(&f);
+	/* every error the client made, not the lines listed */
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "  protocol errors: 201\n"
+					    "    line 2: not a JSON object: x\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "    line 101: not a JSON object: x\n"
+					    "    100 more protocol errors not listed\n"
+					    "    client exited with status 4 before shutdown\n"));
+	free(text);
+	/* a result built by hand, without the count, shows what it lists */
+	f.run.scenarios[0].n_protocol_errors_seen = 0;
+	text = text_of(&f);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "  protocol errors: 102\n"));
+	free(text);
+	fixture_release(&f);
+}
+
+static void report__text_hello_names_what_is_missing(void)
+{
+	struct fixture f;
+	cJSON *hello;
+	char *text;
+
+	fixture_init(&f);
+	f.run.mode = HX_MODE_STDIO;
+	hello = cJSON_Parse("{\"type\":\"hello\",\"protocol\":1,\"client\":{\"name\":7},"
+			    "\"features\":[\"a\",3,\"b\"]}");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hello);
+	f.run.hello = hello;
+	text = text_of(&f);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "client hello: (no name) (no version), protocol 1, "
+					    "features: a b\n"));
+	free(text);
+	cJSON_Delete(hello);
+	hello = cJSON_Parse("{\"type\":\"hello\",\"protocol\":1,\"client\":{\"name\":\"\","
+			    "\"version\":\"2.0\"}}");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hello);
+	f.run.hello = hello;
+	text = text_of(&f);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "client hello: (no name) 2.0, protocol 1, "
+					    "features: none\n"));
+	free(text);
+	cJSON_Delete(hello);
+	f.run.hello = NULL;
+	fixture_release(&f);
+}
+
 static void report__verdict_names_are_stable(void)
 {
 	CU_ASSERT_STRING_EQUAL(hx_verdict_str(HX_PASS), "pass");
@@ -417,6 +494,10 @@ void test_report_register(void)
 		    report__unwritable_path_is_eio_naming_it);
 	CU_add_test(s, "report__junit_has_failure_skipped_error_and_escapes",
 		    report__junit_has_failure_skipped_error_and_escapes);
+	CU_add_test(s, "report__text_counts_every_protocol_error_past_the_cap",
+		    report__text_counts_every_protocol_error_past_the_cap);
+	CU_add_test(s, "report__text_hello_names_what_is_missing",
+		    report__text_hello_names_what_is_missing);
 	CU_add_test(s, "report__verdict_names_are_stable", report__verdict_names_are_stable);
 	CU_add_test(s, "report__release_accepts_null_and_empty",
 		    report__release_accepts_null_and_empty);

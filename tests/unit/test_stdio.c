@@ -179,15 +179,21 @@ static void stdio__errors_past_the_cap_are_counted_then_summed_up(void)
 	greeted(&l);
 	for (int i = 0; i < HX_CLIENT_LOG_MAX_ERRORS + 5; i++)
 		feed(&l, "x", 1);
+	/* how the process ended is kept past the cap */
 	hx_client_log_error(&l, "client exited with status %d before shutdown", 3);
-	CU_ASSERT_EQUAL(l.n_errors, HX_CLIENT_LOG_MAX_ERRORS);
+	CU_ASSERT_EQUAL(l.n_errors, HX_CLIENT_LOG_MAX_ERRORS + 1);
+	CU_ASSERT_EQUAL(l.n_dropped, 5);
+	feed(&l, "x", 1);
 	CU_ASSERT_EQUAL(l.n_dropped, 6);
 	feed(&l, "{\"type\":\"action_sent\",\"task\":\"t1\"}", 9);
 	hx_client_log_move(&l, &r);
-	CU_ASSERT_EQUAL_FATAL(r.n_protocol_errors, HX_CLIENT_LOG_MAX_ERRORS + 1);
+	CU_ASSERT_EQUAL_FATAL(r.n_protocol_errors, HX_CLIENT_LOG_MAX_ERRORS + 2);
+	CU_ASSERT_EQUAL(r.n_protocol_errors_seen, HX_CLIENT_LOG_MAX_ERRORS + 7);
 	CU_ASSERT_STRING_EQUAL(r.protocol_errors[0], "line 2: not a JSON object: x");
 	CU_ASSERT_STRING_EQUAL(r.protocol_errors[HX_CLIENT_LOG_MAX_ERRORS],
 			       "6 more protocol errors not listed");
+	CU_ASSERT_STRING_EQUAL(r.protocol_errors[HX_CLIENT_LOG_MAX_ERRORS + 1],
+			       "client exited with status 3 before shutdown");
 	CU_ASSERT_EQUAL(r.n_msgs, 1);
 	CU_ASSERT_PTR_NOT_NULL(r.hello);
 	CU_ASSERT_EQUAL(l.n_errors, 0);
@@ -198,6 +204,69 @@ static void stdio__errors_past_the_cap_are_counted_then_summed_up(void)
 			HX_CLIENT_LINE_MSG);
 	hx_client_log_release(&l);
 	hx_scenario_result_release(&r);
+}
+
+static void stdio__end_of_session_errors_survive_the_cap_in_order(void)
+{
+	struct hx_client_log l;
+	struct hx_scenario_result r;
+
+	memset(&r, 0, sizeof(r));
+	greeted(&l);
+	hx_client_log_error(&l, "client exited with status %d before shutdown", 1);
+	for (int i = 0; i < HX_CLIENT_LOG_MAX_ERRORS + 2; i++)
+		feed(&l, "x", 1);
+	hx_client_log_error(&l, "client still running %g s after shutdown: killed", 5.0);
+	hx_client_log_move(&l, &r);
+	/* a restarted client's session: its own cap, its own count */
+	for (int i = 0; i < HX_CLIENT_LOG_MAX_ERRORS + 3; i++)
+		feed(&l, "y", 1);
+	hx_client_log_move(&l, &r);
+	CU_ASSERT_EQUAL_FATAL(r.n_protocol_errors, 2 * HX_CLIENT_LOG_MAX_ERRORS + 4);
+	CU_ASSERT_EQUAL(r.n_protocol_errors_seen, 2 * HX_CLIENT_LOG_MAX_ERRORS + 7);
+	CU_ASSERT_STRING_EQUAL(r.protocol_errors[0],
+			       "client exited with status 1 before shutdown");
+	CU_ASSERT_STRING_EQUAL(r.protocol_errors[1], "line 2: not a JSON object: x");
+	CU_ASSERT_STRING_EQUAL(r.protocol_errors[HX_CLIENT_LOG_MAX_ERRORS + 1],
+			       "2 more protocol errors not listed");
+	CU_ASSERT_STRING_EQUAL(r.protocol_errors[HX_CLIENT_LOG_MAX_ERRORS + 2],
+			       "client still running 5 s after shutdown: killed");
+	CU_ASSERT_STRING_EQUAL(r.protocol_errors[2 * HX_CLIENT_LOG_MAX_ERRORS + 3],
+			       "3 more protocol errors not listed");
+	hx_client_log_release(&l);
+	hx_scenario_result_release(&r);
+}
+
+static void stdio__result_is_kept_past_the_message_cap(void)
+{
+	static const char sent[] = "{\"type\":\"action_sent\",\"task\":\"t1\",\"attempt\":1}";
+	struct hx_client_log l;
+	char msg[64];
+
+	greeted(&l);
+	hx_client_log_task(&l, "t2");
+	for (int i = 0; i < HX_CLIENT_LOG_MAX_MSGS; i++)
+		CU_ASSERT_EQUAL_FATAL(feed(&l, sent, i), HX_CLIENT_LINE_MSG);
+	CU_ASSERT_EQUAL(feed(&l, sent, 1), HX_CLIENT_LINE_ERROR);
+	snprintf(msg, sizeof(msg), "line %d: more than %d messages, ignored",
+		 HX_CLIENT_LOG_MAX_MSGS + 2, HX_CLIENT_LOG_MAX_MSGS);
+	CU_ASSERT_STRING_EQUAL(last_error(&l), msg);
+	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"action_result\",\"task\":\"t1\",\"status\":200}",
+			     2), HX_CLIENT_LINE_ERROR);
+	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"result\",\"task\":\"t1\",\"outcome\":"
+			     "\"succeeded\",\"attempts\":100000}", 3), HX_CLIENT_LINE_MSG);
+	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"result\",\"task\":\"t2\",\"outcome\":"
+			     "\"failed\",\"attempts\":0}", 4), HX_CLIENT_LINE_MSG);
+	CU_ASSERT_EQUAL_FATAL(l.n_msgs, HX_CLIENT_LOG_MAX_MSGS + 2);
+	CU_ASSERT_STRING_EQUAL(l.msgs[HX_CLIENT_LOG_MAX_MSGS].type, "result");
+	CU_ASSERT_STRING_EQUAL(l.msgs[HX_CLIENT_LOG_MAX_MSGS + 1].task, "t2");
+	CU_ASSERT_TRUE(l.has_result[0]);
+	CU_ASSERT_TRUE(l.has_result[1]);
+	CU_ASSERT_EQUAL(l.n_errors, 2);
+	/* a second result for a task is still refused */
+	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"result\",\"task\":\"t1\",\"outcome\":"
+			     "\"succeeded\",\"attempts\":1}", 5), HX_CLIENT_LINE_ERROR);
+	hx_client_log_release(&l);
 }
 
 static void stdio__key_env_is_upper_case_with_underscores(void)
@@ -543,6 +612,12 @@ static void stdio__plain_text_has_no_control_bytes(void)
 	plain = hx_client_log_plain("x\xc3", 2);
 	CU_ASSERT_STRING_EQUAL(plain, "x?");
 	free(plain);
+	/* overlong forms, a surrogate and a code point past U+10FFFF are
+	 * not UTF-8, byte by byte; an emoji is */
+	plain = hx_client_log_plain("\xc0\xaf|\xe0\x80\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|"
+				    "\xf0\x9f\x98\x80", 20);
+	CU_ASSERT_STRING_EQUAL(plain, "??|???|???|????|\xf0\x9f\x98\x80");
+	free(plain);
 }
 
 static void stdio__end_by_signal_names_the_signal(void)
@@ -660,6 +735,10 @@ void test_stdio_register(void)
 		    stdio__cut_and_nul_lines_are_malformed);
 	CU_add_test(s, "stdio__errors_past_the_cap_are_counted_then_summed_up",
 		    stdio__errors_past_the_cap_are_counted_then_summed_up);
+	CU_add_test(s, "stdio__end_of_session_errors_survive_the_cap_in_order",
+		    stdio__end_of_session_errors_survive_the_cap_in_order);
+	CU_add_test(s, "stdio__result_is_kept_past_the_message_cap",
+		    stdio__result_is_kept_past_the_message_cap);
 	CU_add_test(s, "stdio__key_env_is_upper_case_with_underscores",
 		    stdio__key_env_is_upper_case_with_underscores);
 	CU_add_test(s, "stdio__task_line_has_the_protocol_fields",

@@ -7,7 +7,7 @@
 #include "alloc.h"
 #include "tally.h"
 
-#define N_MAX 8
+#define N_MAX 16
 
 struct fixture {
 	struct fa_task_spec task;
@@ -124,6 +124,84 @@ static void tally__exec_mode_and_silence_are_na(void)
 	teardown(&f);
 }
 
+static void tally__attempts_that_are_no_count_fail_the_task(void)
+{
+	static const struct {
+		const char *attempts; /* the member's JSON text; NULL: none */
+		const char *detail;
+	} cases[] = {
+		{ "1e300", "task t1: the client reported attempts 1e+300, not a count" },
+		{ "9.3e18", "task t1: the client reported attempts 9.3e+18, not a count" },
+		{ "1.9", "task t1: the client reported attempts 1.9, not a count" },
+		{ "-1", "task t1: the client reported attempts -1, not a count" },
+		{ "1000001", "task t1: the client reported attempts 1000001, not a count" },
+		{ "\"2\"", "task t1: the client reported attempts \"2\", not a count" },
+		{ "\"0123456789012345678901234567890123456789xyz\"",
+		  "task t1: the client reported attempts \"012345678901234567890123456789"
+		  "012345678..., not a count" },
+		{ NULL, "task t1: the client's result has no \"attempts\", not a count" },
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct fixture f;
+		struct hx_check_result r;
+		char *line;
+
+		setup(&f, 2);
+		/* the action_sent lines match the journal: only the result is wrong */
+		say(&f, "{\"type\":\"action_sent\",\"task\":\"t1\",\"attempt\":1}");
+		say(&f, "{\"type\":\"action_sent\",\"task\":\"t1\",\"attempt\":2}");
+		line = cases[k].attempts
+			? fa_xasprintf("{\"type\":\"result\",\"task\":\"t1\",\"attempts\":%s}",
+				       cases[k].attempts)
+			: fa_xstrdup("{\"type\":\"result\",\"task\":\"t1\"}");
+		say(&f, line);
+		free(line);
+		r = judge(&f, HX_MODE_STDIO);
+		CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
+		CU_ASSERT_STRING_EQUAL(r.detail, cases[k].detail);
+		CU_ASSERT_EQUAL(r.n_evidence, 2);
+		hx_check_result_release(&r);
+		teardown(&f);
+	}
+}
+
+static void tally__bounds_of_a_count_are_counts(void)
+{
+	struct fixture f;
+	struct hx_check_result r;
+
+	setup(&f, 0);
+	say(&f, "{\"type\":\"result\",\"task\":\"t1\",\"attempts\":0}");
+	r = judge(&f, HX_MODE_STDIO);
+	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
+	hx_check_result_release(&r);
+	teardown(&f);
+	setup(&f, 1);
+	say(&f, "{\"type\":\"result\",\"task\":\"t1\",\"attempts\":1000000}");
+	r = judge(&f, HX_MODE_STDIO);
+	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "reported 1000000 attempts, the provider saw 1"));
+	hx_check_result_release(&r);
+	teardown(&f);
+}
+
+static void tally__a_restarted_clients_bad_count_fails_the_sum(void)
+{
+	struct fixture f;
+	struct hx_check_result r;
+
+	setup(&f, 2);
+	say(&f, "{\"type\":\"action_sent\",\"task\":\"t1\",\"attempt\":1}");
+	say(&f, "{\"type\":\"result\",\"task\":\"t1\",\"attempts\":0.5}");
+	f.m[1].session = 1;
+	r = judge(&f, HX_MODE_STDIO);
+	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
+	CU_ASSERT_STRING_EQUAL(r.detail, "task t1: the client reported attempts 0.5, not a count");
+	hx_check_result_release(&r);
+	teardown(&f);
+}
+
 void test_tally_register(void)
 {
 	CU_pSuite s = CU_add_suite("tally", NULL, NULL);
@@ -134,4 +212,9 @@ void test_tally_register(void)
 	CU_add_test(s, "tally__reported_attempts_that_never_arrived_fail",
 		    tally__reported_attempts_that_never_arrived_fail);
 	CU_add_test(s, "tally__exec_mode_and_silence_are_na", tally__exec_mode_and_silence_are_na);
+	CU_add_test(s, "tally__attempts_that_are_no_count_fail_the_task",
+		    tally__attempts_that_are_no_count_fail_the_task);
+	CU_add_test(s, "tally__bounds_of_a_count_are_counts", tally__bounds_of_a_count_are_counts);
+	CU_add_test(s, "tally__a_restarted_clients_bad_count_fails_the_sum",
+		    tally__a_restarted_clients_bad_count_fails_the_sum);
 }

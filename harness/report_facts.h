@@ -1,0 +1,69 @@
+/* report_facts.h -- what every report format says about a run (private to harness/report*.c). */
+#ifndef HX_REPORT_FACTS_H
+#define HX_REPORT_FACTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rc.h"
+#include "result.h"
+
+/* What the exit code says, worked out as hx_check_grade() does. */
+struct hx_report_counts {
+	size_t pass, fail, na;   /* every (scenario, check) result */
+	size_t broken;           /* scenarios that could not run */
+	bool required_failed;    /* a required check failed somewhere */
+	bool required_passed;    /* a required check passed somewhere */
+};
+
+/* Count @r's results into @t. */
+void hx_report_count(const struct hx_run_result *r, struct hx_report_counts *t);
+
+/* A check's verdict over the suite as docs/checks.md defines it (fail
+ * anywhere, else pass somewhere, else n/a), over the scenarios that
+ * required it; over all of them when none did. *@required tells which. */
+enum hx_verdict hx_report_suite_verdict(const struct hx_run_result *r, const char *id,
+					bool *required);
+
+/* "stdio" or "exec"; static. */
+const char *hx_report_mode_str(enum hx_mode m);
+
+/* "L0".."L4", "L?" out of range; static. */
+const char *hx_report_level_str(int level);
+
+/* One line on why the run exits as it does; a new string the caller frees. */
+char *hx_report_exit_reason(const struct hx_run_result *r);
+
+/* The attempt of @s's journal copy with seq @seq (borrowed), or NULL. */
+const struct fa_attempt *hx_report_attempt(const struct hx_scenario_result *s, uint64_t seq);
+
+/* Attempts naming no task of the scenario, as the checks count them
+ * (docs/checks.md, "unattributed"). */
+size_t hx_report_unattributed(const struct hx_scenario_result *s);
+
+/* The compact journal line of @a ("seq 4  +10.0 ms  task t1  GET /x  ->
+ * 429 ..."), the client's bytes as they are; a new string the caller
+ * frees. */
+char *hx_report_attempt_line(const struct fa_attempt *a);
+
+/* The scenario's journal head; 64 zeros when it has none (did not run).
+ * Borrowed from @s, or static. */
+const char *hx_report_head(const struct hx_scenario_result *s);
+
+/* The scenario's id and the suite's, "?" without one; borrowed. */
+const char *hx_report_scenario_id(const struct hx_scenario_result *s);
+const char *hx_report_suite_id(const struct hx_run_result *r);
+
+/* Open @path ("-" = stdout) for writing a report into *@out. FA_EINVAL
+ * with "report: no path given" for NULL, FA_EIO with "PATH: cannot write:
+ * reason" in @err when it cannot be created; *@out NULL then. */
+enum fa_rc hx_report_open(const char *path, FILE **out, struct fa_err *err);
+
+/* Flush and close what hx_report_open() gave (stdout is only flushed).
+ * FA_EIO with "PATH: cannot write: reason" in @err on an error at any
+ * point of the writing. */
+enum fa_rc hx_report_close(FILE *f, const char *path, struct fa_err *err);
+
+#endif

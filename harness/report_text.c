@@ -1,0 +1,282 @@
+/* report_text.c -- the text report: per scenario, each check's verdict, detail and evidence, for people. */
+#include "report.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "alloc.h"
+#include "check.h"
+#include "report_facts.h"
+#include "utf8.h"
+
+/* Print @s for a terminal: control characters and broken UTF-8 as "?". */
+static void put_plain(FILE *f, const char *s)
+{
+	const char *text = s ? s : "-";
+	char *plain = fa_utf8_printable(text, strlen(text));
+
+	fputs(plain, f);
+	free(plain);
+}
+
+/* "killed by signal 9 (SIGKILL)" */
+static void put_signal(FILE *out, int sig)
+{
+	const char *name = sigabbrev_np(sig);
+
+	if (name != NULL)
+		fprintf(out, "killed by signal %d (SIG%s)", sig, name);
+	else
+		fprintf(out, "killed by signal %d", sig);
+}
+
+static void text_task(FILE *out, enum hx_mode mode, const struct hx_task_run *t)
+{
+	fputs("  task ", out);
+	put_plain(out, t->spec ? t->spec->id : "?");
+	fputs(": ", out);
+	if (t->error != NULL) {
+		fputs("error: ", out);
+		put_plain(out, t->error);
+	} else if (t->timed_out && mode == HX_MODE_STDIO) {
+		fputs("timed out (no result within its deadline", out);
+		if (t->outcome != NULL) {
+			fputs("; late result: ", out);
+			put_plain(out, t->outcome);
+		}
+		fputc(')', out);
+	} else if (t->timed_out && t->term_signal > 0) {
+		fputs("timed out, ", out);
+		put_signal(out, t->term_signal);
+	} else if (t->timed_out) {
+		fputs("timed out (killed)", out);
+	} else if (t->outcome != NULL) {
+		fputs("result ", out);
+		put_plain(out, t->outcome);
+	} else if (!t->sent) {
+		fputs("not sent", out);
+	} else if (t->term_signal > 0) {
+		put_signal(out, t->term_signal);
+	} else if (mode == HX_MODE_STDIO) {
+		fputs("no result", out);
+	} else if (t->exit_code < 0) {
+		fputs("no exit status", out);
+	} else {
+		fprintf(out, "exit %d", t->exit_code);
+	}
+	if (t->client_reference != NULL) {
+		fputs(" (client reference ", out);
+		put_plain(out, t->client_reference);
+		fputc(')', out);
+	}
+	fputc('\n', out);
+}
+
+/* One line per kill event: when, what was let go, the restart. */
+static void text_restarts(FILE *out, enum hx_mode mode, const struct hx_scenario_result *s)
+{
+	for (size_t i = 0; i < s->n_restarts; i++) {
+		const struct hx_restart *rs = &s->restarts[i];
+
+		fprintf(out, "  kill at +%.1f ms: %s killed (SIGKILL) and reaped, %zu held "
+			"answer%s let go", (double)rs->t_kill_us / 1000.0,
+			mode == HX_MODE_STDIO ? "client" : "task client",
+			rs->released, rs->released == 1 ? "" : "s");
+		if (rs->t_restart_us < 0) {
+			fputs("; not restarted", out);
+		} else {
+			fprintf(out, "; restarted at +%.1f ms, tasks %s: ",
+				(double)rs->t_restart_us / 1000.0,
+				mode == HX_MODE_STDIO ? "re-sent" : "run again");
+			for (size_t k = 0; k < rs->n_tasks; k++) {
+				fputs(k ? " " : "", out);
+				put_plain(out, rs->tasks[k]);
+			}
+			if (rs->n_tasks == 0)
+				fputs("none", out);
+		}
+		fputc('\n', out);
+	}
+}
+
+/* The hello's "client" name and version, protocol and features, on one
+ * line. */
+static void text_hello(FILE *out, const cJSON *hello)
+{
+	const cJSON *client = cJSON_GetObjectItemCaseSensitive(hello, "client");
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(client, "name");
+	const cJSON *version = cJSON_GetObjectItemCaseSensitive(client, "version");
+	const cJSON *proto = cJSON_GetObjectItemCaseSensitive(hello, "protocol");
+	const cJSON *features = cJSON_GetObjectItemCaseSensitive(hello, "features");
+	const cJSON *list = cJSON_IsArray(features) ? features : NULL;
+	const cJSON *f;
+	bool first = true;
+
+	fputs("client hello: ", out);
+	put_plain(out, cJSON_IsString(name) && name->valuestring[0] != '\0'
+			       ? name->valuestring : "(no name)");
+	fputc(' ', out);
+	put_plain(out, cJSON_IsString(version) && version->valuestring[0] != '\0'
+			       ? version->valuestring : "(no version)");
+	if (cJSON_IsNumber(proto))
+		fprintf(out, ", protocol %.0f", proto->valuedouble);
+	fputs(", features: ", out);
+	cJSON_ArrayForEach(f, list) {
+		if (!cJSON_IsString(f))
+			continue;
+		fputs(first ? "" : " ", out);
+		put_plain(out, f->valuestring);
+		first = false;
+	}
+	fputs(first ? "none\n" : "\n", out);
+}
+
+/* Whether the client failed in @s: it could not start, left a task with
+ * an error, or broke the protocol. */
+static bool client_failed(const struct hx_scenario_result *s)
+{
+	if (s->error != NULL || s->n_protocol_errors > 0)
+		return true;
+	for (size_t i = 0; i < s->n_tasks; i++)
+		if (s->tasks[i].error != NULL)
+			return true;
+	return false;
+}
+
+/* The protocol errors and, when the client failed, its stderr tail. */
+static void text_client(FILE *out, const struct hx_scenario_result *s)
+{
+	const char *p, *nl;
+
+	/* the listed ones, or all of them when some were only counted (an
+	 * "N more" entry stands for several) */
+	size_t n_errors = s->n_protocol_errors_seen > s->n_protocol_errors
+				  ? s->n_protocol_errors_seen : s->n_protocol_errors;
+
+	if (n_errors > 0)
+		fprintf(out, "  protocol errors: %zu\n", n_errors);
+	for (size_t i = 0; i < s->n_protocol_errors; i++) {
+		fputs("    ", out);
+		put_plain(out, s->protocol_errors[i]);
+		fputc('\n', out);
+	}
+	if (s->client_stderr == NULL || s->client_stderr[0] == '\0' || !client_failed(s))
+		return;
+	fputs("  client stderr (its last lines):\n", out);
+	for (p = s->client_stderr; *p != '\0'; p = nl ? nl + 1 : p + strlen(p)) {
+		char *line;
+
+		nl = strchr(p, '\n');
+		line = fa_xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
+		fputs("    | ", out);
+		put_plain(out, line);
+		fputc('\n', out);
+		free(line);
+	}
+}
+
+static void text_check(FILE *out, const struct hx_scenario_result *s,
+		       const struct hx_check_result *c)
+{
+	static const char *tags[] = { "PASS", "FAIL", "N/A " };
+	size_t i;
+
+	fprintf(out, "  %s  %-22s (L%d)%s  ", tags[c->verdict <= HX_NA ? c->verdict : HX_NA],
+		c->id ? c->id : "?", c->level, c->required ? "" : " recommended");
+	put_plain(out, c->detail);
+	fputc('\n', out);
+	if (c->verdict != HX_FAIL)
+		return;
+	for (i = 0; i < c->n_evidence; i++) {
+		const struct fa_attempt *a = hx_report_attempt(s, c->evidence[i]);
+		char *line;
+
+		if (a == NULL) {
+			fprintf(out, "        seq %" PRIu64 "  (not in the journal copy)\n",
+				c->evidence[i]);
+			continue;
+		}
+		line = hx_report_attempt_line(a);
+		fputs("        ", out);
+		put_plain(out, line);
+		fputc('\n', out);
+		free(line);
+	}
+}
+
+void hx_report_text(FILE *out, const struct hx_run_result *r)
+{
+	struct hx_report_counts t;
+	size_t i, j;
+	char *why;
+
+	fprintf(out, "fakeapi-harness %s\n", r->harness_version ? r->harness_version : "?");
+	fputs("suite: ", out);
+	put_plain(out, hx_report_suite_id(r));
+	if (r->suite && r->suite->version && r->suite->version[0] != '\0') {
+		fputs(" version ", out);
+		put_plain(out, r->suite->version);
+	}
+	fprintf(out, "\nseed: %" PRIu64 "\nmode: %s\nclient: ", r->seed, hx_report_mode_str(r->mode));
+	put_plain(out, r->client);
+	fputc('\n', out);
+	if (r->hello != NULL)
+		text_hello(out, r->hello);
+
+	for (i = 0; i < r->n_scenarios; i++) {
+		const struct hx_scenario_result *s = &r->scenarios[i];
+		size_t n_un = hx_report_unattributed(s);
+
+		fputs("\nscenario ", out);
+		put_plain(out, hx_report_scenario_id(s));
+		if (s->sc && s->sc->file) {
+			fputs(" (", out);
+			put_plain(out, s->sc->file);
+			fputc(')', out);
+		}
+		if (s->sc && s->sc->title) {
+			fputs(" -- ", out);
+			put_plain(out, s->sc->title);
+		}
+		fputc('\n', out);
+		if (s->error != NULL) {
+			fputs("  ERROR: could not run: ", out);
+			put_plain(out, s->error);
+			fputc('\n', out);
+		}
+		fprintf(out, "  attempts seen: %zu", s->n_attempts);
+		if (n_un > 0)
+			fprintf(out, " (%zu unattributed: no budget accounts for them)", n_un);
+		fprintf(out, ", %.3f s\n", (double)s->duration_us / 1e6);
+		for (j = 0; j < s->n_tasks; j++)
+			text_task(out, r->mode, &s->tasks[j]);
+		text_restarts(out, r->mode, s);
+		text_client(out, s);
+		for (j = 0; j < s->n_checks; j++)
+			text_check(out, s, &s->checks[j]);
+	}
+
+	hx_report_count(r, &t);
+	fprintf(out, "\nsummary: %zu pass, %zu fail, %zu n/a (over %zu scenario%s)\n"
+		"checks over the suite:\n", t.pass, t.fail, t.na, r->n_scenarios,
+		r->n_scenarios == 1 ? "" : "s");
+	for (i = 0; i < hx_check_count(); i++) {
+		const struct hx_check_def *d = hx_check_def_at(i);
+		bool req;
+		enum hx_verdict v = hx_report_suite_verdict(r, d->id, &req);
+
+		fprintf(out, "  %-4s  %-22s (L%d)%s\n", v == HX_NA ? "N/A" : v == HX_PASS ? "PASS" : "FAIL",
+			d->id, d->level, req ? "" : " not counted");
+	}
+	fprintf(out, "level reached: %s", hx_report_level_str(r->level));
+	if (r->min_level > 0)
+		fprintf(out, " (minimum %s)", hx_report_level_str(r->min_level));
+	why = hx_report_exit_reason(r);
+	fprintf(out, "\nexit code %d: %s\n", r->exit_code, why);
+	free(why);
+}

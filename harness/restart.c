@@ -1,0 +1,132 @@
+/* restart.c -- a scenario's kill events: the client killed and reaped, held answers let go, the client started again. */
+#include "restart.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "clock.h"
+
+/* A new entry of the scenario's restarts; its index. */
+static size_t add_restart(struct scen *s)
+{
+	struct hx_scenario_result *out = s->out;
+
+	out->restarts = fa_xrealloc(out->restarts, (out->n_restarts + 1) * sizeof(*out->restarts));
+	memset(&out->restarts[out->n_restarts], 0, sizeof(*out->restarts));
+	out->restarts[out->n_restarts].t_restart_us = -1;
+	return out->n_restarts++;
+}
+
+static void restart_add_task(struct hx_restart *rs, const char *id)
+{
+	rs->tasks = fa_xrealloc(rs->tasks, (rs->n_tasks + 1) * sizeof(*rs->tasks));
+	rs->tasks[rs->n_tasks++] = fa_xstrdup(id);
+}
+
+/* Stdio mode: SIGKILL the client's process group, reap it, and act on
+ * what it printed before it died. */
+static void kill_stdio(struct scen *s)
+{
+	hx_stdio_kill(s->client);
+	while (!hx_stdio_finished(s->client))
+		hx_stdio_pump(s->client, HX_SCENARIO_TICK_NS / 1000000);
+	hx_scenario_read_msgs(s);
+}
+
+/* Exec mode: SIGKILL the client of event @ev's "after" task (with an
+ * at_ms trigger: of every running task) and reap it; the tasks killed go
+ * into @rs. */
+static void kill_exec(struct scen *s, const struct fa_event_spec *ev, struct hx_restart *rs)
+{
+	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
+		struct task_state *ts = &s->ts[i];
+
+		if (s->phase[i] != HX_TASK_RUNNING || !ts->proc.running ||
+		    (ev->after_task != NULL &&
+		     strcmp(ev->after_task, s->sc->harness.tasks[i].id) != 0))
+			continue;
+		hx_exec_kill(&ts->proc);
+		hx_exec_wait(&ts->proc);
+		ts->killed = true;
+		restart_add_task(rs, s->sc->harness.tasks[i].id);
+	}
+}
+
+/* Stdio mode: start the client again, same CLIENT_STATE_DIR and
+ * environment, and send it again the task line of every task still
+ * running (sent, no result, not past its deadline): same id and body,
+ * due within what is left of its deadline. */
+static void restart_stdio(struct scen *s, struct hx_restart *rs)
+{
+	int64_t now;
+
+	hx_scenario_take_session(s);
+	hx_stdio_free(s->client);
+	s->client = NULL;
+	s->msgs_seen = 0;
+	s->session++;
+	if (hx_scenario_start_client(s, true) != FA_OK) {
+		s->restart_failed = true;
+		return;
+	}
+	now = fa_provider_now_us(s->prov);
+	rs->t_restart_us = now;
+	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
+		int64_t left_ms = (s->ts[i].deadline_us - now) / 1000;
+
+		if (s->phase[i] != HX_TASK_RUNNING || s->ts[i].has_result)
+			continue;
+		hx_scenario_send_task_line(s, i, left_ms > 0 ? left_ms : 1);
+		restart_add_task(rs, s->sc->harness.tasks[i].id);
+	}
+}
+
+/* Exec mode: run the killed tasks' commands again (same CLIENT_STATE_DIR,
+ * body file and environment); a task keeps its first start time. */
+static void restart_exec(struct scen *s, struct hx_restart *rs)
+{
+	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
+		int64_t first = s->out->tasks[i].t_sent_us;
+
+		if (!s->ts[i].killed || s->phase[i] != HX_TASK_RUNNING)
+			continue;
+		s->ts[i].killed = false;
+		hx_scenario_start_exec_task(s, i);
+		s->out->tasks[i].t_sent_us = first;
+	}
+	rs->t_restart_us = fa_provider_now_us(s->prov);
+}
+
+void hx_restart_fire(struct scen *s, size_t e)
+{
+	const struct fa_event_spec *ev = &s->sc->harness.events[e];
+	struct hx_restart *rs;
+	int64_t until;
+	size_t target, k;
+
+	if (s->stdio && (s->client == NULL || !hx_stdio_running(s->client)))
+		return; /* nothing left to kill */
+	k = add_restart(s);
+	rs = &s->out->restarts[k]; /* add_restart() moved the array */
+	if (s->stdio)
+		kill_stdio(s);
+	else
+		kill_exec(s, ev, rs);
+	rs->t_kill_us = fa_provider_now_us(s->prov);
+	target = fa_journal_count(s->journal);
+	rs->released = fa_server_release(s->srv, NULL);
+	target += rs->released;
+	until = fa_clock_mono_us() + HX_RESTART_RELEASE_WAIT_US;
+	while (fa_journal_count(s->journal) < target && fa_clock_mono_us() < until)
+		hx_scenario_tick();
+	if (!ev->restart) {
+		s->killed = s->stdio;
+		return;
+	}
+	if (s->stdio)
+		restart_stdio(s, rs);
+	else
+		restart_exec(s, rs);
+}
+

@@ -18,7 +18,6 @@
 #define MAX_TOLERANCE_MS 600000  /* a larger expect value is ignored */
 #define LOOP_WINDOW_US 100000    /* attempts.bounded: window after a bad Retry-After */
 #define LOOP_MAX_ATTEMPTS 2      /* attempts allowed inside that window */
-#define MAX_LEVEL 4
 
 /* Definition order is report order; docs/checks.md lists the same rows. */
 static const struct hx_check_def defs[] = {
@@ -668,73 +667,4 @@ void hx_check_run_all(const struct hx_check_input *in,
 	free(c.un);
 	*out = res;
 	*n = N_DEFS;
-}
-
-static size_t def_index(const char *id)
-{
-	size_t i;
-
-	for (i = 0; id != NULL && i < N_DEFS; i++)
-		if (strcmp(defs[i].id, id) == 0)
-			return i;
-	return N_DEFS;
-}
-
-void hx_check_grade(struct hx_run_result *r)
-{
-	enum hx_verdict suite[N_DEFS];
-	bool counted[N_DEFS] = { false };
-	bool broken = false, failed = false, passed = false;
-	size_t i, j, d;
-	int k;
-
-	for (d = 0; d < N_DEFS; d++)
-		suite[d] = HX_NA;
-	for (i = 0; i < r->n_scenarios; i++) {
-		const struct hx_scenario_result *s = &r->scenarios[i];
-
-		if (s->error != NULL)
-			broken = true;
-		for (j = 0; j < s->n_checks; j++) {
-			const struct hx_check_result *cr = &s->checks[j];
-
-			d = def_index(cr->id);
-			if (d == N_DEFS || !cr->required)
-				continue;
-			counted[d] = true;
-			if (cr->verdict == HX_FAIL) {
-				suite[d] = HX_FAIL;
-				failed = true;
-			} else if (cr->verdict == HX_PASS) {
-				if (suite[d] != HX_FAIL)
-					suite[d] = HX_PASS;
-				passed = true;
-			}
-		}
-	}
-
-	/* A level with no counted check is not reached: nothing showed it. */
-	r->level = 0;
-	for (k = 1; k <= MAX_LEVEL; k++) {
-		size_t n_at = 0;
-		bool all_pass = true;
-
-		for (d = 0; d < N_DEFS; d++) {
-			if (defs[d].level != k || !counted[d])
-				continue;
-			n_at++;
-			if (suite[d] != HX_PASS)
-				all_pass = false;
-		}
-		if (n_at == 0 || !all_pass)
-			break;
-		r->level = k;
-	}
-
-	if (broken)
-		r->exit_code = 2;
-	else if (failed || !passed || r->level < r->min_level)
-		r->exit_code = 1;
-	else
-		r->exit_code = 0;
 }

@@ -32,14 +32,4 @@ const struct hx_check_def *hx_check_find(const char *id);
 void hx_check_run_all(const struct hx_check_input *in,
 		      struct hx_check_result **out, size_t *n);
 
-/*
- * Fill @r->level and @r->exit_code from the scenario results: a check's
- * suite verdict is fail if it failed anywhere, pass if it passed somewhere
- * and failed nowhere, n/a otherwise. Level Lk is reached when every
- * required check of levels 1..k has suite verdict pass. Exit code: 2 when
- * a scenario could not run; 1 when a required check failed, none passed,
- * or the level is below @r->min_level; else 0.
- */
-void hx_check_grade(struct hx_run_result *r);
-
 #endif

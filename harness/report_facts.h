@@ -10,7 +10,7 @@
 #include "rc.h"
 #include "result.h"
 
-/* What the exit code says, worked out as hx_check_grade() does. */
+/* What the exit code says, worked out as hx_grade_run() does. */
 struct hx_report_counts {
 	size_t pass, fail, na;   /* every (scenario, check) result */
 	size_t broken;           /* scenarios that could not run */

@@ -73,6 +73,11 @@ void hx_scenario_result_release(struct hx_scenario_result *s)
 		hx_restart_release(&s->restarts[i]);
 	free(s->restarts);
 	cJSON_Delete(s->store);
+	for (i = 0; i < s->n_canary_hits; i++) {
+		free(s->canary_hits[i].where);
+		free(s->canary_hits[i].task);
+	}
+	free(s->canary_hits);
 	memset(s, 0, sizeof(*s));
 }
 

@@ -41,6 +41,12 @@ struct hx_task_run {
 	char *client_reference;          /* owned: a write task's unique client reference,
 	                                    which the harness put into its body (write.h);
 	                                    NULL for any other task */
+	int64_t t_cancel_us;             /* when a cancel event cancelled it (stdio mode: the
+	                                    cancel line was written; exec mode: its process
+	                                    group got SIGTERM), server clock µs; -1 = never */
+	int64_t t_quiet_until_us;        /* end of its cancel.quiet window (cancel.h), the
+	                                    scenario was kept running at least that long;
+	                                    -1 = not cancelled */
 };
 
 /* One protocol line a stdio client printed (docs/client-protocol.md). */
@@ -55,6 +61,18 @@ struct hx_client_msg {
 
 /* Release what @m owns. NULL accepted. */
 void hx_client_msg_release(struct hx_client_msg *m);
+
+/* Which planted canary (canary.h). */
+enum hx_canary_kind { HX_CANARY_KEY = 0, HX_CANARY_BODY };
+
+/* One place a planted canary was found (escalation.sanitised). */
+struct hx_canary_hit {
+	enum hx_canary_kind kind;
+	char *where;    /* owned: "stderr", "stdout line 12", "escalation record of task t1",
+	                   "state dir file w1.json" (relative to CLIENT_STATE_DIR),
+	                   "stdout of task t1" (exec mode) */
+	char *task;     /* owned: the task the place belongs to, or NULL */
+};
 
 /* What one "kill" event did ($.harness.events[i].kill; docs/scenario-format.md). */
 struct hx_restart {
@@ -94,6 +112,11 @@ struct hx_check_input {
 	size_t n_msgs;
 	const cJSON *store;                /* the provider's store when the scenario ended
 	                                      (fa_store_json: "records", ...), or NULL */
+	bool strict;                       /* --strict: every check is required */
+	const struct hx_canary_hit *canary_hits; /* where planted canaries were found */
+	size_t n_canary_hits;
+	size_t canary_bytes_searched;      /* client output, records and state files
+	                                      searched for them; 0 = no search ran */
 };
 
 /* One scenario's outcome. */
@@ -122,6 +145,12 @@ struct hx_scenario_result {
 	size_t n_restarts;
 	cJSON *store;                    /* owned: the provider's store at the end
 	                                    (fa_store_json), or NULL when it did not run */
+	struct hx_canary_hit *canary_hits; /* owned: where the planted canaries were found */
+	size_t n_canary_hits;
+	size_t canary_bytes_searched;    /* bytes searched; 0 = no search ran */
+	char key_canary[33];             /* the key canary planted in every key's secret
+	                                    (canary.h), "" when none; never printed */
+	char body_canary[64];            /* the body canary, "" when none; never printed */
 };
 
 /* A whole run of a suite. */

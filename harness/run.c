@@ -12,6 +12,7 @@
 
 #include "alloc.h"
 #include "check.h"
+#include "grade.h"
 #include "client_log.h"
 #include "scenario_run.h"
 
@@ -202,7 +203,7 @@ enum fa_rc hx_run_suite(const struct fa_suite *suite,
 	pthread_mutex_destroy(&rn.lock);
 	/* a signal after the last scenario ended cut nothing short */
 	out->interrupted = atomic_load(&rn.cut) != 0;
-	hx_check_grade(out);
+	hx_grade_run(out);
 	rc = FA_OK;
 out:
 	if (rn.tmp_root != NULL)

@@ -27,6 +27,7 @@ struct hx_run_opts {
 	unsigned jobs;             /* scenarios run at once, >= 1 */
 	int min_level;             /* --min-level, 0..4 */
 	FILE *progress;            /* a line per scenario start and finish; NULL = quiet */
+	bool strict;               /* --strict: recommended checks count as required */
 };
 
 /*
@@ -73,7 +74,7 @@ struct hx_run_opts {
  * kept in ->store for the checks.
  *
  * A scenario that cannot run gets its reason in ->error and the run goes
- * on. Finally hx_check_grade() fills the level and the exit code, and
+ * on. Finally hx_grade_run() fills the level and the exit code, and
  * ->interrupted tells whether hx_run_interrupt() cut a scenario short.
  *
  * @out is filled (release with hx_run_result_release) and FA_OK returned;

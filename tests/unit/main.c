@@ -22,9 +22,17 @@
 	X(stdio)        \
 	X(store)        \
 	X(fault)        \
-	X(evidence)        \
+	X(evidence)     \
 	X(write)        \
-	X(event)
+	X(event)        \
+	X(budget)       \
+	X(escalation)   \
+	X(cancel)       \
+	X(circuit)      \
+	X(concurrency)  \
+	X(canary)       \
+	X(grade)        \
+	X(known_failing)
 
 #define DECLARE(m) void test_##m##_register(void) __attribute__((weak));
 TEST_MODULES(DECLARE)

@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "check.h"
+#include "grade.h"
 #include "result.h"
 
 #define MS 1000 /* µs */
@@ -806,7 +807,7 @@ static void grade(struct hx_run_result *r, struct hx_scenario_result *s,
 	r->min_level = min_level;
 	r->level = -1;
 	r->exit_code = -1;
-	hx_check_grade(r);
+	hx_grade_run(r);
 }
 
 static void grade__all_pass_reaches_l2_and_exits_0(void)
@@ -848,12 +849,12 @@ static void grade__write_checks_reach_l3(void)
 	r.scenarios = &s;
 	r.n_scenarios = 1;
 	r.min_level = 3;
-	hx_check_grade(&r);
+	hx_grade_run(&r);
 	CU_ASSERT_EQUAL(r.level, 3);
 	CU_ASSERT_EQUAL(r.exit_code, 0);
 	/* one write check n/a (exec mode, say): L3 is not reached */
 	c[8].verdict = HX_NA;
-	hx_check_grade(&r);
+	hx_grade_run(&r);
 	CU_ASSERT_EQUAL(r.level, 2);
 	CU_ASSERT_EQUAL(r.exit_code, 1);
 }
@@ -940,7 +941,7 @@ static void grade__scenario_error_exits_2(void)
 	CU_ASSERT_EQUAL(r.exit_code, 0);
 	s[1].error = "client could not start";
 	s[1].n_checks = 0;
-	hx_check_grade(&r);
+	hx_grade_run(&r);
 	CU_ASSERT_EQUAL(r.exit_code, 2);
 	CU_ASSERT_EQUAL(r.level, 2);
 	s[1].error = NULL;

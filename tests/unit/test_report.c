@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "check.h"
+#include "grade.h"
 #include "client_log.h"
 #include "digest.h"
 #include "report.h"
@@ -117,7 +118,7 @@ static void fixture_init(struct fixture *f)
 	s->error = fa_xstrdup("cannot start client: sh: \"x\" & <y> not found\x02");
 
 	f->run.min_level = 1;
-	hx_check_grade(&f->run);
+	hx_grade_run(&f->run);
 }
 
 static void fixture_release(struct fixture *f)

@@ -1,0 +1,34 @@
+/* escalation.h -- escalation records: their required fields, and escalation.sanitised. */
+#ifndef HX_ESCALATION_H
+#define HX_ESCALATION_H
+
+#include <cJSON.h>
+
+#include "result.h"
+
+/*
+ * Check @record (the `record` member of a client's escalation line)
+ * against docs/escalation.schema.json: every required member, its type,
+ * range and enumeration. Returns NULL when it conforms, else an owned
+ * message naming the first fault by JSON path, e.g. "$.record.attempts[1]
+ * .status: expected integer 0..599, got string \"429\"" or "$.record:
+ * missing member \"fingerprint\"". NULL @record: "$.record: missing".
+ */
+char *hx_escalation_invalid(const cJSON *record);
+
+/* The record of the last `escalation` line the client printed for task
+ * @task (borrowed from @in->msgs), or NULL. */
+const cJSON *hx_escalation_of(const struct hx_check_input *in, const char *task);
+
+/*
+ * escalation.sanitised (L4; seed 000: never put secrets or the raw body in
+ * an approval card). Fails when @in->canary_hits is not empty (detail and
+ * evidence name each place). Passes when the client printed at least one
+ * escalation record and the search (@in->canary_bytes_searched > 0) found
+ * nothing; n/a otherwise (exec mode has no records; a scenario without
+ * escalation shows nothing to judge).
+ */
+void hx_escalation_sanitised_check(const struct hx_check_input *in,
+				   struct hx_check_result *r);
+
+#endif

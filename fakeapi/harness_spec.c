@@ -18,6 +18,9 @@
 #define TASK_CHARS "_-"
 #define ID_MAX 64
 
+/* A task's goal: 1..GOAL_MAX characters (docs/escalation.schema.json). */
+#define GOAL_MAX 500
+
 /* FA_STORE_INDEX writes an int into it; the list is in enum order */
 _Static_assert(sizeof(enum fa_event_on) == sizeof(int), "enum size");
 static const char *const ons[] = {"server_sent", "client_saw", NULL};
@@ -27,7 +30,8 @@ static const char *const checks[] = {
 	"attempts.bounded", "wait.retry_after", "wait.scope_pause",
 	"classify.no_retry_4xx", "wait.jitter", "attempts.hidden",
 	"write.key_stable", "write.no_duplicate", "write.reconcile_first",
-	"ambiguity.preserved", NULL,
+	"ambiguity.preserved", "wait.concurrency", "budget.escalates",
+	"escalation.sanitised", "cancel.quiet", "classify.circuit", NULL,
 };
 
 /* A boolean stored into a bool member (schema.h has no row macro for it). */
@@ -44,7 +48,7 @@ static const struct fa_field harness_fields[] = {
 	FA_F_INT("timeout_s", 0, 1, 3600, struct fa_harness_spec, timeout_s),
 };
 
-/* $.harness.expect.<check> */
+/* $.harness.expect.<check>, for the checks of levels L1..L3 */
 static const struct fa_field expect_fields[] = {
 	FA_F_RANGE("tolerance_ms", 0, 0, 60000),
 	FA_F_CHECK("required", FA_SCHEMA_BOOL, 0),
@@ -52,9 +56,64 @@ static const struct fa_field expect_fields[] = {
 	FA_F_RANGE("w_min_ms", 0, 1, 3600000),  /* wait.jitter */
 };
 
+/* The checks added with step 5 take their own parameters only. */
+enum { BE_TASKS = 2 }; /* index of "tasks" in budget_expect */
+static const struct fa_field budget_expect[] = {
+	FA_F_RANGE("tolerance_ms", 0, 0, 60000),
+	FA_F_CHECK("required", FA_SCHEMA_BOOL, 0),
+	FA_F_CHECK("tasks", FA_SCHEMA_ARRAY, NONEMPTY),
+};
+static const struct fa_field cancel_expect[] = {
+	FA_F_RANGE("margin_ms", 0, 0, 60000),
+	FA_F_RANGE("tolerance_ms", 0, 0, 60000),
+	FA_F_CHECK("required", FA_SCHEMA_BOOL, 0),
+};
+static const struct fa_field circuit_expect[] = {
+	FA_F_RANGE("max_identical", 0, 1, 100),
+	FA_F_CHECK("required", FA_SCHEMA_BOOL, 0),
+};
+static const struct fa_field concurrency_expect[] = {
+	FA_F_RANGE("max_concurrent_requests", 0, 1, 1000),
+	FA_F_CHECK("required", FA_SCHEMA_BOOL, 0),
+};
+static const struct fa_field sanitised_expect[] = {
+	FA_F_CHECK("required", FA_SCHEMA_BOOL, 0),
+};
+
+/* Rows of the longest of those tables. */
+#define EXPECT_ROWS_MAX N(expect_fields)
+_Static_assert(N(budget_expect) <= EXPECT_ROWS_MAX && N(cancel_expect) <= EXPECT_ROWS_MAX &&
+	       N(circuit_expect) <= EXPECT_ROWS_MAX &&
+	       N(concurrency_expect) <= EXPECT_ROWS_MAX, "expect tables");
+
+/* The parameters check @id takes. */
+static const struct fa_field *expect_table(const char *id, size_t *n)
+{
+	static const struct {
+		const char *id;
+		const struct fa_field *fields;
+		size_t n;
+	} own[] = {
+		{ "budget.escalates", budget_expect, N(budget_expect) },
+		{ "cancel.quiet", cancel_expect, N(cancel_expect) },
+		{ "classify.circuit", circuit_expect, N(circuit_expect) },
+		{ "wait.concurrency", concurrency_expect, N(concurrency_expect) },
+		{ "escalation.sanitised", sanitised_expect, N(sanitised_expect) },
+	};
+
+	for (size_t i = 0; i < N(own); i++) {
+		if (strcmp(own[i].id, id) == 0) {
+			*n = own[i].n;
+			return own[i].fields;
+		}
+	}
+	*n = N(expect_fields);
+	return expect_fields;
+}
+
 /* $.harness.tasks[i] */
 enum { TK_ID, TK_KEY, TK_CLASS, TK_METHOD, TK_PATH, TK_HEADERS, TK_BODY,
-       TK_BUDGET, TK_TIMEOUT };
+       TK_BUDGET, TK_TIMEOUT, TK_GOAL };
 static const struct fa_field task_fields[] = {
 	FA_F_ID("id", REQ, TASK_CHARS, ID_MAX, struct fa_task_spec, id),
 	FA_F_STR("key", REQ | NONEMPTY, struct fa_task_spec, key),
@@ -65,6 +124,7 @@ static const struct fa_field task_fields[] = {
 	FA_F_JSON("body", struct fa_task_spec, body),
 	FA_F_CHECK("budget", FA_SCHEMA_OBJECT, 0),
 	FA_F_INT("timeout_s", 0, 1, 3600, struct fa_task_spec, timeout_s),
+	FA_F_CHECK("goal", FA_SCHEMA_ANY, 0), /* read_goal() */
 };
 
 /* $.harness.tasks[i].budget */
@@ -74,7 +134,7 @@ static const struct fa_field budget_fields[] = {
 };
 
 /* $.harness.events[i] */
-enum { EV_AT, EV_AFTER, EV_PLUS, EV_SEND, EV_KILL, EV_RESTART };
+enum { EV_AT, EV_AFTER, EV_PLUS, EV_SEND, EV_KILL, EV_RESTART, EV_CANCEL };
 static const struct fa_field event_fields[] = {
 	FA_F_I64("at_ms", 0, 0, 3600000, struct fa_event_spec, at_ms),
 	FA_F_CHECK("after", FA_SCHEMA_OBJECT, 0),
@@ -82,6 +142,7 @@ static const struct fa_field event_fields[] = {
 	FA_F_CHECK("send", FA_SCHEMA_ARRAY, NONEMPTY),
 	F_BOOL("kill", struct fa_event_spec, kill),
 	F_BOOL("restart", struct fa_event_spec, restart),
+	FA_F_CHECK("cancel", FA_SCHEMA_ARRAY, NONEMPTY),
 };
 
 /* $.harness.events[i].after: a status trigger or a held trigger */
@@ -93,9 +154,34 @@ static const struct fa_field after_fields[] = {
 	FA_F_ENUM("on", 0, ons, struct fa_event_spec, on),
 };
 
-/* $.harness.events[i].send[k] */
+/* $.harness.events[i].send[k], .cancel[k], $.harness.expect[...].tasks[k] */
 static const struct fa_field send_field =
 	FA_F_CHECK(NULL, FA_SCHEMA_STRING, NONEMPTY);
+
+/* Characters (UTF-8 sequences) of @s. */
+static size_t utf8_chars(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s != '\0'; s++)
+		n += ((unsigned char)*s & 0xC0) != 0x80;
+	return n;
+}
+
+/* "goal": a string of 1..GOAL_MAX characters, copied into t->goal. */
+static enum fa_rc read_goal(struct fa_schema *s, const cJSON *v, struct fa_task_spec *t)
+{
+	enum fa_rc rc = FA_OK;
+	size_t mark = fa_schema_enter(s, "goal");
+	size_t n = cJSON_IsString(v) ? utf8_chars(v->valuestring) : 0;
+
+	if (n < 1 || n > GOAL_MAX)
+		rc = fa_schema_fail_got(s, v, "string of 1..%d characters", GOAL_MAX);
+	else
+		t->goal = fa_xstrdup(v->valuestring);
+	fa_schema_leave(s, mark);
+	return rc;
+}
 
 static enum fa_rc read_task(struct fa_schema *s, const cJSON *obj,
 			    struct fa_scenario *sc, struct fa_task_spec *t)
@@ -130,6 +216,8 @@ static enum fa_rc read_task(struct fa_schema *s, const cJSON *obj,
 				      N(budget_fields), &t->budget, NULL);
 		fa_schema_leave(s, mark);
 	}
+	if (rc == FA_OK && got[TK_GOAL] != NULL)
+		rc = read_goal(s, got[TK_GOAL], t);
 	return rc;
 }
 
@@ -160,10 +248,37 @@ static enum fa_rc read_tasks(struct fa_schema *s, const cJSON *arr,
 	return rc;
 }
 
-/* $.harness.expect: check id -> {"tolerance_ms", "required", ...}. */
-static enum fa_rc read_expect(struct fa_schema *s, const cJSON *obj)
+/* budget.escalates "tasks": task ids of $.harness.tasks, each once. */
+static enum fa_rc read_expect_tasks(struct fa_schema *s, const cJSON *arr,
+				    const struct fa_scenario *sc)
 {
-	char allowed[256];
+	enum fa_rc rc = FA_OK;
+	size_t k = 0, mark;
+
+	for (const cJSON *c = arr->child; rc == FA_OK && c != NULL; c = c->next, k++) {
+		size_t j = 0;
+		const cJSON *d = arr->child;
+
+		mark = fa_schema_enter_index(s, k);
+		rc = fa_schema_value(s, c, &send_field, NULL);
+		if (rc == FA_OK && fa_scenario_task(sc, c->valuestring) == NULL)
+			rc = fa_schema_fail(s, "no task %s in $.harness.tasks",
+					    fa_schema_quote(c->valuestring).s);
+		for (; rc == FA_OK && d != c; d = d->next, j++)
+			if (strcmp(d->valuestring, c->valuestring) == 0)
+				rc = fa_schema_fail(s, "task %s is listed twice (first at [%zu])",
+						    fa_schema_quote(c->valuestring).s, j);
+		fa_schema_leave(s, mark);
+	}
+	return rc;
+}
+
+/* $.harness.expect: check id -> {"tolerance_ms", "required", ...}; the
+ * parameters each check takes (expect_table). */
+static enum fa_rc read_expect(struct fa_schema *s, const cJSON *obj,
+			      const struct fa_scenario *sc)
+{
+	char allowed[512];
 	enum fa_rc rc;
 	size_t mark, o = 0;
 
@@ -180,8 +295,18 @@ static enum fa_rc read_expect(struct fa_schema *s, const cJSON *obj)
 			return fa_schema_fail(s, "unknown check %s (allowed: %s)",
 					      fa_schema_quote(c->string).s, allowed);
 		}
+		size_t n_fields;
+		const struct fa_field *fields = expect_table(c->string, &n_fields);
+		const cJSON *got[EXPECT_ROWS_MAX];
+
 		mark = fa_schema_enter(s, c->string);
-		rc = fa_schema_object(s, c, expect_fields, N(expect_fields), NULL, NULL);
+		rc = fa_schema_object(s, c, fields, n_fields, NULL, got);
+		if (rc == FA_OK && fields == budget_expect && got[BE_TASKS] != NULL) {
+			size_t mark2 = fa_schema_enter(s, "tasks");
+
+			rc = read_expect_tasks(s, got[BE_TASKS], sc);
+			fa_schema_leave(s, mark2);
+		}
 		fa_schema_leave(s, mark);
 	}
 	return rc;
@@ -228,6 +353,45 @@ static enum fa_rc read_send(struct fa_schema *s, const cJSON *arr,
 	return rc;
 }
 
+/* $.harness.events[ev_idx].cancel: tasks of $.harness.tasks, each cancelled
+ * by one event only, none sent by this same event. */
+static enum fa_rc read_cancel(struct fa_schema *s, const cJSON *arr,
+			      struct fa_scenario *sc, size_t ev_idx,
+			      const struct sender *sent_by, struct sender *cancelled_by)
+{
+	struct fa_event_spec *ev = &sc->harness.events[ev_idx];
+	const struct fa_task_spec *t;
+	enum fa_rc rc = FA_OK;
+	size_t k = 0, mark, ti;
+
+	ev->n_cancel = fa_schema_count(arr);
+	ev->cancel = fa_xcalloc(ev->n_cancel, sizeof(*ev->cancel));
+	for (const cJSON *c = arr->child; rc == FA_OK && c != NULL; c = c->next, k++) {
+		mark = fa_schema_enter_index(s, k);
+		rc = fa_schema_value(s, c, &send_field, NULL);
+		t = rc == FA_OK ? fa_scenario_task(sc, c->valuestring) : NULL;
+		if (rc == FA_OK && t == NULL)
+			rc = fa_schema_fail(s, "no task %s in $.harness.tasks",
+					    fa_schema_quote(c->valuestring).s);
+		ti = t != NULL ? (size_t)(t - sc->harness.tasks) : 0;
+		if (rc == FA_OK && cancelled_by[ti].ev != SIZE_MAX)
+			rc = fa_schema_fail(s, "task %s is already cancelled by $.harness.events[%zu].cancel[%zu]",
+					    fa_schema_quote(t->id).s, cancelled_by[ti].ev,
+					    cancelled_by[ti].k);
+		if (rc == FA_OK && sent_by[ti].ev == ev_idx)
+			rc = fa_schema_fail(s, "task %s is sent by this same event (send[%zu]): "
+					    "cancel it from a later one",
+					    fa_schema_quote(t->id).s, sent_by[ti].k);
+		if (rc == FA_OK) {
+			cancelled_by[ti].ev = ev_idx;
+			cancelled_by[ti].k = k;
+			ev->cancel[k] = fa_xstrdup(t->id);
+		}
+		fa_schema_leave(s, mark);
+	}
+	return rc;
+}
+
 /* $.harness.events[i].after: exactly one of "status" and "held": true;
  * "on" only with "status" (a held answer is the provider's to see). */
 static enum fa_rc read_after(struct fa_schema *s, const cJSON *obj,
@@ -264,7 +428,7 @@ static enum fa_rc read_after(struct fa_schema *s, const cJSON *obj,
 
 static enum fa_rc read_event(struct fa_schema *s, const cJSON *obj,
 			     struct fa_scenario *sc, size_t i,
-			     struct sender *sent_by)
+			     struct sender *sent_by, struct sender *cancelled_by)
 {
 	struct fa_event_spec *ev = &sc->harness.events[i];
 	const cJSON *got[N(event_fields)];
@@ -283,8 +447,9 @@ static enum fa_rc read_event(struct fa_schema *s, const cJSON *obj,
 		return fa_schema_fail(s, "\"plus_ms\" is only allowed with \"after\"");
 	if (ev->restart && !ev->kill)
 		return fa_schema_fail(s, "\"restart\" needs \"kill\": true");
-	if (got[EV_SEND] == NULL && !ev->kill)
-		return fa_schema_fail(s, "missing required key \"send\" (or give \"kill\": true)");
+	if (got[EV_SEND] == NULL && got[EV_CANCEL] == NULL && !ev->kill)
+		return fa_schema_fail(s, "missing required key \"send\" (or give \"cancel\", "
+				      "or \"kill\": true)");
 	if (got[EV_AFTER] != NULL) {
 		mark = fa_schema_enter(s, "after");
 		rc = read_after(s, got[EV_AFTER], sc, ev);
@@ -292,10 +457,17 @@ static enum fa_rc read_event(struct fa_schema *s, const cJSON *obj,
 		if (rc != FA_OK)
 			return rc;
 	}
-	if (got[EV_SEND] == NULL)
+	if (got[EV_SEND] != NULL) {
+		mark = fa_schema_enter(s, "send");
+		rc = read_send(s, got[EV_SEND], sc, i, sent_by);
+		fa_schema_leave(s, mark);
+		if (rc != FA_OK)
+			return rc;
+	}
+	if (got[EV_CANCEL] == NULL)
 		return FA_OK;
-	mark = fa_schema_enter(s, "send");
-	rc = read_send(s, got[EV_SEND], sc, i, sent_by);
+	mark = fa_schema_enter(s, "cancel");
+	rc = read_cancel(s, got[EV_CANCEL], sc, i, sent_by, cancelled_by);
 	fa_schema_leave(s, mark);
 	return rc;
 }
@@ -337,7 +509,7 @@ enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj,
 {
 	struct fa_harness_spec *h = &sc->harness;
 	const cJSON *got[N(harness_fields)];
-	struct sender *sent_by = NULL;
+	struct sender *sent_by = NULL, *cancelled_by = NULL;
 	enum fa_rc rc;
 	size_t mark, mark2, i = 0;
 
@@ -352,7 +524,7 @@ enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj,
 		goto out;
 	if (got[HX_EXPECT] != NULL) {
 		mark = fa_schema_enter(s, "expect");
-		rc = read_expect(s, got[HX_EXPECT]);
+		rc = read_expect(s, got[HX_EXPECT], sc);
 		fa_schema_leave(s, mark);
 		if (rc != FA_OK)
 			goto out;
@@ -361,14 +533,15 @@ enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj,
 	}
 
 	sent_by = fa_xcalloc(h->n_tasks, sizeof(*sent_by));
+	cancelled_by = fa_xcalloc(h->n_tasks, sizeof(*cancelled_by));
 	for (size_t t = 0; t < h->n_tasks; t++)
-		sent_by[t].ev = SIZE_MAX;
+		sent_by[t].ev = cancelled_by[t].ev = SIZE_MAX;
 	h->n_events = fa_schema_count(got[HX_EVENTS]);
 	h->events = fa_xcalloc(h->n_events, sizeof(*h->events));
 	mark = fa_schema_enter(s, "events");
 	for (const cJSON *e = got[HX_EVENTS]->child; e != NULL; e = e->next, i++) {
 		mark2 = fa_schema_enter_index(s, i);
-		rc = read_event(s, e, sc, i, sent_by);
+		rc = read_event(s, e, sc, i, sent_by, cancelled_by);
 		fa_schema_leave(s, mark2);
 		if (rc != FA_OK)
 			break;
@@ -389,6 +562,7 @@ enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj,
 	rc = check_event_cycles(s, sc, sent_by);
 out:
 	free(sent_by);
+	free(cancelled_by);
 	return rc;
 }
 
@@ -406,6 +580,7 @@ void fa_harness_spec_release(struct fa_harness_spec *h)
 		free(t->path);
 		fa_header_free_list(t->headers, t->n_headers);
 		cJSON_Delete(t->body);
+		free(t->goal);
 	}
 	free(h->tasks);
 	for (size_t i = 0; i < h->n_events && h->events != NULL; i++) {
@@ -413,6 +588,9 @@ void fa_harness_spec_release(struct fa_harness_spec *h)
 		for (size_t k = 0; k < h->events[i].n_send && h->events[i].send; k++)
 			free(h->events[i].send[k]);
 		free(h->events[i].send);
+		for (size_t k = 0; k < h->events[i].n_cancel && h->events[i].cancel; k++)
+			free(h->events[i].cancel[k]);
+		free(h->events[i].cancel);
 	}
 	free(h->events);
 	cJSON_Delete(h->expect);

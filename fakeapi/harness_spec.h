@@ -12,8 +12,11 @@
  * Read the $.harness object @obj (at the current path of @s) into
  * sc->harness: tasks, events (each task sent by exactly one event, no
  * cycle of "after" triggers; an "after" trigger is a status or "held":
- * true; "send" may be left out with "kill": true, and "restart" needs
- * "kill"), expect and timeout_s (default 60). Keys must
+ * true; "send" may be left out with "kill": true or a "cancel" list, and
+ * "restart" needs "kill"; each task cancelled by one event at most, never
+ * by the event that sends it), the tasks' optional "goal" (1..500
+ * characters), expect (each check's own parameters: budget.escalates
+ * "tasks" must name tasks) and timeout_s (default 60). Keys must
  * already be in sc->keys, since tasks name them. Errors are recorded
  * through @s as fa_scenario_parse() describes; on FA_EINVAL whatever was
  * read stays in sc->harness for fa_harness_spec_release().

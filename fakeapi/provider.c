@@ -28,6 +28,8 @@ struct fa_provider {
 	struct fa_scopes *scopes;     /* owned */
 	struct fa_store *store;       /* owned; thread-safe on its own */
 	bool admin;                   /* /_fakeapi/ answered by the admin module */
+	char *key_suffix;             /* owned: what a secret must end with after a '.'
+	                                 (fa_provider_set_key_suffix), or NULL */
 };
 
 /* Request headers recorded as attempt counters, in enum fa_attempt_header order. */
@@ -121,6 +123,7 @@ void fa_provider_free(struct fa_provider *p)
 	fa_cursors_free(p->cursors);
 	fa_scopes_free(p->scopes);
 	fa_store_free(p->store);
+	free(p->key_suffix);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
@@ -128,6 +131,28 @@ void fa_provider_free(struct fa_provider *p)
 void fa_provider_set_admin(struct fa_provider *p, bool on)
 {
 	p->admin = on;
+}
+
+void fa_provider_set_key_suffix(struct fa_provider *p, const char *suffix)
+{
+	free(p->key_suffix);
+	p->key_suffix = suffix != NULL && suffix[0] != '\0' ? fa_xstrdup(suffix) : NULL;
+}
+
+/* The key whose secret @presented is: exactly, or with ".<key_suffix>"
+ * after it when the provider has a suffix (and then only so). */
+static const struct fa_key *key_of(const struct fa_provider *p, char *presented)
+{
+	size_t n = strlen(presented), m;
+
+	if (p->key_suffix == NULL)
+		return fa_scenario_key_by_secret(p->sc, presented);
+	m = strlen(p->key_suffix);
+	if (n < m + 2 || presented[n - m - 1] != '.' ||
+	    strcmp(presented + n - m, p->key_suffix) != 0)
+		return NULL;
+	presented[n - m - 1] = '\0';
+	return fa_scenario_key_by_secret(p->sc, presented);
 }
 
 struct fa_journal *fa_provider_journal(struct fa_provider *p)
@@ -147,7 +172,7 @@ int64_t fa_provider_now_us(const struct fa_provider *p)
 
 /* The API key a request presents, "Authorization: Bearer K" or else
  * "X-Api-Key: K", into @buf without surrounding blanks; NULL if none. */
-static const char *presented_secret(const struct fa_req *req, char *buf, size_t len)
+static char *presented_secret(const struct fa_req *req, char *buf, size_t len)
 {
 	const char *v = fa_req_header(req, "Authorization");
 	size_t n;
@@ -177,7 +202,7 @@ static const struct fa_key *describe(const struct fa_provider *p,
 {
 	const struct fa_key *key = NULL;
 	char secret_buf[512];
-	const char *secret = presented_secret(req, secret_buf, sizeof(secret_buf));
+	char *secret = presented_secret(req, secret_buf, sizeof(secret_buf));
 	const char *task = fa_req_query(req, "fa_task");
 
 	a->t_arrival_us = req->t_arrival_us;
@@ -198,7 +223,7 @@ static const struct fa_key *describe(const struct fa_provider *p,
 	a->conn_reuse = req->conn_reuse;
 	a->pause_until_us = -1;
 	if (secret != NULL)
-		key = fa_scenario_key_by_secret(p->sc, secret);
+		key = key_of(p, secret);
 	if (key != NULL) {
 		a->key = fa_xstrdup(key->id);
 		a->user = fa_xstrdup(key->user);

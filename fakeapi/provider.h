@@ -90,6 +90,16 @@ void fa_provider_free(struct fa_provider *p);
  */
 void fa_provider_set_admin(struct fa_provider *p, bool on);
 
+/*
+ * Accept each key's secret only with "." and @suffix after it
+ * ("<secret>.<suffix>"): the harness plants its key canary there
+ * (harness/canary.h), so a client that prints its key is caught. The
+ * plain secret, or the secret with any other ending, is then an unknown
+ * key (401). @suffix is copied; NULL or "" accepts the plain secrets
+ * again (the default). Call before the server starts.
+ */
+void fa_provider_set_key_suffix(struct fa_provider *p, const char *suffix);
+
 /* The journal it appends to (borrowed). */
 struct fa_journal *fa_provider_journal(struct fa_provider *p);
 

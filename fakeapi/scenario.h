@@ -134,6 +134,8 @@ struct fa_task_spec {
 	cJSON *body;               /* owned; NULL = no body */
 	struct fa_budget budget;
 	int timeout_s;             /* per-task client timeout, 1..3600; 0 = derived by the harness */
+	char *goal;                /* what the task is for, 1..500 characters (stdio task line,
+	                              escalation records); NULL = not given */
 };
 
 /* What fires an event. */
@@ -151,8 +153,12 @@ struct fa_event_spec {
 	                           an answer to that task (a response with "hold") */
 	enum fa_event_on on;    /* "after": which side must have seen it */
 	int plus_ms;            /* delay after the trigger, 0..600000 ms */
-	char **send;            /* owned task ids to start, n_send >= 0 (>= 1 unless kill) */
+	char **send;            /* owned task ids to start, n_send >= 0 (>= 1 unless kill
+	                           or cancel) */
 	size_t n_send;
+	char **cancel;          /* owned task ids to cancel ("cancel"), n_cancel >= 0; none of
+	                           them sent by this event, each cancelled by one event only */
+	size_t n_cancel;
 	bool kill;              /* "kill": true: SIGKILL the client's process group and reap it */
 	bool restart;           /* "restart": true (needs kill): then release the held answers
 	                           (their faults go ahead) and start the client again with the

@@ -8,6 +8,11 @@
 #include <cJSON.h>
 
 #include "alloc.h"
+#include "budget.h"
+#include "cancel.h"
+#include "circuit.h"
+#include "concurrency.h"
+#include "escalation.h"
 #include "evidence.h"
 #include "tally.h"
 #include "wave.h"
@@ -61,6 +66,28 @@ static const struct hx_check_def defs[] = {
 	  "escalated, never as a failure or a success without evidence",
 	  "an ambiguous write is reported unknown, escalated, or succeeded with "
 	  "the provider's own record id" },
+	{ "wait.concurrency", 2, false,
+	  "seed 000: shared_scope max_concurrent_requests; a scheduler limits "
+	  "parallelism, not only the rate",
+	  "in-flight attempts per scope stay within the scenario's cap" },
+	{ "budget.escalates", 4, true,
+	  "seed 000: a budget counts attempts and waiting, and ends in an "
+	  "explicit outcome with context; five-step test, step 5",
+	  "a task the provider keeps refusing stops inside its budget and hands "
+	  "over an escalation record" },
+	{ "escalation.sanitised", 4, true,
+	  "seed 000: no secret and no raw request body in what an operator is "
+	  "shown; five-step test, step 5",
+	  "no key or body canary in the client's output, escalation records or "
+	  "state (key only)" },
+	{ "cancel.quiet", 4, true,
+	  "seed 000: a queue needs cancel; pending retries are deleted before "
+	  "they wake; five-step test, step 5",
+	  "a cancelled task sends nothing more and reports cancelled" },
+	{ "classify.circuit", 4, false,
+	  "seed 000: a circuit breaker for repeated identical failures; varied "
+	  "whitespace or field order is not a new request",
+	  "an identical 4xx failure is not resent past the scenario's count" },
 };
 
 #define N_DEFS (sizeof(defs) / sizeof(defs[0]))
@@ -150,12 +177,16 @@ static int tolerance_ms(const struct hx_check_input *in, const char *id)
 	return (int)t->valuedouble;
 }
 
+/* --strict makes every check required; else the scenario's "required",
+ * else the check's default. */
 static bool is_required(const struct hx_check_input *in,
 			const struct hx_check_def *def)
 {
 	const cJSON *req = cJSON_GetObjectItemCaseSensitive(
 		expect_of(in, def->id), "required");
 
+	if (in->strict)
+		return true;
 	return cJSON_IsBool(req) ? cJSON_IsTrue(req) : def->required;
 }
 
@@ -527,6 +558,31 @@ static void check_no_retry_4xx(const struct ctx *c, struct hx_check_result *r)
 	hx_evidence_release(&good);
 }
 
+/*
+ * @b, its task's first attempt, arrived within @tol_us after an answer
+ * went out at @t_us, and the harness had handed its task to the client
+ * before that instant: the request was on its way before any client
+ * could have read the answer (two tasks started together).
+ */
+static bool on_its_way(const struct ctx *c, const struct fa_attempt *b,
+		       int64_t t_us, int64_t tol_us)
+{
+	size_t i;
+
+	if (b->t_arrival_us > t_us + tol_us)
+		return false;
+	for (i = 0; i < c->n && c->att[i] != b; i++)
+		if (same(c->att[i]->task, b->task))
+			return false; /* not its first attempt */
+	for (i = 0; i < c->in->n_tasks; i++) {
+		const struct hx_task_run *t = &c->in->tasks[i];
+
+		if (t->spec != NULL && same(t->spec->id, b->task))
+			return t->t_sent_us >= 0 && t->t_sent_us < t_us;
+	}
+	return false;
+}
+
 /* wait.scope_pause: a pause told to one task holds for its whole scope. */
 static void check_scope_pause(const struct ctx *c, struct hx_check_result *r)
 {
@@ -549,7 +605,8 @@ static void check_scope_pause(const struct ctx *c, struct hx_check_result *r)
 			const struct fa_attempt *b = c->att[j];
 
 			if (same(b->task, p->task) || !same(b->scope, p->scope) ||
-			    b->t_arrival_us <= p->t_response_us)
+			    b->t_arrival_us <= p->t_response_us ||
+			    on_its_way(c, b, p->t_response_us, tol_us))
 				continue;
 			if (earliest == NULL)
 				earliest = b;
@@ -611,21 +668,28 @@ typedef void (*check_fn)(const struct ctx *c, struct hx_check_result *r);
 typedef void (*judge_fn)(const struct hx_check_input *in, struct hx_check_result *r);
 
 /* Same order as defs[]: a check judged here, or one its own module judges
- * (on a journal with an attributed attempt; n/a without one). */
+ * (on a journal with an attributed attempt, n/a without one, unless
+ * `always`: a canary leak needs no attempt to show). */
 static const struct {
 	check_fn here;
 	judge_fn module;
+	bool always;
 } fns[N_DEFS] = {
-	{ check_bounded, NULL },
-	{ check_retry_after, NULL },
-	{ check_no_retry_4xx, NULL },
-	{ check_scope_pause, NULL },
-	{ NULL, hx_wave_check },
-	{ NULL, hx_tally_check },
-	{ NULL, hx_write_key_stable },
-	{ NULL, hx_write_no_duplicate },
-	{ NULL, hx_write_reconcile_first },
-	{ NULL, hx_write_ambiguity },
+	{ check_bounded, NULL, false },
+	{ check_retry_after, NULL, false },
+	{ check_no_retry_4xx, NULL, false },
+	{ check_scope_pause, NULL, false },
+	{ NULL, hx_wave_check, false },
+	{ NULL, hx_tally_check, false },
+	{ NULL, hx_write_key_stable, false },
+	{ NULL, hx_write_no_duplicate, false },
+	{ NULL, hx_write_reconcile_first, false },
+	{ NULL, hx_write_ambiguity, false },
+	{ NULL, hx_concurrency_check, false },
+	{ NULL, hx_budget_check, false },
+	{ NULL, hx_escalation_sanitised_check, true },
+	{ NULL, hx_cancel_check, false },
+	{ NULL, hx_circuit_check, false },
 };
 
 void hx_check_run_all(const struct hx_check_input *in,
@@ -656,7 +720,7 @@ void hx_check_run_all(const struct hx_check_input *in,
 		res[i].verdict = HX_NA;
 		if (fns[i].here != NULL)
 			fns[i].here(&c, &res[i]);
-		else if (c.n == 0)
+		else if (c.n == 0 && !fns[i].always)
 			na_empty(&c, &res[i]);
 		else
 			fns[i].module(in, &res[i]);

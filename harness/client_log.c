@@ -1,14 +1,18 @@
-/* client_log.c -- what a stdio client printed: its lines, parsed and judged. */
+/* client_log.c -- what a client printed: parsed and judged, searched for canaries, scrubbed. */
 #include "client_log.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alloc.h"
+#include "canary.h"
 #include "utf8.h"
 
 /* Bytes of a line quoted in its protocol error. */
@@ -321,4 +325,202 @@ void hx_client_log_move(struct hx_client_log *l, struct hx_scenario_result *out)
 	l->errors = NULL;
 	l->n_errors = l->cap_errors = 0;
 	l->n_line_errors = l->n_dropped = l->dropped_at = 0;
+}
+
+/* The first @max bytes of file @path in a new buffer, its length in
+ * *@len; NULL when it cannot be read. */
+static char *read_capped(const char *path, size_t max, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	char *buf = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	*len = 0;
+	if (fd < 0)
+		return NULL;
+	while (*len < max) {
+		if (*len == cap) {
+			cap = cap ? 2 * cap : 65536;
+			cap = cap < max ? cap : max;
+			buf = fa_xrealloc(buf, cap);
+		}
+		n = read(fd, buf + *len, cap - *len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		*len += (size_t)n;
+	}
+	close(fd);
+	return buf;
+}
+
+void hx_client_log_search(struct hx_scenario_result *out, const struct hx_client_text *texts,
+			  size_t n, size_t file_max)
+{
+	const char *kc = out->key_canary, *bc = out->body_canary[0] ? out->body_canary : NULL;
+
+	if (kc[0] == '\0')
+		return;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = texts[i].len;
+		char *file = texts[i].buf == NULL && texts[i].path != NULL
+				     ? read_capped(texts[i].path, file_max, &len) : NULL;
+
+		if (file != NULL)
+			file_max -= len;
+		out->canary_bytes_searched +=
+			hx_canary_scan(file ? file : texts[i].buf, file ? len : texts[i].len, kc,
+				       bc, texts[i].where, texts[i].task, &out->canary_hits,
+				       &out->n_canary_hits);
+		free(file);
+	}
+	for (size_t i = 0; i < out->n_msgs; i++) {
+		const struct hx_client_msg *m = &out->msgs[i];
+		const cJSON *rec;
+		char *text, *where;
+
+		if (strcmp(m->type, "escalation") != 0)
+			continue;
+		rec = cJSON_GetObjectItemCaseSensitive(m->json, "record");
+		text = fa_xcheck(cJSON_PrintUnformatted(rec ? rec : m->json), "escalation record");
+		where = fa_xasprintf("escalation record of task %s", m->task);
+		out->canary_bytes_searched += hx_canary_scan(text, strlen(text), kc, bc, where,
+							     m->task, &out->canary_hits,
+							     &out->n_canary_hits);
+		free(where);
+		free(text);
+	}
+}
+
+/* What hx_client_log_scrub() replaces, in order. */
+struct scrub {
+	char **from; /* owned */
+	const char **to;
+	size_t n;
+};
+
+static void scrub_add(struct scrub *sb, char *from, const char *to)
+{
+	sb->from = fa_xrealloc(sb->from, (sb->n + 1) * sizeof(*sb->from));
+	sb->to = fa_xrealloc(sb->to, (sb->n + 1) * sizeof(*sb->to));
+	sb->from[sb->n] = from;
+	sb->to[sb->n++] = to;
+}
+
+/* @src with every @from (not "") replaced by @to; NULL when it has none. */
+static char *replace_all(const char *src, const char *from, const char *to)
+{
+	size_t flen = strlen(from), tlen = strlen(to), n = 0, o = 0;
+	const char *p, *hit;
+	char *out;
+
+	for (p = src; (hit = strstr(p, from)) != NULL; p = hit + flen)
+		n++;
+	if (n == 0)
+		return NULL;
+	out = fa_xmalloc(strlen(src) - n * flen + n * tlen + 1);
+	for (p = src; (hit = strstr(p, from)) != NULL; p = hit + flen) {
+		memcpy(out + o, p, (size_t)(hit - p));
+		o += (size_t)(hit - p);
+		memcpy(out + o, to, tlen);
+		o += tlen;
+	}
+	memcpy(out + o, p, strlen(p) + 1);
+	return out;
+}
+
+/* @s with every sb->from[k] replaced by sb->to[k], in table order; NULL
+ * when nothing was. */
+static char *scrubbed(const struct scrub *sb, const char *s)
+{
+	char *cur = NULL, *next;
+
+	for (size_t k = 0; s != NULL && k < sb->n; k++) {
+		if (sb->from[k][0] == '\0')
+			continue;
+		next = replace_all(cur ? cur : s, sb->from[k], sb->to[k]);
+		if (next == NULL)
+			continue;
+		free(cur);
+		cur = next;
+	}
+	return cur;
+}
+
+/* Scrub the owned string *@s in place. */
+static void scrub_str(const struct scrub *sb, char **s)
+{
+	char *clean = scrubbed(sb, *s);
+
+	if (clean == NULL)
+		return;
+	free(*s);
+	*s = clean;
+}
+
+/* Scrub every member name and string of @j, in cJSON's own allocation. */
+static void scrub_json(const struct scrub *sb, cJSON *j)
+{
+	for (; j != NULL; j = j->next) {
+		char *clean;
+
+		if (j->string != NULL && !(j->type & cJSON_StringIsConst)) {
+			clean = scrubbed(sb, j->string);
+			if (clean != NULL) {
+				cJSON_free(j->string);
+				j->string = fa_xcheck(cJSON_malloc(strlen(clean) + 1), "scrub");
+				memcpy(j->string, clean, strlen(clean) + 1);
+				free(clean);
+			}
+		}
+		if (cJSON_IsString(j) && !(j->type & cJSON_IsReference)) {
+			clean = scrubbed(sb, j->valuestring);
+			if (clean != NULL) {
+				fa_xcheck(cJSON_SetValuestring(j, clean), "scrub");
+				free(clean);
+			}
+		}
+		scrub_json(sb, j->child);
+	}
+}
+
+void hx_client_log_scrub(struct hx_scenario_result *out, const struct fa_scenario *sc)
+{
+	struct scrub sb = { 0 };
+	size_t i;
+
+	if (out->key_canary[0] == '\0')
+		return;
+	for (i = 0; i < sc->n_keys; i++)
+		scrub_add(&sb, hx_canary_secret(sc->keys[i].secret, out->key_canary),
+			  "[key secret].[key canary]");
+	scrub_add(&sb, fa_xstrdup(out->key_canary), "[key canary]");
+	if (out->body_canary[0] != '\0')
+		scrub_add(&sb, fa_xstrdup(out->body_canary), "[body canary]");
+	for (i = 0; i < sc->n_keys; i++)
+		if (strlen(sc->keys[i].secret) >= 8)
+			scrub_add(&sb, fa_xstrdup(sc->keys[i].secret), "[key secret]");
+
+	scrub_str(&sb, &out->error);
+	scrub_str(&sb, &out->client_stderr);
+	for (i = 0; i < out->n_protocol_errors; i++)
+		scrub_str(&sb, &out->protocol_errors[i]);
+	if (out->hello != NULL)
+		scrub_json(&sb, out->hello->child);
+	for (i = 0; i < out->n_msgs; i++)
+		if (out->msgs[i].json != NULL)
+			scrub_json(&sb, out->msgs[i].json->child);
+	for (i = 0; i < out->n_tasks; i++)
+		scrub_str(&sb, &out->tasks[i].error);
+	for (i = 0; i < out->n_checks; i++)
+		scrub_str(&sb, &out->checks[i].detail);
+	for (i = 0; i < out->n_canary_hits; i++)
+		scrub_str(&sb, &out->canary_hits[i].where);
+
+	for (i = 0; i < sb.n; i++)
+		free(sb.from[i]);
+	free(sb.from);
+	free(sb.to);
 }

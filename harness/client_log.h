@@ -1,4 +1,4 @@
-/* client_log.h -- what a stdio client printed: its lines, parsed and judged. */
+/* client_log.h -- what a client printed: parsed and judged, searched for canaries, scrubbed. */
 #ifndef HX_CLIENT_LOG_H
 #define HX_CLIENT_LOG_H
 
@@ -109,5 +109,42 @@ char *hx_client_log_plain(const char *s, size_t len);
  * line count and tasks, and goes on with an empty record.
  */
 void hx_client_log_move(struct hx_client_log *l, struct hx_scenario_result *out);
+
+/* One stream of what a client printed, for hx_client_log_search(). All
+ * borrowed. */
+struct hx_client_text {
+	const char *buf;   /* the bytes, not NUL-terminated; or NULL and: */
+	size_t len;
+	const char *path;  /* the file they are in (exec mode's output files) */
+	const char *where; /* "stdout", "stderr of task t1", ... */
+	const char *task;  /* the task it belongs to, or NULL */
+};
+
+/*
+ * Search what a client printed for @out's canaries (@out->key_canary and
+ * ->body_canary; canary.h): the @n @texts (of the files, the first
+ * @file_max bytes in all are read; one that cannot be read is skipped
+ * as empty), then the record of every
+ * `escalation` line in @out->msgs, serialised as compact JSON (the whole
+ * line when it has no "record"), as "escalation record of task T". The
+ * hits are appended to @out->canary_hits and the bytes searched added to
+ * @out->canary_bytes_searched. Nothing happens when the key canary is "".
+ */
+void hx_client_log_search(struct hx_scenario_result *out, const struct hx_client_text *texts,
+			  size_t n, size_t file_max);
+
+/*
+ * Make what @out keeps of the client safe to report: in its error, the
+ * stderr tail, the protocol errors, the hello, every message's JSON
+ * (names and strings), the tasks' errors, the checks' details and the
+ * canary hits' places, replace each secret of @sc's keys followed by
+ * "." and the key canary with "[key secret].[key canary]", then the key
+ * canary with "[key canary]", the body canary with "[body canary]", and
+ * each secret of 8 characters or more with "[key secret]" (a shorter one
+ * would match ordinary words). Call it once the checks are done: they
+ * read the client's words as printed. Nothing happens when the key
+ * canary is "".
+ */
+void hx_client_log_scrub(struct hx_scenario_result *out, const struct fa_scenario *sc);
 
 #endif

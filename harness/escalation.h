@@ -2,6 +2,8 @@
 #ifndef HX_ESCALATION_H
 #define HX_ESCALATION_H
 
+#include <stddef.h>
+
 #include <cJSON.h>
 
 #include "result.h"
@@ -15,6 +17,27 @@
  * missing member \"fingerprint\"". NULL @record: "$.record: missing".
  */
 char *hx_escalation_invalid(const cJSON *record);
+
+/* The parts of a record that have a "required" list in the schema. */
+enum hx_escalation_part {
+	HX_ESCALATION_RECORD = 0, /* the record itself */
+	HX_ESCALATION_ATTEMPT,    /* an item of its "attempts" */
+	HX_ESCALATION_BUDGET,     /* its "budget" */
+};
+
+/*
+ * The members hx_escalation_invalid() requires of @part, in the
+ * validator's order: the first min(count, @cap) names (static strings)
+ * go into @names. Returns the count. The unit tests compare them with the
+ * schema's "required" lists, so the two cannot drift.
+ */
+size_t hx_escalation_required(enum hx_escalation_part part, const char **names,
+			      size_t cap);
+
+/* The last `escalation` line the client printed for task @task (borrowed
+ * from @in->msgs), or NULL. */
+const struct hx_client_msg *hx_escalation_line_of(const struct hx_check_input *in,
+						  const char *task);
 
 /* The record of the last `escalation` line the client printed for task
  * @task (borrowed from @in->msgs), or NULL. */

@@ -172,3 +172,12 @@ bool hx_event_live(const struct hx_event_set *ev, const enum hx_task_phase *phas
 	free(live);
 	return any;
 }
+
+bool hx_event_quiet_open(const struct hx_task_run *tasks, size_t n, int64_t now_us)
+{
+	for (size_t i = 0; i < n; i++)
+		if (tasks[i].t_cancel_us >= 0 &&
+		    (tasks[i].t_quiet_until_us < 0 || now_us < tasks[i].t_quiet_until_us))
+			return true;
+	return false;
+}

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "journal.h"
+#include "result.h"
 #include "scenario.h"
 
 /* Least delay of an `after` event with on: client_saw in exec mode, where
@@ -86,5 +87,15 @@ size_t hx_event_next_due(struct hx_event_set *ev, int64_t now_us);
  * sent and no live event sends it.
  */
 bool hx_event_live(const struct hx_event_set *ev, const enum hx_task_phase *phase);
+
+/*
+ * Whether the scenario must stay open at @now_us (provider µs) for a
+ * cancelled task's quiet window (cancel.h): some task of @tasks (@n of
+ * them) was cancelled (t_cancel_us >= 0) and its window has not ended
+ * (t_quiet_until_us not yet known, -1, or later than @now_us). A cancel
+ * that found its task unsent or finished left t_cancel_us at -1 and
+ * keeps nothing open.
+ */
+bool hx_event_quiet_open(const struct hx_task_run *tasks, size_t n, int64_t now_us);
 
 #endif

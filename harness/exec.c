@@ -13,6 +13,7 @@
 
 #include "alloc.h"
 #include "clock.h"
+#include "utf8.h"
 
 extern char **environ;
 
@@ -90,6 +91,55 @@ char *hx_exec_expand(const char *tmpl, const struct hx_exec_vars *v)
 		p += strlen(vars[i].name);
 	}
 	return b.s;
+}
+
+enum fa_rc hx_exec_write_body(const char *path, const cJSON *body, struct fa_err *err)
+{
+	char *text = body ? cJSON_PrintUnformatted(body) : NULL;
+	FILE *f = fopen(path, "w");
+	enum fa_rc rc = FA_EIO;
+
+	if (f == NULL) {
+		fa_err_set(err, "%s: cannot write: %s", path, strerror(errno));
+		goto out;
+	}
+	if (text != NULL)
+		fputs(text, f);
+	if (fclose(f) != 0) {
+		fa_err_set(err, "%s: cannot write: %s", path, strerror(errno));
+		goto out;
+	}
+	rc = FA_OK;
+out:
+	free(text);
+	return rc;
+}
+
+char *hx_exec_last_line(const char *path)
+{
+	char buf[HX_EXEC_STDERR_TAIL + 1];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	off_t end;
+	ssize_t n = 0;
+	char *line, *nl;
+
+	if (fd >= 0) {
+		end = lseek(fd, 0, SEEK_END);
+		if (end > HX_EXEC_STDERR_TAIL)
+			lseek(fd, end - HX_EXEC_STDERR_TAIL, SEEK_SET);
+		else
+			lseek(fd, 0, SEEK_SET);
+		n = read(fd, buf, HX_EXEC_STDERR_TAIL);
+		close(fd);
+	}
+	if (n < 0)
+		n = 0;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	nl = memrchr(buf, '\n', (size_t)n);
+	line = nl ? nl + 1 : buf;
+	return fa_utf8_printable(line, strnlen(line, 200));
 }
 
 char *hx_exec_task_url(const char *base, const char *path, const char *task_id)
@@ -213,10 +263,12 @@ enum fa_rc hx_exec_start(struct hx_exec_proc *p, const struct hx_exec_spec *spec
 		goto out;
 	}
 	if (pid == 0) {
+		int mode = O_WRONLY | O_CREAT | (spec->append ? O_APPEND : O_TRUNC);
+
 		hx_exec_child_setup();
 		redirect(0, NULL, O_RDONLY);
-		redirect(1, spec->stdout_path, O_WRONLY | O_CREAT | O_TRUNC);
-		redirect(2, spec->stderr_path, O_WRONLY | O_CREAT | O_TRUNC);
+		redirect(1, spec->stdout_path, mode);
+		redirect(2, spec->stderr_path, mode);
 		hx_exec_child_exec(spec->cmd, env.envp);
 	}
 	/* set it from this side too: a kill(-pid) right after we return must
@@ -294,6 +346,14 @@ void hx_exec_stop(struct hx_exec_proc *p, int64_t now_us)
 	if (!p->running || p->t_term_us > 0)
 		return;
 	p->timed_out = true;
+	p->t_term_us = now_us;
+	kill(-p->pid, SIGTERM);
+}
+
+void hx_exec_terminate(struct hx_exec_proc *p, int64_t now_us)
+{
+	if (!p->running || p->t_term_us > 0)
+		return;
 	p->t_term_us = now_us;
 	kill(-p->pid, SIGTERM);
 }

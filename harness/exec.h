@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <cJSON.h>
+
 #include "rc.h"
 #include "stray.h"
 
@@ -18,6 +20,20 @@
  * "". Returns a new string the caller frees.
  */
 char *hx_exec_quote(const char *s);
+
+/* Write @body as compact JSON (nothing for NULL) to @path, created or
+ * truncated: what {body_file} names. FA_EIO with "PATH: cannot write:
+ * reason" in @err on failure. */
+enum fa_rc hx_exec_write_body(const char *path, const cJSON *body, struct fa_err *err);
+
+/* Bytes of a client's stderr file hx_exec_last_line() reads, its last. */
+#define HX_EXEC_STDERR_TAIL 2048
+
+/* The last non-empty line of the tail of @path (a client's stderr file),
+ * at most 200 bytes, or "", its control characters and bad UTF-8 as '?':
+ * it goes into the harness's own messages, to tell why a client could
+ * not start. A new string the caller frees. */
+char *hx_exec_last_line(const char *path);
 
 /* What the placeholders of an exec template stand for (borrowed; NULL = ""). */
 struct hx_exec_vars {
@@ -99,6 +115,8 @@ struct hx_exec_spec {
 	                             or NULL for none */
 	const char *stdout_path;  /* file created (or truncated) for stdout; NULL = /dev/null */
 	const char *stderr_path;  /* same for stderr */
+	bool append;              /* append to those files instead of truncating them (a
+	                             task started again keeps what it printed before) */
 	int64_t timeout_us;       /* stop the client this long after the start; 0 = never */
 };
 
@@ -148,6 +166,13 @@ bool hx_exec_poll(struct hx_exec_proc *p, int64_t now_us);
  * grace); hx_exec_poll() does the rest. Marks it timed out. Nothing
  * happens when it is not running. */
 void hx_exec_stop(struct hx_exec_proc *p, int64_t now_us);
+
+/* Stop @p now without blaming it (a scenario's "cancel" event): SIGTERM
+ * to its group, SIGKILL HX_EXEC_KILL_GRACE_US later if it is still
+ * there (hx_exec_poll() does that and the reaping). Not marked timed
+ * out. Nothing happens when it is not running or was already told to
+ * stop. */
+void hx_exec_terminate(struct hx_exec_proc *p, int64_t now_us);
 
 /* SIGKILL @p's process group now (a scenario's "kill" event), without
  * marking it timed out; hx_exec_poll() reaps it. Nothing happens when it

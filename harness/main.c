@@ -19,6 +19,8 @@
 #include "client_log.h"
 #include "clock.h"
 #include "exec.h"
+#include "grade.h"
+#include "known_failing.h"
 #include "log.h"
 #include "report.h"
 #include "result.h"
@@ -121,6 +123,28 @@ static const char usage_text[] =
 	"        checked before any scenario runs.\n"
 	"    --min-level L1|L2|L3|L4\n"
 	"        Exit 1 unless the client reaches this level.\n"
+	"    --strict\n"
+	"        Count recommended checks (docs/checks.md) as required: their\n"
+	"        failures make the exit code 1 and they count for the level,\n"
+	"        whatever a scenario's expect says.\n"
+	"    --known-failing FILE\n"
+	"        Checks the client is known to fail: one check id per line,\n"
+	"        optionally followed by '# reason'; blank lines and lines\n"
+	"        starting with '#' are comments. A listed check that fails is\n"
+	"        reported as known failing and does not make the exit code 1;\n"
+	"        a listed check that passes does (\"known-failing entry ID\n"
+	"        passes now: remove it from FILE\"), so the list only shrinks;\n"
+	"        a listed check the run did not show is fine. A known failing\n"
+	"        check still keeps its level from being reached, and\n"
+	"        --min-level still applies. An unknown or repeated id is exit 2\n"
+	"        (FILE:LINE: unknown check \"x\").\n"
+	"    --repeat N\n"
+	"        Run the suite N times, 1..1000, with seeds S, S+1, ... (S from\n"
+	"        --seed or the clock), a progress line per run: the reports\n"
+	"        add each check's verdicts over the runs (\"wait.jitter 9/10\n"
+	"        pass, 1 fail\"); the level is the lowest of the runs, the exit\n"
+	"        code the worst; the scenarios shown are the last run's. A run\n"
+	"        that exits 2 ends the repeat.\n"
 	"    --seed N\n"
 	"        Seed of the provider's random choices, 0..2^53-1. Default: from\n"
 	"        the clock; the report always prints it so a run can be replayed.\n"
@@ -137,9 +161,11 @@ static const char usage_text[] =
 	"        Print the version.\n"
 	"\n"
 	"EXIT STATUS\n"
-	"    0  no required check failed and at least one passed (and the level\n"
-	"       asked with --min-level was reached)\n"
-	"    1  a check failed, none passed, or the level was not reached\n"
+	"    0  no required check failed (but those --known-failing lists) and\n"
+	"       at least one passed (and the level asked with --min-level was\n"
+	"       reached); with --repeat, in every run\n"
+	"    1  a check failed, a --known-failing entry passes now, none\n"
+	"       passed, or the level was not reached\n"
 	"    2  usage, scenario or client-start error (no hello, a protocol\n"
 	"       version the harness does not know), a report that cannot be\n"
 	"       written, or the run was interrupted (SIGINT, SIGTERM: the\n"
@@ -160,6 +186,9 @@ enum {
 	OPT_JOBS,
 	OPT_JOURNAL_DIR,
 	OPT_VERSION,
+	OPT_STRICT,
+	OPT_KNOWN_FAILING,
+	OPT_REPEAT,
 };
 
 /* What the command line asked for. */
@@ -170,7 +199,10 @@ struct cli {
 	const char *junit;
 	const char *journal_dir;
 	const char *path;
+	const char *known_failing; /* --known-failing FILE, or NULL */
 	int min_level;
+	unsigned repeat;           /* --repeat N, 0 = not given */
+	bool strict;
 	uint64_t seed;
 	bool has_seed;
 	unsigned jobs;
@@ -218,6 +250,9 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "jobs", required_argument, NULL, OPT_JOBS },
 		{ "journal-dir", required_argument, NULL, OPT_JOURNAL_DIR },
+		{ "strict", no_argument, NULL, OPT_STRICT },
+		{ "known-failing", required_argument, NULL, OPT_KNOWN_FAILING },
+		{ "repeat", required_argument, NULL, OPT_REPEAT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -262,6 +297,18 @@ static int parse_args(int argc, char **argv, struct cli *c)
 						   "got '%s'", optarg);
 			c->jobs = (unsigned)v;
 			break;
+		case OPT_STRICT: c->strict = true; break;
+		case OPT_KNOWN_FAILING:
+			if (optarg[0] == '\0')
+				return usage_error("--known-failing: the file name is empty");
+			c->known_failing = optarg;
+			break;
+		case OPT_REPEAT:
+			if (!parse_u64(optarg, 1, HX_REPEAT_MAX, &v))
+				return usage_error("--repeat: expected an integer 1..%d, got '%s'",
+						   HX_REPEAT_MAX, optarg);
+			c->repeat = (unsigned)v;
+			break;
 		case 'q': c->quiet = true; break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		case OPT_VERSION: printf("%s %s\n", PROG, HX_VERSION); return 0;
@@ -281,6 +328,9 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	if (c->client_cmd != NULL && c->exec_template != NULL)
 		return usage_error("--client and --exec: one client at a time, "
 				   "stdio or exec");
+	if (c->has_seed && c->repeat > 1 && c->seed > MAX_SEED - (c->repeat - 1))
+		return usage_error("--repeat %u from --seed %llu: the last seed would pass %llu",
+				   c->repeat, (unsigned long long)c->seed, MAX_SEED);
 	if (c->report_json != NULL && c->junit != NULL && strcmp(c->report_json, "-") == 0 &&
 	    strcmp(c->junit, "-") == 0)
 		return usage_error("--report-json - and --junit -: one report on stdout "
@@ -413,11 +463,69 @@ static void print_error(const char *msg)
 	free(plain);
 }
 
+/* Print the errors of @res's scenarios. */
+static void print_errors(const struct hx_run_result *res)
+{
+	for (size_t i = 0; i < res->n_scenarios; i++)
+		if (res->scenarios[i].error != NULL)
+			print_error(res->scenarios[i].error);
+}
+
+/*
+ * Run @suite once per repetition (once without --repeat) into *@res, which
+ * gets the last run (release it with hx_run_result_release); each earlier
+ * run is tallied into @rep and released. Returns false, the reason
+ * printed, when a run could not start at all (then *@res holds nothing,
+ * and the exit code is 2).
+ */
+static bool run_all(const struct cli *c, const struct fa_suite *suite,
+		    const struct hx_run_opts *base, struct hx_repeat *rep,
+		    struct hx_run_result *res)
+{
+	struct hx_run_opts opts = *base;
+	struct hx_run_result next;
+	struct fa_err err = { { 0 } };
+	bool have = false;
+
+	for (unsigned k = 0; k < rep->planned; k++) {
+		if (k > 0 && hx_run_interrupted())
+			break; /* the signal came between two runs */
+		opts.seed = c->seed + k;
+		if (c->repeat > 0 && !c->quiet)
+			fprintf(stderr, PROG ": run %u of %u, seed %" PRIu64 "\n", k + 1,
+				rep->planned, opts.seed);
+		if (hx_run_suite(suite, &opts, &next, &err) != FA_OK) {
+			fprintf(stderr, PROG ": %s\n", err.msg);
+			if (have)
+				hx_run_result_release(res);
+			return false;
+		}
+		print_errors(&next);
+		hx_repeat_add(rep, &next);
+		if (c->repeat > 0 && !c->quiet)
+			fprintf(stderr, PROG ": run %u of %u: level L%d, exit code %d\n", k + 1,
+				rep->planned, next.level, next.interrupted ? 2 : next.exit_code);
+		if (have)
+			hx_run_result_release(res);
+		*res = next;
+		have = true;
+		if (next.interrupted || next.exit_code == 2)
+			break;
+	}
+	if (have && rep->runs < rep->planned && hx_run_interrupted() && !res->interrupted) {
+		res->interrupted = true;
+		res->exit_code = 2;
+	}
+	return have;
+}
+
 /* Run the suite at @path; returns the exit code. */
 static int run(const struct cli *c, const char *path)
 {
 	struct fa_suite *suite = NULL;
+	struct hx_known_failing *kf = NULL;
 	struct hx_run_result res;
+	struct hx_repeat rep;
 	struct hx_run_opts opts = {
 		.exec_template = c->exec_template,
 		.client_cmd = c->client_cmd,
@@ -426,27 +534,38 @@ static int run(const struct cli *c, const char *path)
 		.jobs = c->jobs,
 		.min_level = c->min_level,
 		.progress = c->quiet ? NULL : stderr,
+		.strict = c->strict,
 	};
 	struct fa_err err = { { 0 } };
 	bool to_stdout = (c->report_json && strcmp(c->report_json, "-") == 0) ||
 			 (c->junit && strcmp(c->junit, "-") == 0);
 	int code = 2;
 
+	hx_repeat_init(&rep, c->repeat > 0 ? c->repeat : 1, c->seed);
+	if (c->known_failing != NULL &&
+	    hx_known_failing_load(c->known_failing, &kf, &err) != FA_OK) {
+		print_error(err.msg);
+		goto out;
+	}
+	opts.known_failing = kf;
 	if (fa_suite_load(path, &suite, &err) != FA_OK) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		goto out;
 	}
 	if (!c->quiet)
-		fprintf(stderr, PROG ": suite %s (version %s), %zu scenario%s, seed %" PRIu64 "\n",
+		fprintf(stderr, PROG ": suite %s (version %s), %zu scenario%s, seed %" PRIu64 "%s\n",
 			suite->id, suite->version[0] ? suite->version : "-",
-			suite->n_scenarios, suite->n_scenarios == 1 ? "" : "s", c->seed);
-	if (hx_run_suite(suite, &opts, &res, &err) != FA_OK) {
-		fprintf(stderr, PROG ": %s\n", err.msg);
+			suite->n_scenarios, suite->n_scenarios == 1 ? "" : "s", c->seed,
+			c->repeat > 1 ? " and up" : "");
+	if (!run_all(c, suite, &opts, &rep, &res))
 		goto out;
+	if (c->repeat > 0) {
+		/* the whole repeat's verdict: the lowest level, the worst code */
+		res.repeat = &rep;
+		res.level = rep.level;
+		if (!res.interrupted)
+			res.exit_code = rep.exit_code;
 	}
-	for (size_t i = 0; i < res.n_scenarios; i++)
-		if (res.scenarios[i].error != NULL)
-			print_error(res.scenarios[i].error);
 	if (res.interrupted)
 		fputs(PROG ": interrupted\n", stderr);
 	/* a machine report on stdout keeps stdout to itself */
@@ -465,6 +584,8 @@ static int run(const struct cli *c, const char *path)
 	}
 	hx_run_result_release(&res);
 out:
+	hx_repeat_release(&rep);
+	hx_known_failing_free(kf);
 	fa_suite_free(suite);
 	return code;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "grade.h"
 #include "scenario.h"
 
 #define ZERO_HEAD "0000000000000000000000000000000000000000000000000000000000000000"
@@ -24,6 +25,7 @@ void hx_report_count(const struct hx_run_result *r, struct hx_report_counts *t)
 			t->broken++;
 		for (j = 0; j < s->n_checks; j++) {
 			const struct hx_check_result *c = &s->checks[j];
+			bool counted = c->required || r->strict;
 
 			if (c->verdict == HX_PASS)
 				t->pass++;
@@ -31,9 +33,9 @@ void hx_report_count(const struct hx_run_result *r, struct hx_report_counts *t)
 				t->fail++;
 			else
 				t->na++;
-			if (c->required && c->verdict == HX_FAIL)
+			if (counted && c->verdict == HX_FAIL)
 				t->required_failed = true;
-			if (c->required && c->verdict == HX_PASS)
+			if (counted && c->verdict == HX_PASS)
 				t->required_passed = true;
 		}
 	}
@@ -42,29 +44,7 @@ void hx_report_count(const struct hx_run_result *r, struct hx_report_counts *t)
 enum hx_verdict hx_report_suite_verdict(const struct hx_run_result *r, const char *id,
 					bool *required)
 {
-	enum hx_verdict v[2] = { HX_NA, HX_NA }; /* [0] required only, [1] all */
-	size_t i, j, k;
-
-	*required = false;
-	for (i = 0; i < r->n_scenarios; i++) {
-		const struct hx_scenario_result *s = &r->scenarios[i];
-
-		for (j = 0; j < s->n_checks; j++) {
-			const struct hx_check_result *c = &s->checks[j];
-
-			if (c->id == NULL || strcmp(c->id, id) != 0)
-				continue;
-			if (c->required)
-				*required = true;
-			for (k = c->required ? 0 : 1; k < 2; k++) {
-				if (c->verdict == HX_FAIL)
-					v[k] = HX_FAIL;
-				else if (c->verdict == HX_PASS && v[k] != HX_FAIL)
-					v[k] = HX_PASS;
-			}
-		}
-	}
-	return *required ? v[0] : v[1];
+	return hx_grade_suite_verdict(r, id, required);
 }
 
 const char *hx_report_mode_str(enum hx_mode m)
@@ -81,28 +61,7 @@ const char *hx_report_level_str(int level)
 
 char *hx_report_exit_reason(const struct hx_run_result *r)
 {
-	struct hx_report_counts t;
-
-	hx_report_count(r, &t);
-	switch (r->exit_code) {
-	case 0:
-		return fa_xstrdup("no required check failed and at least one passed");
-	case 2:
-		if (r->interrupted)
-			return fa_xstrdup("interrupted");
-		return fa_xasprintf("%zu scenario%s could not run", t.broken,
-				    t.broken == 1 ? "" : "s");
-	default:
-		break;
-	}
-	if (t.required_failed)
-		return fa_xstrdup("a required check failed");
-	if (!t.required_passed)
-		return fa_xstrdup("no required check passed");
-	if (r->level < r->min_level)
-		return fa_xasprintf("level %s is below the minimum %s",
-				    hx_report_level_str(r->level), hx_report_level_str(r->min_level));
-	return fa_xstrdup("the run did not meet its requirements");
+	return hx_grade_exit_reason(r);
 }
 
 const struct fa_attempt *hx_report_attempt(const struct hx_scenario_result *s, uint64_t seq)
@@ -170,6 +129,75 @@ const char *hx_report_scenario_id(const struct hx_scenario_result *s)
 const char *hx_report_suite_id(const struct hx_run_result *r)
 {
 	return r->suite && r->suite->id ? r->suite->id : "?";
+}
+
+/* @s with every @needle replaced by @with; takes @s, returns a new string. */
+static char *replace_all(char *s, const char *needle, const char *with)
+{
+	size_t n = strlen(needle), w = strlen(with), count = 0, len;
+	const char *p, *hit;
+	char *out, *o;
+
+	if (n == 0)
+		return s;
+	for (p = s; (hit = strstr(p, needle)) != NULL; p = hit + n)
+		count++;
+	if (count == 0)
+		return s;
+	len = strlen(s) - count * n + count * w;
+	out = fa_xmalloc(len + 1);
+	o = out;
+	for (p = s; (hit = strstr(p, needle)) != NULL; p = hit + n) {
+		memcpy(o, p, (size_t)(hit - p));
+		o += hit - p;
+		memcpy(o, with, w);
+		o += w;
+	}
+	memcpy(o, p, strlen(p) + 1);
+	free(s);
+	return out;
+}
+
+char *hx_report_scrub(const struct hx_scenario_result *s, const char *text)
+{
+	char *out;
+
+	if (text == NULL)
+		return NULL;
+	out = fa_xstrdup(text);
+	if (s == NULL)
+		return out;
+	out = replace_all(out, s->key_canary, "[key canary]");
+	return replace_all(out, s->body_canary, "[body canary]");
+}
+
+const char *hx_report_canary_kind_str(enum hx_canary_kind k)
+{
+	return k == HX_CANARY_BODY ? "body" : "key";
+}
+
+const cJSON *hx_report_escalation(const struct hx_scenario_result *s, const char *task)
+{
+	size_t i;
+
+	for (i = s->n_msgs; task != NULL && i-- > 0;) {
+		const struct hx_client_msg *m = &s->msgs[i];
+
+		if (m->type != NULL && strcmp(m->type, "escalation") == 0 &&
+		    m->task != NULL && strcmp(m->task, task) == 0)
+			return cJSON_GetObjectItemCaseSensitive(m->json, "record");
+	}
+	return NULL;
+}
+
+const struct hx_scenario_result *hx_report_hello_scenario(const struct hx_run_result *r)
+{
+	size_t i;
+
+	for (i = 0; r->hello != NULL && i < r->n_scenarios; i++)
+		if (r->scenarios[i].hello == r->hello)
+			return &r->scenarios[i];
+	return NULL;
 }
 
 enum fa_rc hx_report_open(const char *path, FILE **out, struct fa_err *err)

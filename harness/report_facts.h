@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <cJSON.h>
+
 #include "rc.h"
 #include "result.h"
 
@@ -55,6 +57,22 @@ const char *hx_report_head(const struct hx_scenario_result *s);
 /* The scenario's id and the suite's, "?" without one; borrowed. */
 const char *hx_report_scenario_id(const struct hx_scenario_result *s);
 const char *hx_report_suite_id(const struct hx_run_result *r);
+
+/* A copy of @text with @s's key canary replaced by "[key canary]" and its
+ * body canary by "[body canary]" (canary.h: a report never shows them);
+ * NULL for NULL. A new string the caller frees. */
+char *hx_report_scrub(const struct hx_scenario_result *s, const char *text);
+
+/* "key" or "body"; static. */
+const char *hx_report_canary_kind_str(enum hx_canary_kind k);
+
+/* The "record" of the last escalation line the client printed for task
+ * @task in @s (stdio mode), borrowed; NULL when there is none. */
+const cJSON *hx_report_escalation(const struct hx_scenario_result *s, const char *task);
+
+/* The scenario whose hello @r->hello is (to scrub it with that scenario's
+ * canaries), or NULL. Borrowed. */
+const struct hx_scenario_result *hx_report_hello_scenario(const struct hx_run_result *r);
 
 /* Open @path ("-" = stdout) for writing a report into *@out. FA_EINVAL
  * with "report: no path given" for NULL, FA_EIO with "PATH: cannot write:

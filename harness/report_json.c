@@ -12,6 +12,8 @@
 #include "alloc.h"
 #include "check.h"
 #include "digest.h"
+#include "grade.h"
+#include "known_failing.h"
 #include "report_facts.h"
 #include "utf8.h"
 
@@ -28,30 +30,47 @@ static void add_str(cJSON *obj, const char *name, const char *s)
 	free(clean);
 }
 
-/* @s replaced by its fa_utf8_clean() copy, in cJSON's own allocation. */
-static char *json_clean_str(char *s)
+/* A client's text from scenario @sc: its canaries replaced
+ * (hx_report_scrub), then as add_str(). */
+static void add_client_str(cJSON *obj, const char *name, const struct hx_scenario_result *sc,
+			   const char *s)
 {
-	char *clean, *copy;
+	char *clean = hx_report_scrub(sc, s);
 
-	if (fa_utf8_valid(s))
-		return s;
-	clean = fa_utf8_clean(s);
-	copy = fa_xcheck(cJSON_malloc(strlen(clean) + 1), "report");
-	memcpy(copy, clean, strlen(clean) + 1);
+	add_str(obj, name, clean);
 	free(clean);
+}
+
+/* @s replaced by its fa_utf8_clean() copy with @sc's canaries replaced, in
+ * cJSON's own allocation. */
+static char *json_clean_str(char *s, const struct hx_scenario_result *sc)
+{
+	char *clean, *scrubbed, *copy;
+
+	clean = fa_utf8_clean(s);
+	scrubbed = hx_report_scrub(sc, clean);
+	free(clean);
+	if (strcmp(scrubbed, s) == 0) {
+		free(scrubbed);
+		return s;
+	}
+	copy = fa_xcheck(cJSON_malloc(strlen(scrubbed) + 1), "report");
+	memcpy(copy, scrubbed, strlen(scrubbed) + 1);
+	free(scrubbed);
 	cJSON_free(s);
 	return copy;
 }
 
-/* Make every key and string of @j (a client's JSON: any bytes) UTF-8. */
-static void json_clean(cJSON *j)
+/* Make every key and string of @j (a client's JSON: any bytes) UTF-8,
+ * without the canaries of scenario @sc (NULL: none known). */
+static void json_clean(cJSON *j, const struct hx_scenario_result *sc)
 {
 	for (; j != NULL; j = j->next) {
 		if (j->string != NULL && !(j->type & cJSON_StringIsConst))
-			j->string = json_clean_str(j->string);
+			j->string = json_clean_str(j->string, sc);
 		if (cJSON_IsString(j) && j->valuestring != NULL)
-			j->valuestring = json_clean_str(j->valuestring);
-		json_clean(j->child);
+			j->valuestring = json_clean_str(j->valuestring, sc);
+		json_clean(j->child, sc);
 	}
 }
 
@@ -71,11 +90,11 @@ static cJSON *json_evidence(const struct hx_scenario_result *s, uint64_t seq)
 	cJSON_AddNumberToObject(e, "seq", (double)seq);
 	if (a == NULL)
 		return e;
-	add_str(e, "task", a->task);
+	add_client_str(e, "task", s, a->task);
 	add_us(e, "t_arrival_us", a->t_arrival_us);
 	add_us(e, "t_response_us", a->t_response_us);
-	add_str(e, "method", a->method);
-	add_str(e, "path", a->path);
+	add_client_str(e, "method", s, a->method);
+	add_client_str(e, "path", s, a->path);
 	add_str(e, "scope", a->scope);
 	if (a->status != 0)
 		cJSON_AddNumberToObject(e, "status", a->status);
@@ -84,8 +103,8 @@ static cJSON *json_evidence(const struct hx_scenario_result *s, uint64_t seq)
 	add_str(e, "retry_after", a->retry_after);
 	add_us(e, "pause_until_us", a->retry_after ? a->pause_until_us : -1);
 	add_str(e, "fault", a->fault);
-	add_str(e, "idempotency_key", a->idempotency_key);
-	add_str(e, "client_reference", a->client_reference);
+	add_client_str(e, "idempotency_key", s, a->idempotency_key);
+	add_client_str(e, "client_reference", s, a->client_reference);
 	cJSON_AddBoolToObject(e, "committed", a->committed);
 	cJSON_AddStringToObject(e, "delivered", fa_delivery_str(a->delivered));
 	return e;
@@ -102,7 +121,49 @@ static size_t task_attempts(const struct hx_scenario_result *s, const char *id)
 	return n;
 }
 
-static cJSON *json_scenario(const struct hx_scenario_result *s)
+/* The task's last escalation record (a scrubbed copy), or null. */
+static void add_escalation(cJSON *item, const struct hx_scenario_result *s,
+			   const struct hx_task_run *t)
+{
+	const cJSON *rec = hx_report_escalation(s, t->spec ? t->spec->id : NULL);
+	cJSON *copy;
+
+	if (!cJSON_IsObject(rec)) {
+		cJSON_AddNullToObject(item, "escalation");
+		return;
+	}
+	copy = fa_xcheck(cJSON_Duplicate(rec, 1), "report");
+	json_clean(copy->child, s);
+	cJSON_AddItemToObject(item, "escalation", copy);
+}
+
+/* Where the planted canaries were found, and how much was searched. */
+static void add_canaries(cJSON *o, const struct hx_scenario_result *s)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "canary_hits"), *item;
+
+	for (size_t i = 0; i < s->n_canary_hits; i++) {
+		const struct hx_canary_hit *h = &s->canary_hits[i];
+
+		item = cJSON_CreateObject();
+		cJSON_AddStringToObject(item, "kind", hx_report_canary_kind_str(h->kind));
+		add_client_str(item, "where", s, h->where ? h->where : "?");
+		add_client_str(item, "task", s, h->task);
+		cJSON_AddItemToArray(arr, item);
+	}
+	cJSON_AddNumberToObject(o, "canary_bytes_searched", (double)s->canary_bytes_searched);
+}
+
+/* "required" or "recommended": what check @id is without expect or
+ * --strict (check.h). */
+static const char *default_str(const char *id)
+{
+	const struct hx_check_def *d = id ? hx_check_find(id) : NULL;
+
+	return d == NULL || d->required ? "required" : "recommended";
+}
+
+static cJSON *json_scenario(const struct hx_run_result *r, const struct hx_scenario_result *s)
 {
 	cJSON *o = cJSON_CreateObject(), *arr, *item, *ev;
 	size_t i, j;
@@ -111,7 +172,7 @@ static cJSON *json_scenario(const struct hx_scenario_result *s)
 	add_str(o, "file", s->sc ? s->sc->file : NULL);
 	add_str(o, "title", s->sc ? s->sc->title : NULL);
 	add_str(o, "sha256", s->sc ? s->sc->sha256 : NULL);
-	add_str(o, "error", s->error);
+	add_client_str(o, "error", s, s->error);
 	cJSON_AddNumberToObject(o, "duration_ms", (double)((s->duration_us + 500) / 1000));
 	arr = cJSON_AddArrayToObject(o, "tasks");
 	for (i = 0; i < s->n_tasks; i++) {
@@ -131,10 +192,16 @@ static cJSON *json_scenario(const struct hx_scenario_result *s)
 		cJSON_AddBoolToObject(item, "timed_out", t->timed_out);
 		cJSON_AddNumberToObject(item, "attempts",
 					(double)task_attempts(s, t->spec ? t->spec->id : NULL));
-		add_str(item, "error", t->error);
-		add_str(item, "outcome", t->outcome);
+		add_client_str(item, "error", s, t->error);
+		add_client_str(item, "outcome", s, t->outcome);
 		if (t->client_reference != NULL) /* a write task's only */
 			add_str(item, "client_reference", t->client_reference);
+		if (t->t_cancel_us >= 0)
+			cJSON_AddNumberToObject(item, "cancelled_at_ms",
+						(double)t->t_cancel_us / 1000.0);
+		else
+			cJSON_AddNullToObject(item, "cancelled_at_ms");
+		add_escalation(item, s, t);
 		cJSON_AddItemToArray(arr, item);
 	}
 	arr = cJSON_AddArrayToObject(o, "restarts");
@@ -157,11 +224,14 @@ static cJSON *json_scenario(const struct hx_scenario_result *s)
 	}
 	arr = cJSON_AddArrayToObject(o, "protocol_errors");
 	for (i = 0; i < s->n_protocol_errors; i++) {
-		char *clean = fa_utf8_clean(s->protocol_errors[i]);
+		char *scrubbed = hx_report_scrub(s, s->protocol_errors[i]);
+		char *clean = fa_utf8_clean(scrubbed);
 
 		cJSON_AddItemToArray(arr, cJSON_CreateString(clean));
 		free(clean);
+		free(scrubbed);
 	}
+	add_canaries(o, s);
 	cJSON_AddNumberToObject(o, "attempts", (double)s->n_attempts);
 	cJSON_AddNumberToObject(o, "unattributed_attempts", (double)hx_report_unattributed(s));
 	add_str(o, "journal_head", hx_report_head(s));
@@ -173,14 +243,93 @@ static cJSON *json_scenario(const struct hx_scenario_result *s)
 		add_str(item, "id", c->id);
 		cJSON_AddNumberToObject(item, "level", c->level);
 		cJSON_AddStringToObject(item, "verdict", hx_verdict_str(c->verdict));
-		cJSON_AddBoolToObject(item, "required", c->required);
-		add_str(item, "detail", c->detail);
+		cJSON_AddBoolToObject(item, "required", c->required || r->strict);
+		cJSON_AddStringToObject(item, "default", default_str(c->id));
+		add_client_str(item, "detail", s, c->detail);
 		ev = cJSON_AddArrayToObject(item, "evidence");
 		for (j = 0; j < c->n_evidence; j++)
 			cJSON_AddItemToArray(ev, json_evidence(s, c->evidence[j]));
 		cJSON_AddItemToArray(arr, item);
 	}
 	return o;
+}
+
+static const char *known_state_str(enum hx_known_state k)
+{
+	switch (k) {
+	case HX_KNOWN_FAILING: return "failing";
+	case HX_KNOWN_PASSES_NOW: return "passes_now";
+	case HX_KNOWN_NA: return "n/a";
+	case HX_KNOWN_UNLISTED: break;
+	}
+	return "unlisted";
+}
+
+/* "known_failing": the list's file and each entry's state, or null. */
+static void add_known_failing(cJSON *root, const struct hx_run_result *r)
+{
+	const struct hx_known_failing *kf = r->known_failing;
+	cJSON *obj, *arr, *item;
+
+	if (kf == NULL) {
+		cJSON_AddNullToObject(root, "known_failing");
+		return;
+	}
+	obj = cJSON_AddObjectToObject(root, "known_failing");
+	add_str(obj, "file", kf->file);
+	arr = cJSON_AddArrayToObject(obj, "entries");
+	for (size_t i = 0; i < kf->n_entries; i++) {
+		const struct hx_known_entry *e = &kf->entries[i];
+
+		item = cJSON_CreateObject();
+		cJSON_AddStringToObject(item, "id", e->id);
+		cJSON_AddNumberToObject(item, "line", e->line);
+		add_str(item, "reason", e->reason);
+		cJSON_AddStringToObject(item, "state",
+					known_state_str(hx_grade_known_state(r, e->id)));
+		cJSON_AddItemToArray(arr, item);
+	}
+}
+
+/* "repeat": each check's suite verdicts over the runs, each run's level
+ * and exit code; null without --repeat. */
+static void add_repeat(cJSON *root, const struct hx_repeat *rep)
+{
+	cJSON *obj, *checks, *arr, *item;
+	char raw[32];
+	unsigned k;
+
+	if (rep == NULL) {
+		cJSON_AddNullToObject(root, "repeat");
+		return;
+	}
+	obj = cJSON_AddObjectToObject(root, "repeat");
+	cJSON_AddNumberToObject(obj, "runs", rep->runs);
+	cJSON_AddNumberToObject(obj, "planned", rep->planned);
+	snprintf(raw, sizeof(raw), "%" PRIu64, rep->first_seed);
+	cJSON_AddRawToObject(obj, "first_seed", raw);
+	checks = cJSON_AddObjectToObject(obj, "checks");
+	for (size_t d = 0; d < rep->n_tally && d < hx_check_count(); d++) {
+		const struct hx_repeat_tally *t = &rep->tally[d];
+
+		item = cJSON_CreateObject();
+		cJSON_AddNumberToObject(item, "pass", t->pass);
+		cJSON_AddNumberToObject(item, "fail", t->fail);
+		cJSON_AddNumberToObject(item, "n/a", t->na);
+		/* three decimals: 2/3 reads 0.667 */
+		cJSON_AddNumberToObject(item, "pass_rate",
+					rep->runs ? (double)((t->pass * 1000u + rep->runs / 2) /
+							     rep->runs) / 1000.0
+						  : 0.0);
+		cJSON_AddBoolToObject(item, "counted", t->counted);
+		cJSON_AddItemToObject(checks, hx_check_def_at(d)->id, item);
+	}
+	arr = cJSON_AddArrayToObject(obj, "levels");
+	for (k = 0; k < rep->runs; k++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(hx_report_level_str(rep->levels[k])));
+	arr = cJSON_AddArrayToObject(obj, "exit_codes");
+	for (k = 0; k < rep->runs; k++)
+		cJSON_AddItemToArray(arr, cJSON_CreateNumber(rep->exit_codes[k]));
 }
 
 /* SHA-256 over "HEAD\n" of each scenario in suite order (64 zeros for a
@@ -222,7 +371,7 @@ static char *json_text(const struct hx_run_result *r)
 	add_str(obj, "command", r->client);
 	if (r->hello != NULL) {
 		item = fa_xcheck(cJSON_Duplicate(r->hello, 1), "report");
-		json_clean(item->child);
+		json_clean(item->child, hx_report_hello_scenario(r));
 		cJSON_AddItemToObject(obj, "hello", item);
 	} else
 		cJSON_AddNullToObject(obj, "hello");
@@ -232,6 +381,8 @@ static char *json_text(const struct hx_run_result *r)
 		cJSON_AddStringToObject(root, "min_level", hx_report_level_str(r->min_level));
 	else
 		cJSON_AddNullToObject(root, "min_level");
+	cJSON_AddBoolToObject(root, "strict", r->strict);
+	add_known_failing(root, r);
 	cJSON_AddNumberToObject(root, "exit_code", r->exit_code);
 	why = hx_report_exit_reason(r);
 	cJSON_AddStringToObject(root, "exit_reason", why);
@@ -248,17 +399,21 @@ static char *json_text(const struct hx_run_result *r)
 		cJSON_AddStringToObject(item, "id", d->id);
 		cJSON_AddNumberToObject(item, "level", d->level);
 		cJSON_AddBoolToObject(item, "required", req);
+		cJSON_AddStringToObject(item, "default", d->required ? "required" : "recommended");
 		cJSON_AddStringToObject(item, "verdict", hx_verdict_str(v));
+		cJSON_AddBoolToObject(item, "known_failing",
+				      hx_known_failing_find(r->known_failing, d->id) != NULL);
 		cJSON_AddItemToArray(arr, item);
 	}
 	arr = cJSON_AddArrayToObject(root, "scenarios");
 	for (i = 0; i < r->n_scenarios; i++)
-		cJSON_AddItemToArray(arr, json_scenario(&r->scenarios[i]));
+		cJSON_AddItemToArray(arr, json_scenario(r, &r->scenarios[i]));
 	hx_report_count(r, &t);
 	obj = cJSON_AddObjectToObject(root, "summary");
 	cJSON_AddNumberToObject(obj, "pass", (double)t.pass);
 	cJSON_AddNumberToObject(obj, "fail", (double)t.fail);
 	cJSON_AddNumberToObject(obj, "n/a", (double)t.na);
+	add_repeat(root, r->repeat);
 	text = cJSON_Print(root);
 	cJSON_Delete(root);
 	return text;

@@ -2,11 +2,16 @@
 #include "report.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
+#include "check.h"
+#include "grade.h"
+#include "known_failing.h"
 #include "report_facts.h"
 #include "utf8.h"
 
@@ -46,6 +51,21 @@ static void put_xml(FILE *f, const char *s)
 	}
 }
 
+/* What the <testsuites> element totals. */
+struct totals {
+	size_t tests, failures, errors, skipped;
+};
+
+/* @text, a client's words in scenario @sc, without its canaries
+ * (hx_report_scrub), XML-escaped. */
+static void put_client_xml(FILE *f, const struct hx_scenario_result *sc, const char *text)
+{
+	char *clean = hx_report_scrub(sc, text);
+
+	put_xml(f, clean);
+	free(clean);
+}
+
 /* The scenario's journal lines behind @c, one per line. */
 static void junit_evidence(FILE *f, const struct hx_scenario_result *s,
 			   const struct hx_check_result *c)
@@ -61,7 +81,7 @@ static void junit_evidence(FILE *f, const struct hx_scenario_result *s,
 			continue;
 		}
 		line = hx_report_attempt_line(a);
-		put_xml(f, line);
+		put_client_xml(f, s, line);
 		fputc('\n', f);
 		free(line);
 	}
@@ -76,19 +96,30 @@ static void junit_property(FILE *f, const char *name, const char *value)
 	fputs("\"/>\n", f);
 }
 
+/* A failed check the --known-failing list forgives: reported skipped. */
+static bool known(const struct hx_run_result *r, const struct hx_check_result *c)
+{
+	return c->verdict == HX_FAIL && c->id != NULL &&
+	       hx_grade_known_state(r, c->id) == HX_KNOWN_FAILING;
+}
+
 static void junit_scenario(FILE *f, const struct hx_run_result *r,
-			   const struct hx_scenario_result *s)
+			   const struct hx_scenario_result *s, struct totals *tot)
 {
 	size_t fail = 0, skip = 0, i;
 	size_t tests = s->n_checks + (s->error ? 1 : 0);
 	char num[32];
 
 	for (i = 0; i < s->n_checks; i++) {
-		if (s->checks[i].verdict == HX_FAIL)
-			fail++;
-		else if (s->checks[i].verdict == HX_NA)
+		if (known(r, &s->checks[i]) || s->checks[i].verdict == HX_NA)
 			skip++;
+		else if (s->checks[i].verdict == HX_FAIL)
+			fail++;
 	}
+	tot->tests += tests;
+	tot->failures += fail;
+	tot->errors += s->error ? 1 : 0;
+	tot->skipped += skip;
 	fputs("  <testsuite name=\"", f);
 	put_xml(f, hx_report_scenario_id(s));
 	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%d\" skipped=\"%zu\" "
@@ -109,9 +140,9 @@ static void junit_scenario(FILE *f, const struct hx_run_result *r,
 		fputc('.', f);
 		put_xml(f, hx_report_scenario_id(s));
 		fputs("\" name=\"scenario\" time=\"0\">\n      <error message=\"", f);
-		put_xml(f, s->error);
+		put_client_xml(f, s, s->error);
 		fputs("\" type=\"scenario\">", f);
-		put_xml(f, s->error);
+		put_client_xml(f, s, s->error);
 		fputs("</error>\n    </testcase>\n", f);
 	}
 	for (i = 0; i < s->n_checks; i++) {
@@ -124,22 +155,126 @@ static void junit_scenario(FILE *f, const struct hx_run_result *r,
 		fputs("\" name=\"", f);
 		put_xml(f, c->id);
 		fputs("\" time=\"0\">\n", f);
-		if (c->verdict == HX_FAIL) {
+		if (known(r, c)) {
+			fputs("      <skipped message=\"known failing: ", f);
+			put_client_xml(f, s, c->detail);
+			fputs("\"/>\n      <system-out>", f);
+			junit_evidence(f, s, c);
+			fputs("</system-out>\n", f);
+		} else if (c->verdict == HX_FAIL) {
 			fputs("      <failure message=\"", f);
-			put_xml(f, c->detail);
+			put_client_xml(f, s, c->detail);
 			fprintf(f, "\" type=\"L%d %s\">", c->level,
-				c->required ? "required" : "recommended");
+				c->required || r->strict ? "required" : "recommended");
 			junit_evidence(f, s, c);
 			fputs("</failure>\n", f);
 		} else if (c->verdict == HX_NA) {
 			fputs("      <skipped message=\"", f);
-			put_xml(f, c->detail);
+			put_client_xml(f, s, c->detail);
 			fputs("\"/>\n", f);
 		} else {
 			fputs("      <system-out>", f);
-			put_xml(f, c->detail);
+			put_client_xml(f, s, c->detail);
 			fputs("</system-out>\n", f);
 		}
+		fputs("    </testcase>\n", f);
+	}
+	fputs("  </testsuite>\n", f);
+}
+
+/* A testsuite "known-failing": a testcase per entry of the list, a
+ * failure for one that passes now. */
+static void junit_known_failing(FILE *f, const struct hx_run_result *r, struct totals *tot)
+{
+	const struct hx_known_failing *kf = r->known_failing;
+	size_t fail = 0, skip = 0, i;
+
+	if (kf == NULL || kf->n_entries == 0)
+		return;
+	for (i = 0; i < kf->n_entries; i++) {
+		enum hx_known_state k = hx_grade_known_state(r, kf->entries[i].id);
+
+		fail += k == HX_KNOWN_PASSES_NOW;
+		skip += k != HX_KNOWN_PASSES_NOW;
+	}
+	tot->tests += kf->n_entries;
+	tot->failures += fail;
+	tot->skipped += skip;
+	fprintf(f, "  <testsuite name=\"known-failing\" tests=\"%zu\" failures=\"%zu\" "
+		"errors=\"0\" skipped=\"%zu\" time=\"0\">\n", kf->n_entries, fail, skip);
+	for (i = 0; i < kf->n_entries; i++) {
+		const struct hx_known_entry *e = &kf->entries[i];
+		enum hx_known_state k = hx_grade_known_state(r, e->id);
+
+		fputs("    <testcase classname=\"", f);
+		put_xml(f, hx_report_suite_id(r));
+		fprintf(f, ".known-failing\" name=\"%s\" time=\"0\">\n", e->id);
+		if (k == HX_KNOWN_PASSES_NOW) {
+			fprintf(f, "      <failure message=\"known-failing entry %s passes now: "
+				"remove it from ", e->id);
+			put_xml(f, kf->file);
+			fprintf(f, "\" type=\"known-failing\">line %u</failure>\n", e->line);
+		} else {
+			fputs(k == HX_KNOWN_FAILING ? "      <skipped message=\"fails, as listed"
+						    : "      <skipped message=\"not shown by the run",
+			      f);
+			if (e->reason != NULL) {
+				fputs(": ", f);
+				put_xml(f, e->reason);
+			}
+			fputs("\"/>\n", f);
+		}
+		fputs("    </testcase>\n", f);
+	}
+	fputs("  </testsuite>\n", f);
+}
+
+/* A testsuite "repeat": a testcase per check with its suite verdicts over
+ * the runs; a failure when it failed in any run where it counted and the
+ * list does not forgive it. */
+static void junit_repeat(FILE *f, const struct hx_run_result *r, struct totals *tot)
+{
+	const struct hx_repeat *rep = r->repeat;
+	size_t fail = 0, skip = 0, d, n;
+
+	if (rep == NULL)
+		return;
+	n = rep->n_tally < hx_check_count() ? rep->n_tally : hx_check_count();
+	for (d = 0; d < n; d++) {
+		const struct hx_repeat_tally *t = &rep->tally[d];
+		bool listed = hx_known_failing_find(r->known_failing,
+						    hx_check_def_at(d)->id) != NULL;
+
+		if (t->fail > 0 && t->counted && !listed)
+			fail++;
+		else if (t->pass == 0)
+			skip++;
+	}
+	tot->tests += n;
+	tot->failures += fail;
+	tot->skipped += skip;
+	fprintf(f, "  <testsuite name=\"repeat\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+		"skipped=\"%zu\" time=\"0\">\n", n, fail, skip);
+	for (d = 0; d < n; d++) {
+		const struct hx_repeat_tally *t = &rep->tally[d];
+		const char *id = hx_check_def_at(d)->id;
+		bool listed = hx_known_failing_find(r->known_failing, id) != NULL;
+		char tally[96];
+
+		snprintf(tally, sizeof(tally), "%u/%u pass, %u fail, %u n/a", t->pass, rep->runs,
+			 t->fail, t->na);
+		fputs("    <testcase classname=\"", f);
+		put_xml(f, hx_report_suite_id(r));
+		fprintf(f, ".repeat\" name=\"%s\" time=\"0\">\n", id);
+		if (t->fail > 0 && t->counted && !listed)
+			fprintf(f, "      <failure message=\"%s\" type=\"L%d required\"/>\n", tally,
+				hx_check_def_at(d)->level);
+		else if (t->pass == 0)
+			fprintf(f, "      <skipped message=\"%s%s\"/>\n", tally,
+				listed ? " (known failing)" : "");
+		else
+			fprintf(f, "      <system-out>%s%s</system-out>\n", tally,
+				listed ? " (known failing)" : "");
 		fputs("    </testcase>\n", f);
 	}
 	fputs("  </testsuite>\n", f);
@@ -148,22 +283,30 @@ static void junit_scenario(FILE *f, const struct hx_run_result *r,
 enum fa_rc hx_report_junit(const char *path, const struct hx_run_result *r,
 			   struct fa_err *err)
 {
-	struct hx_report_counts t;
-	FILE *f = NULL;
+	struct totals tot = { 0 };
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f = NULL, *mem;
 	enum fa_rc rc;
 
+	/* the totals come first but are known last: the suites go to memory */
+	mem = fa_xcheck(open_memstream(&body, &len), "report");
+	for (size_t i = 0; i < r->n_scenarios; i++)
+		junit_scenario(mem, r, &r->scenarios[i], &tot);
+	junit_known_failing(mem, r, &tot);
+	junit_repeat(mem, r, &tot);
+	fclose(mem);
 	rc = hx_report_open(path, &f, err);
 	if (rc != FA_OK)
 		goto out;
-	hx_report_count(r, &t);
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"", f);
 	put_xml(f, hx_report_suite_id(r));
 	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\">\n",
-		t.pass + t.fail + t.na + t.broken, t.fail, t.broken, t.na);
-	for (size_t i = 0; i < r->n_scenarios; i++)
-		junit_scenario(f, r, &r->scenarios[i]);
+		tot.tests, tot.failures, tot.errors, tot.skipped);
+	fwrite(body, 1, len, f);
 	fputs("</testsuites>\n", f);
 	rc = hx_report_close(f, path, err);
 out:
+	free(body);
 	return rc;
 }

@@ -11,6 +11,8 @@
 
 #include "alloc.h"
 #include "check.h"
+#include "grade.h"
+#include "known_failing.h"
 #include "report_facts.h"
 #include "utf8.h"
 
@@ -24,6 +26,16 @@ static void put_plain(FILE *f, const char *s)
 	free(plain);
 }
 
+/* Print @text, a client's words in scenario @sc, for a terminal: its
+ * canaries replaced (hx_report_scrub), then as put_plain(). */
+static void put_client(FILE *f, const struct hx_scenario_result *sc, const char *text)
+{
+	char *clean = hx_report_scrub(sc, text);
+
+	put_plain(f, clean);
+	free(clean);
+}
+
 /* "killed by signal 9 (SIGKILL)" */
 static void put_signal(FILE *out, int sig)
 {
@@ -35,19 +47,37 @@ static void put_signal(FILE *out, int sig)
 		fprintf(out, "killed by signal %d", sig);
 }
 
-static void text_task(FILE *out, enum hx_mode mode, const struct hx_task_run *t)
+/* After a task's outcome: when it was cancelled and its escalation's
+ * reason. */
+static void text_task_extra(FILE *out, const struct hx_scenario_result *s,
+			    const struct hx_task_run *t)
+{
+	const cJSON *rec = hx_report_escalation(s, t->spec ? t->spec->id : NULL);
+	const cJSON *reason = cJSON_GetObjectItemCaseSensitive(rec, "reason");
+
+	if (t->t_cancel_us >= 0)
+		fprintf(out, " (cancelled at +%.1f ms)", (double)t->t_cancel_us / 1000.0);
+	if (rec != NULL) {
+		fputs(" (escalation: ", out);
+		put_client(out, s, cJSON_IsString(reason) ? reason->valuestring : "no reason");
+		fputc(')', out);
+	}
+}
+
+static void text_task(FILE *out, const struct hx_scenario_result *s, enum hx_mode mode,
+		      const struct hx_task_run *t)
 {
 	fputs("  task ", out);
 	put_plain(out, t->spec ? t->spec->id : "?");
 	fputs(": ", out);
 	if (t->error != NULL) {
 		fputs("error: ", out);
-		put_plain(out, t->error);
+		put_client(out, s, t->error);
 	} else if (t->timed_out && mode == HX_MODE_STDIO) {
 		fputs("timed out (no result within its deadline", out);
 		if (t->outcome != NULL) {
 			fputs("; late result: ", out);
-			put_plain(out, t->outcome);
+			put_client(out, s, t->outcome);
 		}
 		fputc(')', out);
 	} else if (t->timed_out && t->term_signal > 0) {
@@ -57,7 +87,7 @@ static void text_task(FILE *out, enum hx_mode mode, const struct hx_task_run *t)
 		fputs("timed out (killed)", out);
 	} else if (t->outcome != NULL) {
 		fputs("result ", out);
-		put_plain(out, t->outcome);
+		put_client(out, s, t->outcome);
 	} else if (!t->sent) {
 		fputs("not sent", out);
 	} else if (t->term_signal > 0) {
@@ -73,6 +103,22 @@ static void text_task(FILE *out, enum hx_mode mode, const struct hx_task_run *t)
 		fputs(" (client reference ", out);
 		put_plain(out, t->client_reference);
 		fputc(')', out);
+	}
+	text_task_extra(out, s, t);
+	fputc('\n', out);
+}
+
+/* One line naming where the planted canaries were found, when anywhere. */
+static void text_canaries(FILE *out, const struct hx_scenario_result *s)
+{
+	if (s->n_canary_hits == 0)
+		return;
+	fprintf(out, "  canary hits: %zu:", s->n_canary_hits);
+	for (size_t i = 0; i < s->n_canary_hits; i++) {
+		const struct hx_canary_hit *h = &s->canary_hits[i];
+
+		fprintf(out, "%s %s canary in ", i ? ";" : "", hx_report_canary_kind_str(h->kind));
+		put_client(out, s, h->where);
 	}
 	fputc('\n', out);
 }
@@ -106,7 +152,7 @@ static void text_restarts(FILE *out, enum hx_mode mode, const struct hx_scenario
 
 /* The hello's "client" name and version, protocol and features, on one
  * line. */
-static void text_hello(FILE *out, const cJSON *hello)
+static void text_hello(FILE *out, const struct hx_scenario_result *sc, const cJSON *hello)
 {
 	const cJSON *client = cJSON_GetObjectItemCaseSensitive(hello, "client");
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(client, "name");
@@ -118,11 +164,11 @@ static void text_hello(FILE *out, const cJSON *hello)
 	bool first = true;
 
 	fputs("client hello: ", out);
-	put_plain(out, cJSON_IsString(name) && name->valuestring[0] != '\0'
-			       ? name->valuestring : "(no name)");
+	put_client(out, sc, cJSON_IsString(name) && name->valuestring[0] != '\0'
+				    ? name->valuestring : "(no name)");
 	fputc(' ', out);
-	put_plain(out, cJSON_IsString(version) && version->valuestring[0] != '\0'
-			       ? version->valuestring : "(no version)");
+	put_client(out, sc, cJSON_IsString(version) && version->valuestring[0] != '\0'
+				    ? version->valuestring : "(no version)");
 	if (cJSON_IsNumber(proto))
 		fprintf(out, ", protocol %.0f", proto->valuedouble);
 	fputs(", features: ", out);
@@ -130,7 +176,7 @@ static void text_hello(FILE *out, const cJSON *hello)
 		if (!cJSON_IsString(f))
 			continue;
 		fputs(first ? "" : " ", out);
-		put_plain(out, f->valuestring);
+		put_client(out, sc, f->valuestring);
 		first = false;
 	}
 	fputs(first ? "none\n" : "\n", out);
@@ -162,7 +208,7 @@ static void text_client(FILE *out, const struct hx_scenario_result *s)
 		fprintf(out, "  protocol errors: %zu\n", n_errors);
 	for (size_t i = 0; i < s->n_protocol_errors; i++) {
 		fputs("    ", out);
-		put_plain(out, s->protocol_errors[i]);
+		put_client(out, s, s->protocol_errors[i]);
 		fputc('\n', out);
 	}
 	if (s->client_stderr == NULL || s->client_stderr[0] == '\0' || !client_failed(s))
@@ -174,21 +220,24 @@ static void text_client(FILE *out, const struct hx_scenario_result *s)
 		nl = strchr(p, '\n');
 		line = fa_xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
 		fputs("    | ", out);
-		put_plain(out, line);
+		put_client(out, s, line);
 		fputc('\n', out);
 		free(line);
 	}
 }
 
-static void text_check(FILE *out, const struct hx_scenario_result *s,
-		       const struct hx_check_result *c)
+static void text_check(FILE *out, const struct hx_run_result *r,
+		       const struct hx_scenario_result *s, const struct hx_check_result *c)
 {
 	static const char *tags[] = { "PASS", "FAIL", "N/A " };
+	bool known = c->verdict == HX_FAIL && c->id != NULL &&
+		     hx_grade_known_state(r, c->id) == HX_KNOWN_FAILING;
 	size_t i;
 
-	fprintf(out, "  %s  %-22s (L%d)%s  ", tags[c->verdict <= HX_NA ? c->verdict : HX_NA],
-		c->id ? c->id : "?", c->level, c->required ? "" : " recommended");
-	put_plain(out, c->detail);
+	fprintf(out, "  %s  %-22s (L%d)%s%s  ", tags[c->verdict <= HX_NA ? c->verdict : HX_NA],
+		c->id ? c->id : "?", c->level,
+		c->required || r->strict ? "" : " recommended", known ? " known failing" : "");
+	put_client(out, s, c->detail);
 	fputc('\n', out);
 	if (c->verdict != HX_FAIL)
 		return;
@@ -203,10 +252,87 @@ static void text_check(FILE *out, const struct hx_scenario_result *s,
 		}
 		line = hx_report_attempt_line(a);
 		fputs("        ", out);
-		put_plain(out, line);
+		put_client(out, s, line);
 		fputc('\n', out);
 		free(line);
 	}
+}
+
+/* The header's lines on how the run was graded: strict, the known-failing
+ * list, the repeat. */
+static void text_grading(FILE *out, const struct hx_run_result *r)
+{
+	const struct hx_repeat *rep = r->repeat;
+
+	fprintf(out, "strict: %s\n", r->strict ? "yes (recommended checks count as required)"
+						: "no");
+	if (r->known_failing != NULL) {
+		fputs("known failing: ", out);
+		put_plain(out, r->known_failing->file);
+		fprintf(out, " (%zu entr%s)\n", r->known_failing->n_entries,
+			r->known_failing->n_entries == 1 ? "y" : "ies");
+	}
+	if (rep != NULL)
+		fprintf(out, "repeat: %u run%s of %u, seeds %" PRIu64 "..%" PRIu64
+			"; the scenarios below are the last run's\n", rep->runs,
+			rep->runs == 1 ? "" : "s", rep->planned, rep->first_seed,
+			rep->first_seed + (rep->runs ? rep->runs - 1 : 0));
+}
+
+/* A check's line in the summary over the suite. */
+static void text_suite_check(FILE *out, const struct hx_run_result *r,
+			     const struct hx_check_def *d)
+{
+	const struct hx_known_entry *e = hx_known_failing_find(r->known_failing, d->id);
+	bool req;
+	enum hx_verdict v = hx_report_suite_verdict(r, d->id, &req);
+
+	fprintf(out, "  %-4s  %-22s (L%d)%s", v == HX_NA ? "N/A" : v == HX_PASS ? "PASS" : "FAIL",
+		d->id, d->level, req ? "" : " not counted");
+	switch (hx_grade_known_state(r, d->id)) {
+	case HX_KNOWN_FAILING:
+		fputs(" known failing", out);
+		if (e->reason != NULL) {
+			fputs(": ", out);
+			put_plain(out, e->reason);
+		}
+		break;
+	case HX_KNOWN_PASSES_NOW:
+		fputs(" known failing, passes now: remove it from ", out);
+		put_plain(out, r->known_failing->file);
+		fprintf(out, " (line %u)", e->line);
+		break;
+	case HX_KNOWN_NA:
+		fputs(" known failing, not shown", out);
+		break;
+	case HX_KNOWN_UNLISTED:
+		break;
+	}
+	fputc('\n', out);
+}
+
+/* Each check's suite verdicts over the runs of a repeat, and the levels. */
+static void text_repeat(FILE *out, const struct hx_repeat *rep)
+{
+	unsigned k;
+
+	if (rep == NULL)
+		return;
+	fprintf(out, "checks over %u run%s:\n", rep->runs, rep->runs == 1 ? "" : "s");
+	for (size_t d = 0; d < rep->n_tally && d < hx_check_count(); d++) {
+		const struct hx_repeat_tally *t = &rep->tally[d];
+
+		fprintf(out, "  %-22s %u/%u pass", hx_check_def_at(d)->id, t->pass, rep->runs);
+		if (t->fail > 0)
+			fprintf(out, ", %u fail", t->fail);
+		if (t->na > 0)
+			fprintf(out, ", %u n/a", t->na);
+		fputs(t->counted ? "\n" : " (not counted)\n", out);
+	}
+	fputs("levels:", out);
+	for (k = 0; k < rep->runs; k++)
+		fprintf(out, " %s", hx_report_level_str(rep->levels[k]));
+	fputc('\n', out);
 }
 
 void hx_report_text(FILE *out, const struct hx_run_result *r)
@@ -225,8 +351,9 @@ void hx_report_text(FILE *out, const struct hx_run_result *r)
 	fprintf(out, "\nseed: %" PRIu64 "\nmode: %s\nclient: ", r->seed, hx_report_mode_str(r->mode));
 	put_plain(out, r->client);
 	fputc('\n', out);
+	text_grading(out, r);
 	if (r->hello != NULL)
-		text_hello(out, r->hello);
+		text_hello(out, hx_report_hello_scenario(r), r->hello);
 
 	for (i = 0; i < r->n_scenarios; i++) {
 		const struct hx_scenario_result *s = &r->scenarios[i];
@@ -246,7 +373,7 @@ void hx_report_text(FILE *out, const struct hx_run_result *r)
 		fputc('\n', out);
 		if (s->error != NULL) {
 			fputs("  ERROR: could not run: ", out);
-			put_plain(out, s->error);
+			put_client(out, s, s->error);
 			fputc('\n', out);
 		}
 		fprintf(out, "  attempts seen: %zu", s->n_attempts);
@@ -254,29 +381,30 @@ void hx_report_text(FILE *out, const struct hx_run_result *r)
 			fprintf(out, " (%zu unattributed: no budget accounts for them)", n_un);
 		fprintf(out, ", %.3f s\n", (double)s->duration_us / 1e6);
 		for (j = 0; j < s->n_tasks; j++)
-			text_task(out, r->mode, &s->tasks[j]);
+			text_task(out, s, r->mode, &s->tasks[j]);
 		text_restarts(out, r->mode, s);
 		text_client(out, s);
+		text_canaries(out, s);
 		for (j = 0; j < s->n_checks; j++)
-			text_check(out, s, &s->checks[j]);
+			text_check(out, r, s, &s->checks[j]);
 	}
 
 	hx_report_count(r, &t);
 	fprintf(out, "\nsummary: %zu pass, %zu fail, %zu n/a (over %zu scenario%s)\n"
 		"checks over the suite:\n", t.pass, t.fail, t.na, r->n_scenarios,
 		r->n_scenarios == 1 ? "" : "s");
-	for (i = 0; i < hx_check_count(); i++) {
-		const struct hx_check_def *d = hx_check_def_at(i);
-		bool req;
-		enum hx_verdict v = hx_report_suite_verdict(r, d->id, &req);
-
-		fprintf(out, "  %-4s  %-22s (L%d)%s\n", v == HX_NA ? "N/A" : v == HX_PASS ? "PASS" : "FAIL",
-			d->id, d->level, req ? "" : " not counted");
-	}
+	for (i = 0; i < hx_check_count(); i++)
+		text_suite_check(out, r, hx_check_def_at(i));
+	text_repeat(out, r->repeat);
 	fprintf(out, "level reached: %s", hx_report_level_str(r->level));
+	if (r->repeat != NULL && r->repeat->runs > 1)
+		fprintf(out, " (lowest of %u runs)", r->repeat->runs);
 	if (r->min_level > 0)
 		fprintf(out, " (minimum %s)", hx_report_level_str(r->min_level));
 	why = hx_report_exit_reason(r);
-	fprintf(out, "\nexit code %d: %s\n", r->exit_code, why);
+	fputs("\nexit code ", out);
+	fprintf(out, "%d: ", r->exit_code);
+	put_plain(out, why);
+	fputc('\n', out);
 	free(why);
 }

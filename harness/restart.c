@@ -1,10 +1,11 @@
-/* restart.c -- a scenario's kill events: the client killed and reaped, held answers let go, the client started again. */
+/* restart.c -- a scenario's events that stop the client's work: kill (and restart), cancel. */
 #include "restart.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "cancel.h"
 #include "clock.h"
 
 /* A new entry of the scenario's restarts; its index. */
@@ -53,10 +54,22 @@ static void kill_exec(struct scen *s, const struct fa_event_spec *ev, struct hx_
 	}
 }
 
+/* Stdio mode: tell the client to cancel task @id. */
+static void cancel_stdio(struct scen *s, const char *id)
+{
+	cJSON *msg = fa_xcheck(cJSON_CreateObject(), "cancel line");
+
+	fa_xcheck(cJSON_AddStringToObject(msg, "type", "cancel"), "cancel line");
+	fa_xcheck(cJSON_AddStringToObject(msg, "id", id), "cancel line");
+	hx_stdio_send(s->client, msg);
+	cJSON_Delete(msg);
+}
+
 /* Stdio mode: start the client again, same CLIENT_STATE_DIR and
  * environment, and send it again the task line of every task still
  * running (sent, no result, not past its deadline): same id and body,
- * due within what is left of its deadline. */
+ * due within what is left of its deadline; one cancelled before the kill
+ * gets its cancel line again. */
 static void restart_stdio(struct scen *s, struct hx_restart *rs)
 {
 	int64_t now;
@@ -78,19 +91,23 @@ static void restart_stdio(struct scen *s, struct hx_restart *rs)
 		if (s->phase[i] != HX_TASK_RUNNING || s->ts[i].has_result)
 			continue;
 		hx_scenario_send_task_line(s, i, left_ms > 0 ? left_ms : 1);
+		if (s->out->tasks[i].t_cancel_us >= 0)
+			cancel_stdio(s, s->sc->harness.tasks[i].id);
 		restart_add_task(rs, s->sc->harness.tasks[i].id);
 	}
 }
 
 /* Exec mode: run the killed tasks' commands again (same CLIENT_STATE_DIR,
- * body file and environment); a task keeps its first start time. */
+ * body file and environment), those cancelled aside; a task keeps its
+ * first start time. */
 static void restart_exec(struct scen *s, struct hx_restart *rs)
 {
 	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
 		int64_t first = s->out->tasks[i].t_sent_us;
 
-		if (!s->ts[i].killed || s->phase[i] != HX_TASK_RUNNING)
-			continue;
+		if (!s->ts[i].killed || s->phase[i] != HX_TASK_RUNNING ||
+		    s->out->tasks[i].t_cancel_us >= 0)
+			continue; /* a cancelled task stays stopped */
 		s->ts[i].killed = false;
 		hx_scenario_start_exec_task(s, i);
 		s->out->tasks[i].t_sent_us = first;
@@ -130,3 +147,52 @@ void hx_restart_fire(struct scen *s, size_t e)
 		restart_exec(s, rs);
 }
 
+
+void hx_restart_cancel(struct scen *s, size_t e)
+{
+	const struct fa_event_spec *ev = &s->sc->harness.events[e];
+
+	for (size_t k = 0; k < ev->n_cancel; k++) {
+		size_t i = hx_event_task_index(s->sc, ev->cancel[k]);
+		struct task_state *ts;
+
+		if (i >= s->sc->harness.n_tasks || s->phase[i] != HX_TASK_RUNNING)
+			continue; /* not sent yet, or finished: nothing to cancel */
+		ts = &s->ts[i];
+		if (s->stdio) {
+			if (s->client == NULL || !hx_stdio_running(s->client) || ts->has_result)
+				continue;
+			cancel_stdio(s, ev->cancel[k]);
+		} else {
+			if (!ts->proc.running || ts->proc.t_term_us > 0)
+				continue;
+			hx_exec_terminate(&ts->proc, fa_clock_mono_us());
+		}
+		s->out->tasks[i].t_cancel_us = fa_provider_now_us(s->prov);
+	}
+}
+
+void hx_restart_quiet(struct scen *s)
+{
+	const struct hx_client_msg *msgs = NULL;
+	size_t n_msgs = 0;
+	int margin_ms = -1;
+
+	if (s->stdio && s->client != NULL) {
+		msgs = hx_stdio_log(s->client)->msgs;
+		n_msgs = hx_stdio_log(s->client)->n_msgs;
+	}
+	for (size_t i = 0; i < s->out->n_tasks; i++) {
+		struct hx_task_run *tr = &s->out->tasks[i];
+		int64_t until;
+
+		if (tr->t_cancel_us < 0)
+			continue;
+		if (margin_ms < 0)
+			margin_ms = hx_cancel_margin_ms(s->sc);
+		until = hx_cancel_quiet_until(s->seen, s->n_seen, msgs, n_msgs, tr->spec->id,
+					      tr->t_cancel_us, margin_ms);
+		if (until > tr->t_quiet_until_us)
+			tr->t_quiet_until_us = until;
+	}
+}

@@ -1,4 +1,4 @@
-/* restart.h -- a scenario's kill events: the client killed and reaped, held answers let go, the client started again. */
+/* restart.h -- a scenario's events that stop the client's work: kill (and restart), cancel. */
 #ifndef HX_RESTART_H
 #define HX_RESTART_H
 
@@ -21,11 +21,35 @@
  * reach the journal. Then, with "restart", start the client again, same
  * CLIENT_STATE_DIR and environment: stdio mode sends again the task line
  * of every task still running (same id and body, due within what is left
- * of its deadline); exec mode runs the killed tasks' commands again (a
- * task keeps its first start time). The event is recorded as a new entry
+ * of its deadline, and its cancel line again when it was cancelled);
+ * exec mode runs the killed tasks' commands again, the cancelled ones
+ * aside (a task keeps its first start time). The event is recorded as a new entry
  * of @s->out->restarts. A stdio client already gone is left alone; one
  * that cannot start again sets @s->restart_failed.
  */
 void hx_restart_fire(struct scen *s, size_t e);
+
+/*
+ * Fire event @e's "cancel" list on the running scenario @s
+ * (docs/scenario-format.md): each task still running (sent, no result,
+ * its process not ended) is cancelled: stdio mode writes {"type":
+ * "cancel", "id": ID} to the client; exec mode sends SIGTERM to the
+ * task's process group (SIGKILL HX_EXEC_KILL_GRACE_US later if it is
+ * still there; not counted as a timeout). Its run's t_cancel_us is then
+ * the provider's now. A task not sent yet, or already finished, is left
+ * alone: a no-op, t_cancel_us stays -1.
+ */
+void hx_restart_cancel(struct scen *s, size_t e);
+
+/*
+ * Bring the quiet window of every cancelled task of @s up to date
+ * (hx_cancel_quiet_until over the journal entries read so far and, stdio
+ * mode, the current session's messages; margin hx_cancel_margin_ms): its
+ * run's t_quiet_until_us only ever grows, as late journal entries or
+ * lines show a longer pending wait. Call it every tick; the scenario does
+ * not end while hx_event_quiet_open() says a window is open (its timeout
+ * aside).
+ */
+void hx_restart_quiet(struct scen *s);
 
 #endif

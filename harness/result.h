@@ -153,6 +153,9 @@ struct hx_scenario_result {
 	char body_canary[64];            /* the body canary, "" when none; never printed */
 };
 
+struct hx_known_failing;
+struct hx_repeat;
+
 /* A whole run of a suite. */
 struct hx_run_result {
 	const struct fa_suite *suite;        /* borrowed */
@@ -167,6 +170,11 @@ struct hx_run_result {
 	int min_level;                       /* --min-level, 0 = none */
 	int exit_code;                       /* 0, 1 or 2 as docs/checks.md says */
 	bool interrupted;                    /* a signal cut the run short (hx_run_interrupt) */
+	bool strict;                         /* --strict: every check counted as required */
+	const struct hx_known_failing *known_failing; /* borrowed: the --known-failing
+	                                        list (known_failing.h), or NULL */
+	const struct hx_repeat *repeat;      /* borrowed: the tallies of a --repeat run
+	                                        (grade.h), or NULL */
 };
 
 /* Release what @r owns. NULL accepted. */

@@ -164,6 +164,8 @@ enum fa_rc hx_run_suite(const struct fa_suite *suite,
 	out->mode = opts->client_cmd != NULL ? HX_MODE_STDIO : HX_MODE_EXEC;
 	out->client = opts->client_cmd != NULL ? opts->client_cmd : opts->exec_template;
 	out->min_level = opts->min_level;
+	out->strict = opts->strict;
+	out->known_failing = opts->known_failing;
 	out->n_scenarios = suite->n_scenarios;
 	out->scenarios = fa_xcalloc(suite->n_scenarios ? suite->n_scenarios : 1,
 				    sizeof(*out->scenarios));

@@ -28,6 +28,8 @@ struct hx_run_opts {
 	int min_level;             /* --min-level, 0..4 */
 	FILE *progress;            /* a line per scenario start and finish; NULL = quiet */
 	bool strict;               /* --strict: recommended checks count as required */
+	const struct hx_known_failing *known_failing; /* --known-failing list (known_failing.h),
+	                              kept in the result, so it must outlive it; NULL = none */
 };
 
 /*
@@ -74,7 +76,8 @@ struct hx_run_opts {
  * kept in ->store for the checks.
  *
  * A scenario that cannot run gets its reason in ->error and the run goes
- * on. Finally hx_grade_run() fills the level and the exit code, and
+ * on. Finally hx_grade_run() fills the level and the exit code (with
+ * ->strict and ->known_failing copied from @opts), and
  * ->interrupted tells whether hx_run_interrupt() cut a scenario short.
  *
  * @out is filled (release with hx_run_result_release) and FA_OK returned;

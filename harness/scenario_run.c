@@ -14,6 +14,7 @@
 #include <cJSON.h>
 
 #include "alloc.h"
+#include "canary.h"
 #include "check.h"
 #include "client_log.h"
 #include "clock.h"
@@ -27,9 +28,6 @@
 #include "stdio_client.h"
 #include "store.h"
 #include "write.h"
-
-/* Bytes of a client's stderr read to explain why it could not start. */
-#define STDERR_TAIL 2048
 
 /* Room added to a task's max_wait_s for its own timeout, s. */
 #define WAIT_SLACK_S 15
@@ -65,94 +63,86 @@ static int task_timeout_s(const struct fa_scenario *sc, const struct fa_task_spe
 	return sc->harness.timeout_s > 0 ? sc->harness.timeout_s : SCENARIO_TIMEOUT_S;
 }
 
-/* Write @body as compact JSON (or nothing) to @path. */
-static enum fa_rc write_body(const char *path, const cJSON *body,
-			     struct fa_err *err)
-{
-	char *text = body ? cJSON_PrintUnformatted(body) : NULL;
-	FILE *f = fopen(path, "w");
-	enum fa_rc rc = FA_EIO;
-
-	if (f == NULL) {
-		fa_err_set(err, "%s: cannot write: %s", path, strerror(errno));
-		goto out;
-	}
-	if (text != NULL)
-		fputs(text, f);
-	if (fclose(f) != 0) {
-		fa_err_set(err, "%s: cannot write: %s", path, strerror(errno));
-		goto out;
-	}
-	rc = FA_OK;
-out:
-	free(text);
-	return rc;
-}
-
-/* The last non-empty line of @path's tail, at most 200 bytes, or "", with
- * its control characters as '?': it goes into the harness's own messages. */
-static char *stderr_last_line(const char *path)
-{
-	char buf[STDERR_TAIL + 1];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	off_t end;
-	ssize_t n = 0;
-	char *line, *nl;
-
-	if (fd >= 0) {
-		end = lseek(fd, 0, SEEK_END);
-		if (end > STDERR_TAIL)
-			lseek(fd, end - STDERR_TAIL, SEEK_SET);
-		else
-			lseek(fd, 0, SEEK_SET);
-		n = read(fd, buf, STDERR_TAIL);
-		close(fd);
-	}
-	if (n < 0)
-		n = 0;
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-		buf[--n] = '\0';
-	nl = memrchr(buf, '\n', (size_t)n);
-	line = nl ? nl + 1 : buf;
-	return hx_client_log_plain(line, strnlen(line, 200));
-}
-
 static char *task_file(const struct scen *s, const char *task, const char *ext)
 {
 	return fa_xasprintf("%s/%s.%s", s->dir, task, ext);
 }
 
-/* The body task @i is sent with: its write body, else its own. */
+/* The body task @i is sent with (prepare_bodies), or NULL for none. */
 static const cJSON *body_of(const struct scen *s, size_t i)
 {
-	return s->ts[i].body != NULL ? s->ts[i].body : s->sc->harness.tasks[i].body;
+	return s->ts[i].body;
 }
 
 /* Put a unique client reference into the body of every write task (one
  * whose route has an effect), at the route's client_reference_field, so
  * the checks attribute a write's attempts without trusting the client. A
  * body that is not a JSON object cannot carry one: the task's id alone
- * attributes it then. */
-static void assign_references(struct scen *s)
+ * attributes it then. Every body is copied, and the body canary planted
+ * where it says {body_canary} (canary.h): the copy is what is sent. */
+static void prepare_bodies(struct scen *s)
 {
 	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
 		const struct fa_task_spec *t = &s->sc->harness.tasks[i];
 		const struct fa_route_spec *r = hx_write_route(s->sc, t);
+		struct task_state *ts = &s->ts[i];
 		char *ref;
 
-		if (r == NULL)
-			continue;
-		ref = hx_write_reference_new(s->sc->id, t->id);
-		s->ts[i].body = hx_write_body(t->body, r->client_reference_field
-						       ? r->client_reference_field
-						       : "client_reference", ref);
-		if (s->ts[i].body == NULL) {
-			free(ref);
-			continue;
+		if (r != NULL) {
+			ref = hx_write_reference_new(s->sc->id, t->id);
+			ts->body = hx_write_body(t->body, r->client_reference_field
+								  ? r->client_reference_field
+								  : "client_reference", ref);
+			if (ts->body != NULL)
+				s->out->tasks[i].client_reference = ref;
+			else
+				free(ref);
 		}
-		s->out->tasks[i].client_reference = ref;
+		if (ts->body == NULL && t->body != NULL)
+			ts->body = fa_xcheck(cJSON_Duplicate(t->body, 1), "task body");
+		hx_canary_plant_body(ts->body, s->out->body_canary);
 	}
+}
+
+/* The environment of docs/client-protocol.md for a client whose
+ * FAKEAPI_KEY is key @key_id's: FAKEAPI_URL, FAKEAPI_KEY,
+ * CLIENT_STATE_DIR and FAKEAPI_KEY_<ID> for every key, each secret with
+ * the key canary at its end (canary.h), then @extra (NULL-terminated, or
+ * NULL; taken). NULL-terminated; free with env_free(). */
+static char **client_env(const struct scen *s, const char *key_id, char **extra)
+{
+	const struct fa_key *key = fa_scenario_key_by_id(s->sc, key_id);
+	size_t n_extra = 0, k = 0;
+	char **env;
+	char *secret;
+
+	while (extra != NULL && extra[n_extra] != NULL)
+		n_extra++;
+	env = fa_xcalloc(s->sc->n_keys + n_extra + 4, sizeof(*env));
+	env[k++] = fa_xasprintf("FAKEAPI_URL=%s", s->base_url);
+	secret = hx_canary_secret(key ? key->secret : "", s->out->key_canary);
+	env[k++] = fa_xasprintf("FAKEAPI_KEY=%s", secret);
+	free(secret);
+	env[k++] = fa_xasprintf("CLIENT_STATE_DIR=%s", s->state_dir);
+	for (size_t i = 0; i < s->sc->n_keys; i++) {
+		char *name = hx_stdio_key_env(s->sc->keys[i].id);
+
+		secret = hx_canary_secret(s->sc->keys[i].secret, s->out->key_canary);
+		env[k++] = fa_xasprintf("%s=%s", name, secret);
+		free(secret);
+		free(name);
+	}
+	for (size_t i = 0; i < n_extra; i++)
+		env[k++] = extra[i];
+	env[k] = NULL;
+	return env;
+}
+
+static void env_free(char **env)
+{
+	for (size_t k = 0; env[k] != NULL; k++)
+		free(env[k]);
+	free(env);
 }
 
 /* Exec mode: start task @i's client. A client that cannot start is
@@ -163,22 +153,17 @@ void hx_scenario_start_exec_task(struct scen *s, size_t i)
 	const struct fa_task_spec *t = &s->sc->harness.tasks[i];
 	struct task_state *ts = &s->ts[i];
 	struct hx_task_run *tr = &s->out->tasks[i];
-	const struct fa_key *key = fa_scenario_key_by_id(s->sc, t->key);
 	struct hx_exec_vars vars;
 	struct hx_exec_spec spec;
 	struct fa_err err = { { 0 } };
 	char *url = hx_exec_task_url(s->base_url, t->path, t->id);
 	char *out_path = task_file(s, t->id, "stdout");
 	char *err_path = task_file(s, t->id, "stderr");
-	char *env[6];
+	char *extra[] = { fa_xasprintf("FAKEAPI_TASK=%s", t->id),
+			  fa_xasprintf("FAKEAPI_METHOD=%s", t->method), NULL };
+	char **env = client_env(s, t->key, extra);
 	char *cmd;
 
-	env[0] = fa_xasprintf("FAKEAPI_URL=%s", s->base_url);
-	env[1] = fa_xasprintf("FAKEAPI_KEY=%s", key ? key->secret : "");
-	env[2] = fa_xasprintf("CLIENT_STATE_DIR=%s", s->state_dir);
-	env[3] = fa_xasprintf("FAKEAPI_TASK=%s", t->id);
-	env[4] = fa_xasprintf("FAKEAPI_METHOD=%s", t->method);
-	env[5] = NULL;
 	vars.url = url;
 	vars.method = t->method;
 	vars.body_file = ts->body_file;
@@ -187,6 +172,7 @@ void hx_scenario_start_exec_task(struct scen *s, size_t i)
 	spec.env = (const char *const *)env;
 	spec.stdout_path = out_path;
 	spec.stderr_path = err_path;
+	spec.append = true; /* a restarted task's output follows its first run's */
 	spec.timeout_us = (int64_t)task_timeout_s(s->sc, t) * 1000000;
 
 	s->phase[i] = HX_TASK_RUNNING;
@@ -200,8 +186,7 @@ void hx_scenario_start_exec_task(struct scen *s, size_t i)
 			s->out->error = fa_xasprintf("%s: task %s: %s", s->sc->file,
 						     t->id, err.msg);
 	}
-	for (size_t k = 0; env[k] != NULL; k++)
-		free(env[k]);
+	env_free(env);
 	free(cmd);
 	free(url);
 	free(out_path);
@@ -253,7 +238,8 @@ static void start_task(struct scen *s, size_t i)
 }
 
 /* Act on every event due at @now: first its kill (and restart), then its
- * tasks; each task is sent once, whichever event names it first. */
+ * cancels, then its tasks; each task is sent once, whichever event names
+ * it first. */
 static void fire_due(struct scen *s, int64_t now)
 {
 	size_t e;
@@ -263,6 +249,7 @@ static void fire_due(struct scen *s, int64_t now)
 
 		if (ev->kill)
 			hx_restart_fire(s, e);
+		hx_restart_cancel(s, e);
 		for (size_t k = 0; k < ev->n_send; k++) {
 			size_t i = hx_event_task_index(s->sc, ev->send[k]);
 
@@ -272,20 +259,24 @@ static void fire_due(struct scen *s, int64_t now)
 	}
 }
 
-/* Read the journal's new entries for the "after" triggers they pull. */
+/* Read the journal's new entries for the "after" triggers they pull;
+ * keep them for the cancelled tasks' quiet windows. */
 static void scan_journal(struct scen *s)
 {
 	struct fa_attempt *a = NULL;
 	size_t n = 0;
 
 	fa_journal_snapshot(s->journal, s->since, &a, &n);
+	if (n > 0)
+		s->seen = fa_xrealloc(s->seen, (s->n_seen + n) * sizeof(*s->seen));
 	for (size_t k = 0; k < n; k++) {
 		if (a[k].seq > s->since)
 			s->since = a[k].seq;
 		hx_event_on_attempt(&s->ev, &a[k]);
-		fa_attempt_release(&a[k]);
+		s->seen[s->n_seen++] = a[k]; /* moved: s->seen owns it now */
 	}
 	free(a);
+	hx_restart_quiet(s);
 }
 
 /* Trigger the "held" events whose task the provider now holds an answer
@@ -343,7 +334,8 @@ static void drive_exec(struct scen *s, int64_t deadline)
 			else
 				running = true;
 		}
-		if (!running && (stop || !hx_event_live(&s->ev, s->phase))) {
+		if (!running && (stop || (!hx_event_live(&s->ev, s->phase) &&
+					  !hx_event_quiet_open(s->out->tasks, h->n_tasks, now)))) {
 			if (quiet_since < 0)
 				quiet_since = now;
 			/* late attempts land, and may still trigger an event */
@@ -438,7 +430,8 @@ static void drive_stdio(struct scen *s, int64_t deadline)
 			if (!stop)
 				fire_due(s, now);
 			time_out_tasks(s, now, s->timed_out);
-			if (!stop && all_sent_done(s) && !hx_event_live(&s->ev, s->phase)) {
+			if (!stop && all_sent_done(s) && !hx_event_live(&s->ev, s->phase) &&
+			    !hx_event_quiet_open(s->out->tasks, s->out->n_tasks, now)) {
 				if (quiet_since < 0)
 					quiet_since = now;
 			} else {
@@ -461,27 +454,6 @@ static void drive_stdio(struct scen *s, int64_t deadline)
 		hx_scenario_read_msgs(s);
 }
 
-/* Stdio mode: the environment of docs/client-protocol.md, NULL-terminated;
- * free each entry and the array. */
-static char **client_env(const struct scen *s)
-{
-	const struct fa_key *first = fa_scenario_key_by_id(s->sc, s->sc->harness.tasks[0].key);
-	char **env = fa_xcalloc(s->sc->n_keys + 4, sizeof(*env));
-	size_t k = 0;
-
-	env[k++] = fa_xasprintf("FAKEAPI_URL=%s", s->base_url);
-	env[k++] = fa_xasprintf("FAKEAPI_KEY=%s", first ? first->secret : "");
-	env[k++] = fa_xasprintf("CLIENT_STATE_DIR=%s", s->state_dir);
-	for (size_t i = 0; i < s->sc->n_keys; i++) {
-		char *name = hx_stdio_key_env(s->sc->keys[i].id);
-
-		env[k++] = fa_xasprintf("%s=%s", name, s->sc->keys[i].secret);
-		free(name);
-	}
-	env[k] = NULL;
-	return env;
-}
-
 /* Stdio mode: what the client said goes into the result, marked with
  * its process's session. */
 void hx_scenario_take_session(struct scen *s)
@@ -500,11 +472,13 @@ void hx_scenario_take_session(struct scen *s)
  * scenario keeps it. */
 enum fa_rc hx_scenario_start_client(struct scen *s, bool restart)
 {
-	char **env = client_env(s);
+	/* FAKEAPI_KEY: the first task's key */
+	char **env = client_env(s, s->sc->harness.tasks[0].key, NULL);
 	struct hx_stdio_spec spec = {
 		.cmd = s->opts->client_cmd,
 		.env = (const char *const *)env,
 		.t0_us = s->t0_us,
+		.capture = &s->capture,
 	};
 	struct fa_err err = { { 0 } };
 	enum fa_rc rc;
@@ -524,9 +498,7 @@ enum fa_rc hx_scenario_start_client(struct scen *s, bool restart)
 				hx_scenario_take_session(s);
 		}
 	}
-	for (size_t k = 0; env[k] != NULL; k++)
-		free(env[k]);
-	free(env);
+	env_free(env);
 	return rc;
 }
 
@@ -586,7 +558,7 @@ static void collect_exec(struct scen *s)
 		if (seen)
 			continue;
 		path = task_file(s, t->id, "stderr");
-		line = stderr_last_line(path);
+		line = hx_exec_last_line(path);
 		tr->error = fa_xasprintf("client could not start: exit %d, no "
 					 "attempt made%s%s", tr->exit_code,
 					 line[0] ? ": " : "", line);
@@ -610,12 +582,13 @@ static enum fa_rc set_up(struct scen *s, struct fa_err *err)
 		fa_err_set(err, "%s: cannot create: %s", s->state_dir, strerror(errno));
 		goto out;
 	}
-	assign_references(s);
+	hx_canary_make(s->opts->seed, s->sc->id, s->out->key_canary, s->out->body_canary);
+	prepare_bodies(s);
 	for (size_t i = 0; !s->stdio && i < s->sc->harness.n_tasks; i++) {
 		const struct fa_task_spec *t = &s->sc->harness.tasks[i];
 
 		s->ts[i].body_file = task_file(s, t->id, "body");
-		if (write_body(s->ts[i].body_file, body_of(s, i), err) != FA_OK)
+		if (hx_exec_write_body(s->ts[i].body_file, body_of(s, i), err) != FA_OK)
 			goto out;
 	}
 	if (s->opts->journal_dir != NULL)
@@ -627,6 +600,8 @@ static enum fa_rc set_up(struct scen *s, struct fa_err *err)
 	s->prov = fa_provider_new(s->sc, s->journal, s->opts->seed, s->t0_us);
 	/* the client must not reach the journal it is graded on */
 	fa_provider_set_admin(s->prov, false);
+	/* the client gets "<secret>.<key canary>", and only that opens */
+	fa_provider_set_key_suffix(s->prov, s->out->key_canary);
 	rc = fa_server_start(s->prov, &so, &s->srv, err);
 	if (rc != FA_OK)
 		goto out;
@@ -635,6 +610,39 @@ static enum fa_rc set_up(struct scen *s, struct fa_err *err)
 out:
 	free(jpath);
 	return rc;
+}
+
+/* Search for the canaries (canary.h) before the folder goes: what the
+ * client printed (stdio mode: the sessions' capture; exec mode: each
+ * task's stdout and stderr files), its escalation records, and its state
+ * folder for the key canary. */
+static void search_canaries(struct scen *s)
+{
+	const size_t n = s->stdio ? 2 : 2 * s->sc->harness.n_tasks;
+	struct hx_client_text *texts = fa_xcalloc(n, sizeof(*texts));
+
+	if (s->stdio) {
+		texts[0] = (struct hx_client_text){ .buf = s->capture.out,
+						    .len = s->capture.out_len, .where = "stdout" };
+		texts[1] = (struct hx_client_text){ .buf = s->capture.err,
+						    .len = s->capture.err_len, .where = "stderr" };
+	}
+	for (size_t k = 0; !s->stdio && k < n; k++) {
+		const char *id = s->sc->harness.tasks[k / 2].id, *stream = k % 2 ? "stderr" : "stdout";
+
+		texts[k].path = task_file(s, id, stream);
+		texts[k].where = fa_xasprintf("%s of task %s", stream, id);
+		texts[k].task = id;
+	}
+	hx_client_log_search(s->out, texts, n, HX_STDIO_CAPTURE_MAX);
+	s->out->canary_bytes_searched += hx_canary_scan_dir(s->state_dir, s->out->key_canary,
+							    &s->out->canary_hits,
+							    &s->out->n_canary_hits);
+	for (size_t k = 0; !s->stdio && k < n; k++) {
+		free((char *)texts[k].path);
+		free((char *)texts[k].where);
+	}
+	free(texts);
 }
 
 /* The checks on the journal copy; an interrupted scenario is not graded:
@@ -653,6 +661,10 @@ static void grade(struct scen *s)
 		.msgs = out->msgs,
 		.n_msgs = out->n_msgs,
 		.store = out->store,
+		.strict = s->opts->strict,
+		.canary_hits = out->canary_hits,
+		.n_canary_hits = out->n_canary_hits,
+		.canary_bytes_searched = out->canary_bytes_searched,
 	};
 
 	hx_check_run_all(&in, &out->checks, &out->n_checks);
@@ -686,6 +698,10 @@ static void tear_down(struct scen *s, size_t n_tasks)
 		free(s->ts[i].body_file);
 		cJSON_Delete(s->ts[i].body);
 	}
+	for (size_t k = 0; k < s->n_seen; k++)
+		fa_attempt_release(&s->seen[k]);
+	free(s->seen);
+	hx_stdio_capture_release(&s->capture);
 	nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(s->state_dir);
 	free(s->base_url);
@@ -712,6 +728,8 @@ enum fa_rc hx_scenario_run(const struct fa_scenario *sc, const struct hx_run_opt
 		out->tasks[i].t_sent_us = -1;
 		out->tasks[i].t_exit_us = -1;
 		out->tasks[i].exit_code = -1;
+		out->tasks[i].t_cancel_us = -1;
+		out->tasks[i].t_quiet_until_us = -1;
 	}
 	if (n_tasks == 0) {
 		out->error = fa_xasprintf("%s: $.harness: expected tasks for the "
@@ -747,12 +765,15 @@ enum fa_rc hx_scenario_run(const struct fa_scenario *sc, const struct hx_run_opt
 		collect_stdio(&s);
 	else
 		collect_exec(&s);
+	search_canaries(&s);
 	grade(&s);
 	if (s.restart_failed)
 		rc = FA_EIO; /* a client that cannot start: no further scenario */
 out:
 	/* a loop cut short must not leave a client behind */
 	tear_down(&s, n_tasks);
+	/* after the checks, which read the client's words as printed */
+	hx_client_log_scrub(out, sc);
 	out->duration_us = fa_clock_mono_us() - begin;
 	if (cut != NULL)
 		*cut = s.interrupted;

@@ -26,8 +26,9 @@
 struct task_state {
 	struct hx_exec_proc proc; /* exec mode: its client process */
 	char *body_file;          /* owned: what {body_file} names (exec mode) */
-	cJSON *body;              /* owned: a write's body carrying its client reference
-	                             (write.h); NULL: the task's own body is sent */
+	cJSON *body;              /* owned: the body sent: a copy of the task's, a write's
+	                             with its client reference (write.h), the body
+	                             canary planted (canary.h); NULL = no body */
 	bool killed;              /* exec mode: a kill event killed its client */
 	int64_t deadline_us;      /* stdio mode: provider µs its result is due by */
 	bool has_result;          /* stdio mode: its result line was read */
@@ -47,6 +48,9 @@ struct scen {
 	struct fa_server *srv;     /* owned: its HTTP server; NULL once stopped */
 	int64_t t0_us;            /* monotonic origin of the provider's clock */
 	uint64_t since;           /* last journal seq looked at */
+	struct fa_attempt *seen;  /* owned: the journal entries read so far (n_seen), for
+	                             the quiet windows of cancelled tasks */
+	size_t n_seen;
 	struct task_state *ts;    /* owned, one per task */
 	enum hx_task_phase *phase; /* owned, one per task */
 	struct hx_event_set ev;    /* the harness events and their triggers */
@@ -59,6 +63,8 @@ struct scen {
 	                             each restart event starts the next */
 	bool killed;              /* stdio mode: a kill event without restart ended it */
 	bool restart_failed;      /* stdio mode: the client did not start again */
+	struct hx_stdio_capture capture; /* stdio mode: every byte the sessions printed,
+	                                    searched for the canaries at the end */
 };
 
 /* Sleep one HX_SCENARIO_TICK_NS. */

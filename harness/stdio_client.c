@@ -44,6 +44,7 @@ struct hx_stdio {
 	bool line_cut;            /* the line passed HX_CLIENT_LOG_MAX_LINE */
 	char tail[HX_STDIO_STDERR_TAIL]; /* the last bytes of stderr */
 	size_t tail_len;
+	struct hx_stdio_capture *capture; /* borrowed: every byte read, or NULL */
 	struct hx_client_log log;
 };
 
@@ -102,6 +103,7 @@ cJSON *hx_stdio_task_json(const struct fa_scenario *sc, const struct fa_task_spe
 	if (t->body != NULL)
 		fa_xcheck(body, "task body");
 	add_str_or_null(o, "body", body);
+	add_str_or_null(o, "goal", t->goal);
 	add_str_or_null(o, "key", t->key);
 	add_str_or_null(o, "key_env", key_env);
 	add_str_or_null(o, "scope", scope);
@@ -194,6 +196,7 @@ enum fa_rc hx_stdio_start(const struct hx_stdio_spec *spec, struct hx_stdio **ou
 	fcntl(c->err_fd, F_SETFL, O_NONBLOCK);
 	c->grace_us = spec->grace_us > 0 ? spec->grace_us : HX_STDIO_GRACE_US;
 	c->t0_us = spec->t0_us;
+	c->capture = spec->capture;
 	hx_client_log_init(&c->log);
 	*out = c;
 	rc = FA_OK;
@@ -297,6 +300,38 @@ void hx_stdio_send(struct hx_stdio *c, const cJSON *msg)
 	queue(c, msg);
 }
 
+void hx_stdio_capture_release(struct hx_stdio_capture *c)
+{
+	if (c == NULL)
+		return;
+	free(c->out);
+	free(c->err);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Keep @n bytes of one stream (*@buf holding *@len of *@cap) in the
+ * capture, as far as its bound lets. */
+static void capture(struct hx_stdio_capture *cap, char **buf, size_t *len, size_t *bcap,
+		    const char *p, size_t n)
+{
+	size_t room = HX_STDIO_CAPTURE_MAX - (cap->out_len + cap->err_len);
+	size_t keep = n < room ? n : room;
+
+	cap->dropped += n - keep;
+	if (keep == 0)
+		return;
+	if (*len + keep > *bcap) {
+		size_t want = *bcap ? *bcap : 65536;
+
+		while (want < *len + keep)
+			want *= 2;
+		*buf = fa_xrealloc(*buf, want);
+		*bcap = want;
+	}
+	memcpy(*buf + *len, p, keep);
+	*len += keep;
+}
+
 /* One complete line read at @t_us. */
 static void end_line(struct hx_stdio *c, int64_t t_us)
 {
@@ -360,6 +395,9 @@ static void read_stdout(struct hx_stdio *c)
 			close_fd(&c->out_fd);
 			break;
 		}
+		if (c->capture != NULL)
+			capture(c->capture, &c->capture->out, &c->capture->out_len,
+				&c->capture->out_cap, buf, (size_t)n);
 		feed(c, buf, (size_t)n, t_us);
 	}
 }
@@ -396,6 +434,9 @@ static void read_stderr(struct hx_stdio *c)
 			close_fd(&c->err_fd);
 			break;
 		}
+		if (c->capture != NULL)
+			capture(c->capture, &c->capture->err, &c->capture->err_len,
+				&c->capture->err_cap, buf, (size_t)n);
 		keep_tail(c, buf, (size_t)n);
 	}
 }

@@ -25,6 +25,31 @@
 /* Bytes of the client's stderr kept: the last ones. */
 #define HX_STDIO_STDERR_TAIL 4096
 
+/* Most bytes of stdout and stderr a capture keeps, in all, over every
+ * session of a scenario. */
+#define HX_STDIO_CAPTURE_MAX (16u * 1024 * 1024)
+
+/*
+ * Every byte the client sessions of one scenario printed, kept for the
+ * canary search (canary.h) whatever the stderr tail and the line parser
+ * keep: the first HX_STDIO_CAPTURE_MAX bytes of stdout and stderr
+ * together, each stream appended in the order read; what comes past that
+ * is only counted. Embedded: zero it to start, hx_stdio_capture_release()
+ * at the end.
+ */
+struct hx_stdio_capture {
+	char *out;        /* owned: stdout, out_len bytes (not NUL-terminated) */
+	size_t out_len;
+	size_t out_cap;
+	char *err;        /* owned: stderr, err_len bytes */
+	size_t err_len;
+	size_t err_cap;
+	size_t dropped;   /* bytes past HX_STDIO_CAPTURE_MAX, not kept */
+};
+
+/* Free what @c owns and zero it. NULL accepted. */
+void hx_stdio_capture_release(struct hx_stdio_capture *c);
+
 /*
  * "FAKEAPI_KEY_" + @key_id upper-cased with every character other than
  * A-Z and 0-9 replaced by '_' ("ops-1" -> "FAKEAPI_KEY_OPS_1"). Returns a
@@ -35,7 +60,8 @@ char *hx_stdio_key_env(const char *key_id);
 /*
  * The "task" line for task @t of @sc (docs/client-protocol.md): id, class
  * (or null), method, @url (with fa_task), headers (an object), body (the
- * task's body as compact JSON text, or null), key, key_env, scope
+ * task's body as compact JSON text, or null), goal (or null), key,
+ * key_env, scope
  * ("user:<user>" or "key:<id>" as the provider meters it), budget
  * (max_attempts and max_wait_s, null when not given) and @deadline_ms.
  * Returns a new object the caller deletes.
@@ -53,6 +79,8 @@ struct hx_stdio_spec {
 	                             the provider's origin, so a stamp reads as
 	                             fa_provider_now_us() at the moment a line was read */
 	int64_t grace_us;         /* shutdown to SIGKILL; 0 = HX_STDIO_GRACE_US */
+	struct hx_stdio_capture *capture; /* borrowed, kept by the session: every byte
+	                             of stdout and stderr goes there too; NULL = none */
 };
 
 /* A running client session: its process, pipes and log. Opaque. */
@@ -70,7 +98,8 @@ struct hx_stdio_end {
 /*
  * Start @spec->cmd as /bin/sh -c in a new process group (pgid = pid) with
  * pipes on its stdin and stdout and its stderr captured (the last
- * HX_STDIO_STDERR_TAIL bytes kept), the default signal dispositions and
+ * HX_STDIO_STDERR_TAIL bytes kept; both streams whole in @spec->capture,
+ * which must outlive the session, when given), the default signal dispositions and
  * mask, no descriptor above 2, and HX_STRAY_ENV=<a fresh marker> in its
  * environment: when it ends, whatever still carries the marker is killed
  * with its group (hx_exec_poll). Does not wait for the hello. On FA_OK

@@ -8,10 +8,11 @@
 /*
  * The Makefile compiles every source of this folder once per variant with
  * -DDEFECT=<name>: none (the reference itself), storm, nojitter, solo,
- * retry4xx, hidden, newkey, blindpost, failreport, memkey. Each defect changes exactly one
- * behaviour, in one place marked "DEFECT <name>:" (docs/reference-client.md lists them with the
- * check each one is meant to fail). A build without -DDEFECT is the
- * reference.
+ * retry4xx, hidden, newkey, blindpost, failreport, memkey, leakkey,
+ * overbudget, wakeup, whitespace, nocap. Each defect changes exactly one
+ * behaviour, marked "DEFECT <name>:" where it is made
+ * (docs/reference-client.md lists them with the check each one is meant
+ * to fail). A build without -DDEFECT is the reference.
  */
 #ifndef DEFECT
 #define DEFECT none

@@ -110,16 +110,11 @@ void ref_emit_reconciliation_required(const char *task, int attempt, const char 
 	put(m);
 }
 
-void ref_emit_escalation(const char *task, const char *reason, const char *idempotency_key,
-                         const char *client_reference, const char *sent)
+void ref_emit_escalation(const char *task, cJSON *record)
 {
 	cJSON *m = msg_new("escalation", task);
-	cJSON *rec = fa_xcheck(cJSON_AddObjectToObject(m, "record"), "cJSON");
 
-	add_str(rec, "reason", reason);
-	add_str(rec, "idempotency_key", idempotency_key);
-	add_str(rec, "client_reference", client_reference);
-	add_str(rec, "sent", sent);
+	cJSON_AddItemToObject(m, "record", record);
 	put(m);
 }
 

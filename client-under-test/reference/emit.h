@@ -6,6 +6,8 @@
 
 #include "policy.h"
 
+struct cJSON;
+
 /*
  * Every function writes one JSON object as one `\n`-terminated line and
  * flushes it (docs/client-protocol.md, version 1). Task threads call them
@@ -38,10 +40,9 @@ void ref_emit_reconciliation_required(const char *task, int attempt, const char 
                                       const char *idempotency_key);
 
 /* The task goes to a person: {"type":"escalation","task":@task,"record":
- * {"reason","idempotency_key","client_reference","sent"}} (NULL: null).
- * The record never carries the request body or the key's secret. */
-void ref_emit_escalation(const char *task, const char *reason, const char *idempotency_key,
-                         const char *client_reference, const char *sent);
+ * @record}. Takes @record, built by escalate.c (docs/escalation.schema.json),
+ * which never carries the request body or the key's secret. */
+void ref_emit_escalation(const char *task, struct cJSON *record);
 
 /* The client will wait @due_in_ms before attempt @attempt, for @reason. */
 void ref_emit_retry_scheduled(const char *task, int attempt, int64_t due_in_ms,

@@ -26,6 +26,9 @@ struct ref_http {
 	size_t body_cap;                /* bytes allocated for body */
 	int64_t seen_wall_us;           /* when that response's status line came */
 	int64_t seen_mono_us;           /* the same moment, monotonic */
+	size_t n_rl;                    /* entries used in rl */
+	/* that response's rate-limit fields */
+	struct ref_http_hdr rl[REF_HTTP_RL_MAX];
 };
 
 enum fa_rc ref_http_global_init(struct fa_err *err)
@@ -46,11 +49,64 @@ void ref_http_global_cleanup(void)
 	curl_global_cleanup();
 }
 
+static void free_rl(struct ref_http_hdr *rl, size_t *n)
+{
+	for (size_t i = 0; i < *n; i++) {
+		free(rl[i].name);
+		free(rl[i].value);
+	}
+	memset(rl, 0, *n * sizeof(*rl));
+	*n = 0;
+}
+
+/* Is @name (@len bytes) one of the rate-limit fields an escalation
+ * record shows (seed 000: the quota state the provider announced)? The
+ * IETF draft's RateLimit and RateLimit-Policy, the older
+ * RateLimit-Limit/-Remaining/-Reset, and every X-RateLimit-*. */
+static bool ratelimit_field(const char *name, size_t len)
+{
+	static const char *const exact[] = {"ratelimit", "ratelimit-policy", "ratelimit-limit",
+	                                    "ratelimit-remaining", "ratelimit-reset"};
+
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
+		if (len == strlen(exact[i]) && strncasecmp(name, exact[i], len) == 0)
+			return true;
+	return len > 12 && strncasecmp(name, "x-ratelimit-", 12) == 0;
+}
+
+/* Keep header line @buf (@len bytes, "Name: value\r\n") when it is a
+ * rate-limit field not seen yet in this response. */
+static void keep_ratelimit(struct ref_http *h, const char *buf, size_t len)
+{
+	const char *colon = memchr(buf, ':', len);
+	const char *v, *end = buf + len;
+	size_t nlen;
+
+	if (colon == NULL || h->n_rl == REF_HTTP_RL_MAX)
+		return;
+	nlen = (size_t)(colon - buf);
+	if (nlen == 0 || !ratelimit_field(buf, nlen))
+		return;
+	for (size_t i = 0; i < h->n_rl; i++)
+		if (strlen(h->rl[i].name) == nlen && strncasecmp(h->rl[i].name, buf, nlen) == 0)
+			return;
+	v = colon + 1;
+	while (v < end && (*v == ' ' || *v == '\t'))
+		v++;
+	while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	if (end - v > REF_HTTP_RL_VAL_MAX)
+		end = v + REF_HTTP_RL_VAL_MAX;
+	h->rl[h->n_rl].name = fa_xstrndup(buf, nlen);
+	h->rl[h->n_rl].value = fa_xstrndup(v, (size_t)(end - v));
+	h->n_rl++;
+}
+
 /*
  * Header callback: libcurl hands over one header line at a time, CRLF
  * included, for every response it reads (an interim 1xx too), so a status
  * line starts the record afresh and only the final response's Retry-After
- * survives.
+ * and rate-limit fields survive.
  */
 static size_t on_header(char *buf, size_t size, size_t n, void *arg)
 {
@@ -63,11 +119,13 @@ static size_t on_header(char *buf, size_t size, size_t n, void *arg)
 	if (len >= 5 && memcmp(buf, "HTTP/", 5) == 0) {
 		free(h->retry_after);
 		h->retry_after = NULL;
+		free_rl(h->rl, &h->n_rl);
 		h->body_len = 0;
 		h->seen_wall_us = fa_clock_wall_us();
 		h->seen_mono_us = fa_clock_mono_us();
 		return len;
 	}
+	keep_ratelimit(h, buf, len);
 	if (len <= nlen || strncasecmp(buf, name, nlen) != 0 || h->retry_after != NULL)
 		return len;
 	v = buf + nlen;
@@ -326,6 +384,7 @@ void ref_http_perform(struct ref_http *h, struct ref_http_res *res)
 	long status = 0;
 
 	memset(res, 0, sizeof(*res));
+	res->sent_wall_us = fa_clock_wall_us();
 	/* CURLE_OK: a whole response arrived, whatever its status. Anything
 	 * else is a transport error, explained by transport_error(). */
 	cc = curl_easy_perform(h->curl);
@@ -345,6 +404,10 @@ void ref_http_perform(struct ref_http *h, struct ref_http_res *res)
 	h->retry_after = NULL;
 	res->seen_wall_us = h->seen_wall_us;
 	res->seen_mono_us = h->seen_mono_us;
+	memcpy(res->ratelimit, h->rl, sizeof(h->rl));
+	res->n_ratelimit = h->n_rl;
+	memset(h->rl, 0, sizeof(h->rl));
+	h->n_rl = 0;
 	if (cc != CURLE_OK) {
 		/* A cut-short body is no answer: the task must not act on it. */
 		transport_error(h, cc, res);
@@ -371,6 +434,7 @@ void ref_http_free(struct ref_http *h)
 	if (h->curl != NULL)
 		curl_easy_cleanup(h->curl);
 	free(h->retry_after);
+	free_rl(h->rl, &h->n_rl);
 	free(h->body);
 	free(h);
 }
@@ -378,6 +442,7 @@ void ref_http_free(struct ref_http *h)
 void ref_http_res_release(struct ref_http_res *res)
 {
 	free(res->retry_after);
+	free_rl(res->ratelimit, &res->n_ratelimit);
 	free(res->body);
 	memset(res, 0, sizeof(*res));
 }

@@ -36,6 +36,17 @@ struct ref_http_req {
  * record or error the provider sends; the rest is read and dropped. */
 #define REF_HTTP_BODY_MAX (1024 * 1024)
 
+/* Most rate-limit header fields an attempt keeps (the rest are dropped),
+ * and the longest value kept, bytes (a longer one is cut). */
+#define REF_HTTP_RL_MAX     16
+#define REF_HTTP_RL_VAL_MAX 512
+
+/* One response header field, as received. */
+struct ref_http_hdr {
+	char *name;  /* the field name as the provider spelled it, owned */
+	char *value; /* its raw value, trimmed, owned */
+};
+
 /* What came back. Released with ref_http_res_release(). */
 struct ref_http_res {
 	long status;          /* HTTP status; 0 = transport error or cancelled */
@@ -46,9 +57,15 @@ struct ref_http_res {
 	size_t body_len;      /* bytes of body (the NUL not counted) */
 	int64_t seen_wall_us; /* wall clock when the response's headers arrived */
 	int64_t seen_mono_us; /* monotonic clock at the same moment */
+	int64_t sent_wall_us; /* wall clock when the attempt was started */
+	size_t n_ratelimit;   /* entries used in ratelimit */
 	bool maybe_sent;      /* some request bytes may have reached the provider */
 	bool cancelled;       /* aborted because *cancel became true */
 	char error[320];      /* transport error text; "" when status != 0 */
+	/* the final response's rate-limit fields (RateLimit, RateLimit-Policy,
+	 * RateLimit-Limit/-Remaining/-Reset, X-RateLimit-*), in arrival order,
+	 * the first of each name, owned */
+	struct ref_http_hdr ratelimit[REF_HTTP_RL_MAX];
 };
 
 /* Call once from main() before any thread starts (curl_global_init). On

@@ -16,8 +16,17 @@
  *     attempt, and the return is spread by full jitter so the tasks a pause
  *     held do not come back in one wave;
  *   - no usable Retry-After: exponential backoff with full jitter and a
- *     floor, never a tight loop; stop at the budget with a result that
- *     says how far the task got;
+ *     floor, never a tight loop;
+ *   - budgets count attempts and waiting; a task's budget only tightens
+ *     its class's; when the next wait cannot fit in what is left, or the
+ *     attempts run out, the task does not wait: it hands an operator a
+ *     sanitised escalation record (escalate.c, fingerprint.c) with the
+ *     goal, the attempts and the safe next steps;
+ *   - a shared scope has a budget too: at most two requests in flight
+ *     and a bounded number waiting (slot.c); the same 4xx failure on one
+ *     path three times opens a circuit that refuses the path (circuit.c);
+ *   - a cancel drops the pending retry, aborts the attempt in flight and
+ *     frees the slot: cancelled work never wakes up later;
  *   - a write carries one idempotency key on every attempt, saved with the
  *     operation in CLIENT_STATE_DIR before its first send (state.c); after
  *     an ambiguous outcome it reads the write's status before anything
@@ -43,6 +52,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "circuit.h"
 #include "clock.h"
 #include "defect.h"
 #include "emit.h"
@@ -50,6 +60,7 @@
 #include "log.h"
 #include "policy.h"
 #include "registry.h"
+#include "slot.h"
 #include "state.h"
 #include "task.h"
 
@@ -82,13 +93,12 @@ static struct ref_task *find_task(const struct tasks *ts, const char *id)
 	return NULL;
 }
 
-static void on_task(struct tasks *ts, struct ref_registry *reg, struct ref_state *st,
-                    const cJSON *msg, long lineno)
+static void on_task(struct tasks *ts, const struct ref_shared *sh, const cJSON *msg, long lineno)
 {
 	struct fa_err err = {""};
 	struct ref_task *t = NULL;
 
-	if (ref_task_new(msg, reg, st, &t, &err) != FA_OK) {
+	if (ref_task_new(msg, sh, &t, &err) != FA_OK) {
 		bad_line(lineno, err.msg);
 		return;
 	}
@@ -125,8 +135,8 @@ static void on_cancel(struct tasks *ts, const cJSON *msg, long lineno)
 }
 
 /* Act on one input line. */
-static enum next on_line(struct tasks *ts, struct ref_registry *reg, struct ref_state *st,
-                         const char *line, size_t len, long lineno)
+static enum next on_line(struct tasks *ts, const struct ref_shared *sh, const char *line,
+                         size_t len, long lineno)
 {
 	const char *end = NULL;
 	cJSON *msg;
@@ -150,7 +160,7 @@ static enum next on_line(struct tasks *ts, struct ref_registry *reg, struct ref_
 	if (!cJSON_IsObject(msg) || !cJSON_IsString(type))
 		bad_line(lineno, "expected an object with a string type");
 	else if (strcmp(type->valuestring, "task") == 0)
-		on_task(ts, reg, st, msg, lineno);
+		on_task(ts, sh, msg, lineno);
 	else if (strcmp(type->valuestring, "cancel") == 0)
 		on_cancel(ts, msg, lineno);
 	else if (strcmp(type->valuestring, "shutdown") == 0)
@@ -181,8 +191,7 @@ static uint64_t seed_from_env(void)
 int main(void)
 {
 	struct fa_err err = {""};
-	struct ref_registry *reg = NULL;
-	struct ref_state *st = NULL;
+	struct ref_shared sh = {NULL, NULL, NULL, NULL};
 	struct tasks ts = {NULL, 0, 0};
 	char *line = NULL;
 	size_t cap = 0;
@@ -197,10 +206,12 @@ int main(void)
 		return 2;
 	}
 	ref_policy_seed(seed_from_env());
-	reg = ref_registry_new();
+	sh.reg = ref_registry_new();
+	sh.slots = ref_slots_new(ref_policy_scope());
+	sh.circuit = ref_circuit_new(REF_CIRCUIT_MAX_IDENTICAL);
 	/* Before the first task: a restarted client resumes what the
 	 * process before it saved. */
-	st = ref_state_open(getenv("CLIENT_STATE_DIR"));
+	sh.st = ref_state_open(getenv("CLIENT_STATE_DIR"));
 
 	ref_emit_hello(defect_is("none") ? "reference" : "reference-" REF_DEFECT_NAME,
 	               CLIENT_VERSION);
@@ -210,7 +221,7 @@ int main(void)
 		if (len < 0)
 			break; /* end of input means shutdown */
 		lineno++;
-		if (on_line(&ts, reg, st, line, (size_t)len, lineno) == STOP)
+		if (on_line(&ts, &sh, line, (size_t)len, lineno) == STOP)
 			break;
 	}
 
@@ -222,8 +233,10 @@ int main(void)
 		ref_task_free(ts.v[i]);
 	free(ts.v);
 	free(line);
-	ref_registry_free(reg);
-	ref_state_free(st);
+	ref_registry_free(sh.reg);
+	ref_slots_free(sh.slots);
+	ref_circuit_free(sh.circuit);
+	ref_state_free(sh.st);
 	ref_http_global_cleanup();
 	return 0;
 }

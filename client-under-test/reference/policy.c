@@ -11,32 +11,46 @@
  * The numbers follow seed 000's example table: reads get a small budget,
  * idempotent writes a smaller one without 500 (the write may have
  * happened), and an uncertain write no retry at all (it needs a status
- * check or a person, not persistence). A class nobody named is treated as
- * a possible write: only the statuses that say the request was not
- * processed, and no retry after a transport error.
+ * check or a person, not persistence). A task without a known class gets
+ * read's numbers; when it is not a safe read it is treated as a possible
+ * write: only the statuses that say the request was not processed, and
+ * no retry after a transport error.
  */
 static const struct ref_class classes[] = {
         {"read", 4, 90, 1000, 60000, {408, 429, 500, 502, 503, 504, 0}, true},
         {"idempotent_write", 3, 120, 1000, 60000, {408, 429, 502, 503, 504, 0}, true},
         {"uncertain_write", 1, 0, 0, 0, {0}, false},
-        {"default", 3, 60, 1000, 30000, {408, 429, 503, 0}, false},
+        {"default", 4, 90, 1000, 60000, {408, 429, 503, 0}, false},
 };
 #define NCLASSES      ((int)(sizeof(classes) / sizeof(classes[0])))
+#define READ_CLASS    (&classes[0])
 #define DEFAULT_CLASS (&classes[NCLASSES - 1])
+
+/* Seed 000's shared_scope: what one scope's tasks may do together. */
+static const struct ref_scope_budget shared_scope = {
+        .max_delayed_requests = 25,
+        .max_concurrent_requests = 2,
+};
 
 /* splitmix64: tiny, good enough for jitter, and one state under a mutex
  * keeps a fixed FAKEAPI_SEED reproducible across threads' draws. */
 static pthread_mutex_t rng_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t rng_state = 0x853c49e6748fea9bULL;
 
-const struct ref_class *ref_policy_class(const char *name)
+const struct ref_class *ref_policy_class(const char *name, const char *method)
 {
-	if (name == NULL)
-		return DEFAULT_CLASS;
-	for (int i = 0; i < NCLASSES; i++)
+	for (int i = 0; name != NULL && i < NCLASSES; i++)
 		if (strcmp(classes[i].name, name) == 0)
 			return &classes[i];
+	if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ||
+	    strcmp(method, "OPTIONS") == 0)
+		return READ_CLASS;
 	return DEFAULT_CLASS;
+}
+
+const struct ref_scope_budget *ref_policy_scope(void)
+{
+	return &shared_scope;
 }
 
 bool ref_policy_retryable(const struct ref_class *c, long status)
@@ -81,7 +95,7 @@ void ref_policy_seed(uint64_t seed)
 	pthread_mutex_unlock(&rng_mu);
 }
 
-int64_t ref_policy_backoff_us(const struct ref_class *c, int retry)
+int64_t ref_policy_backoff_us(const struct ref_class *c, int retry, int64_t max_us)
 {
 	int64_t ceiling = (int64_t)c->base_ms * 1000;
 	int64_t cap = (int64_t)c->cap_ms * 1000;
@@ -91,6 +105,10 @@ int64_t ref_policy_backoff_us(const struct ref_class *c, int retry)
 		ceiling *= 2;
 	if (ceiling > cap)
 		ceiling = cap;
+	/* A backoff is a choice within a range: when the wait budget left
+	 * is shorter than the range, draw within what is left. */
+	if (ceiling > max_us)
+		ceiling = max_us;
 	d = uniform_us(ceiling);
 	return d < REF_BACKOFF_FLOOR_US ? REF_BACKOFF_FLOOR_US : d;
 }

@@ -19,7 +19,7 @@ enum ref_reason {
 /*
  * One request class (seed 000: retry rules are data the caller cannot
  * easily override). A task names its class; its `budget` fields, when
- * given, replace max_attempts and max_wait_s.
+ * given, can only tighten max_attempts and max_wait_s (the lower wins).
  */
 struct ref_class {
 	const char *name;                   /* "read", "idempotent_write", ... */
@@ -31,6 +31,23 @@ struct ref_class {
 	bool retry_transport;               /* retry a transport error (no status) */
 };
 
+/*
+ * The budget of one shared scope (seed 000's shared_scope): what all the
+ * tasks of one scope (the task's `scope`, else its key) may put on the
+ * provider together, whatever each task's own budget says.
+ */
+struct ref_scope_budget {
+	int max_delayed_requests;    /* tasks of the scope waiting out a pause or a
+	                                backoff at once; one more escalates, >= 1 */
+	int max_concurrent_requests; /* attempts of the scope in flight at once, >= 1 */
+};
+
+/* Identical failures (same method, endpoint template, status 400..499 but
+ * 408 and 429, and error.code) after which this client process refuses
+ * that method and endpoint (seed 000: a circuit breaker for repeated
+ * identical failures). */
+#define REF_CIRCUIT_MAX_IDENTICAL 3
+
 /* Shortest backoff delay, µs: an unusable Retry-After never becomes a
  * tight loop (seed 000: a past date gets a small minimum delay). */
 #define REF_BACKOFF_FLOOR_US 100000LL
@@ -40,9 +57,17 @@ struct ref_class {
 #define REF_WINDOW_MIN_US 1000000LL
 #define REF_WINDOW_MAX_US 30000000LL
 
-/* The class called @name; the "default" class for NULL or an unknown name.
- * Static storage, never NULL. */
-const struct ref_class *ref_policy_class(const char *name);
+/*
+ * The class called @name. For NULL or a name not in the table: "read"
+ * when @method is safe (GET, HEAD, OPTIONS), else "default", which has
+ * read's budget numbers but retries only the statuses that say the
+ * request was not processed (it may be a write). Static storage, never
+ * NULL.
+ */
+const struct ref_class *ref_policy_class(const char *name, const char *method);
+
+/* The budget of every shared scope (static storage). */
+const struct ref_scope_budget *ref_policy_scope(void);
 
 /*
  * Is an HTTP @status (100..599) worth another attempt in class @c?
@@ -54,10 +79,11 @@ bool ref_policy_retryable(const struct ref_class *c, long status);
 
 /*
  * Full-jitter exponential backoff before retry number @retry (1 = the
- * first retry): uniform(0, min(cap, base * 2^(retry-1))), never below
- * REF_BACKOFF_FLOOR_US. µs.
+ * first retry): uniform(0, min(cap, base * 2^(retry-1), @max_us)), never
+ * below REF_BACKOFF_FLOOR_US (so the result exceeds @max_us only when
+ * @max_us is below the floor: the wait cannot fit). µs.
  */
-int64_t ref_policy_backoff_us(const struct ref_class *c, int retry);
+int64_t ref_policy_backoff_us(const struct ref_class *c, int retry, int64_t max_us);
 
 /* Jitter window J for a pause of @pause_us: half the pause, clamped to
  * REF_WINDOW_MIN_US..REF_WINDOW_MAX_US. µs. */

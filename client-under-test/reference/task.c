@@ -1,7 +1,7 @@
 /* task.c -- one logical request: its attempts, its waits, its one result. */
 #include "task.h"
 
-#include <cJSON.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -14,10 +14,11 @@
 #include "clock.h"
 #include "defect.h"
 #include "emit.h"
+#include "escalate.h"
 #include "http.h"
 #include "log.h"
 #include "policy.h"
-#include "reconcile.h"
+#include "taskmsg.h"
 #include "taskrun.h"
 
 /* Longest single attempt when the task has no deadline, ms. */
@@ -26,316 +27,65 @@
 #define REPORT_MARGIN_US 200000LL
 /* No attempt starts with less time than this before the margin, µs. */
 #define ATTEMPT_MIN_US 300000LL
+/* A wait budget that sets no limit, µs (sums of it never overflow). */
+#define UNBOUNDED_US (INT64_C(1) << 60)
 
 /* When the next attempt may start, and why. */
 struct plan {
 	int64_t due_us;         /* monotonic instant */
+	int64_t floor_us;       /* the earliest instant that would do: the pause's
+	                           end, or the backoff's floor */
 	enum ref_reason reason; /* REF_REASON_NONE: no wait, send now */
 };
 
 /* How a wait ended. */
 enum waited { WAIT_DONE, WAIT_OVER_BUDGET, WAIT_CANCELLED };
 
-/* ---- reading the task message ------------------------------------- */
-
-static const char *type_name(const cJSON *v)
+enum fa_rc ref_task_new(const struct cJSON *msg, const struct ref_shared *sh, struct ref_task **out,
+                        struct fa_err *err)
 {
-	if (cJSON_IsNull(v))
-		return "null";
-	if (cJSON_IsBool(v))
-		return "boolean";
-	if (cJSON_IsNumber(v))
-		return "number";
-	if (cJSON_IsString(v))
-		return "string";
-	if (cJSON_IsArray(v))
-		return "array";
-	return "object";
-}
-
-/* *@out = a copy of string field @name, NULL when null or absent (an error
- * if @required). */
-static enum fa_rc get_str(const cJSON *msg, const char *name, bool required, char **out,
-                          struct fa_err *err)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(msg, name);
-
-	*out = NULL;
-	if (v == NULL || cJSON_IsNull(v)) {
-		if (!required)
-			return FA_OK;
-		fa_err_set(err, "$.%s: expected string, got nothing", name);
-		return FA_EINVAL;
-	}
-	if (!cJSON_IsString(v)) {
-		fa_err_set(err, "$.%s: expected string, got %s", name, type_name(v));
-		return FA_EINVAL;
-	}
-	*out = fa_xstrdup(v->valuestring);
-	return FA_OK;
-}
-
-/* *@out = number field @name of @obj if present, not null and >= @min;
- * *@present says whether it was there. @path names @obj in messages. */
-static enum fa_rc get_num(const cJSON *obj, const char *path, const char *name, double min,
-                          bool integer, double *out, bool *present, struct fa_err *err)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
-
-	*present = false;
-	if (v == NULL || cJSON_IsNull(v))
-		return FA_OK;
-	if (!cJSON_IsNumber(v)) {
-		fa_err_set(err, "%s.%s: expected number >= %g, got %s", path, name, min,
-		           type_name(v));
-		return FA_EINVAL;
-	}
-	if (v->valuedouble < min || v->valuedouble > 1e9 ||
-	    (integer && v->valuedouble != (double)(long long)v->valuedouble)) {
-		fa_err_set(err, "%s.%s: expected %s >= %g, got %g", path, name,
-		           integer ? "integer" : "number", min, v->valuedouble);
-		return FA_EINVAL;
-	}
-	*out = v->valuedouble;
-	*present = true;
-	return FA_OK;
-}
-
-/* A header name or value may not break the request's framing. */
-static bool header_ok(const char *name, const char *value)
-{
-	if (name[0] == '\0' || strpbrk(name, ":\r\n \t") != NULL)
-		return false;
-	return strpbrk(value, "\r\n") == NULL;
-}
-
-static enum fa_rc read_headers(struct ref_task *t, const cJSON *msg, struct fa_err *err)
-{
-	const cJSON *hs = cJSON_GetObjectItemCaseSensitive(msg, "headers");
-	const cJSON *h;
-	size_t n = 0;
-
-	if (hs == NULL || cJSON_IsNull(hs))
-		return FA_OK;
-	if (!cJSON_IsObject(hs)) {
-		fa_err_set(err, "$.headers: expected object, got %s", type_name(hs));
-		return FA_EINVAL;
-	}
-	cJSON_ArrayForEach(h, hs) n++;
-	t->headers = fa_xcalloc(n + 1, sizeof(*t->headers));
-	cJSON_ArrayForEach(h, hs)
-	{
-		if (!cJSON_IsString(h)) {
-			fa_err_set(err, "$.headers.%s: expected string, got %s", h->string,
-			           type_name(h));
-			return FA_EINVAL;
-		}
-		if (!header_ok(h->string, h->valuestring)) {
-			fa_err_set(err, "$.headers.%s: not a valid header line", h->string);
-			return FA_EINVAL;
-		}
-		t->headers[t->nheaders++] = fa_xasprintf("%s: %s", h->string, h->valuestring);
-	}
-	/* A status read has no body: the task's Content-* headers would
-	 * describe one. */
-	t->read_headers = fa_xcalloc(n + 1, sizeof(*t->read_headers));
-	for (size_t i = 0; i < t->nheaders; i++)
-		if (strncasecmp(t->headers[i], "Content-", 8) != 0)
-			t->read_headers[t->nread_headers++] = t->headers[i];
-	return FA_OK;
-}
-
-static enum fa_rc read_budget(struct ref_task *t, const cJSON *msg, struct fa_err *err)
-{
-	const cJSON *b = cJSON_GetObjectItemCaseSensitive(msg, "budget");
-	double v = 0;
-	bool present;
-	enum fa_rc rc;
-
-	t->max_attempts = t->cls->max_attempts;
-	t->max_wait_us = (int64_t)t->cls->max_wait_s * 1000000;
-	if (b == NULL || cJSON_IsNull(b))
-		return FA_OK;
-	if (!cJSON_IsObject(b)) {
-		fa_err_set(err, "$.budget: expected object, got %s", type_name(b));
-		return FA_EINVAL;
-	}
-	rc = get_num(b, "$.budget", "max_attempts", 1, true, &v, &present, err);
-	if (rc != FA_OK)
-		return rc;
-	if (present)
-		t->max_attempts = (int)v;
-	rc = get_num(b, "$.budget", "max_wait_s", 0, false, &v, &present, err);
-	if (rc != FA_OK)
-		return rc;
-	if (present)
-		t->max_wait_us = (int64_t)(v * 1e6);
-	return FA_OK;
-}
-
-/* The registry key: the task's scope, else its key, else one shared
- * scope for everything unnamed. */
-static char *registry_scope(const char *id, const char *scope, const char *key)
-{
-	/* DEFECT solo: every task gets a registry entry of its own, so a
-	 * pause told to one task holds only that task and the other tasks
-	 * of the scope never see it. */
-	if (defect_is("solo"))
-		return fa_xasprintf("task:%s", id);
-
-	if (scope != NULL)
-		return fa_xstrdup(scope);
-	if (key != NULL)
-		return fa_xasprintf("key:%s", key);
-	return fa_xstrdup("default");
-}
-
-/* Does the task change something on the provider? POST, PUT and PATCH
- * do, and so does anything its class calls a write (seed 000's classes). */
-static bool is_write(const char *method, const char *class_name)
-{
-	if (strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
-	    strcmp(method, "PATCH") == 0)
-		return true;
-	return class_name != NULL && (strcmp(class_name, "idempotent_write") == 0 ||
-	                              strcmp(class_name, "uncertain_write") == 0);
-}
-
-static bool same_text(const char *a, const char *b)
-{
-	if (a == NULL || b == NULL)
-		return a == b;
-	return strcmp(a, b) == 0;
-}
-
-/* The operation of write task @t: the one saved for its id when it is the
- * same write (a restarted client gets the same task again), else a new
- * one. */
-static void take_op(struct ref_task *t, struct ref_state *st)
-{
-	struct ref_op *saved = NULL;
-	char *ref = ref_reconcile_client_reference(t->body);
-
-	t->state = st;
-	if (ref_write_persists()) {
-		t->persist = ref_state_persistent(st);
-		if (ref_state_take(st, t->id, &saved) == REF_SAVED_UNUSABLE) {
-			/* Never a fresh create before the provider was asked
-			 * (write.c). */
-			FA_LOG(FA_LOG_WARN, "client",
-			       "task=%s event=state_unusable a file for this task cannot be used: "
-			       "reconcile by client reference first",
-			       t->id);
-			t->unknown_past = true;
-		}
-		if (!t->persist)
-			FA_LOG(FA_LOG_WARN, "client",
-			       "task=%s event=no_state_dir CLIENT_STATE_DIR is not set: the write "
-			       "cannot be resumed after a restart",
-			       t->id);
-	}
-	if (saved != NULL &&
-	    (strcmp(saved->method, t->method) != 0 || !same_text(saved->body, t->body))) {
-		/* Another write under a reused task id: its key must not
-		 * travel with this body (the provider would answer 422). */
-		FA_LOG(FA_LOG_WARN, "client",
-		       "task=%s event=state_mismatch the saved operation is another write: a new "
-		       "one",
-		       t->id);
-		ref_op_free(saved);
-		saved = NULL;
-	}
-	if (saved != NULL) {
-		/* The body is the same bytes: its reference is the one to ask
-		 * about, whatever a hand-edited file says. */
-		free(saved->client_reference);
-		saved->client_reference = ref;
-		ref = NULL;
-		t->op = saved;
-		t->resumed = true;
-	} else {
-		t->op = ref_op_new(t->id, t->method, t->url, t->body, ref);
-	}
-	free(ref);
-}
-
-enum fa_rc ref_task_new(const struct cJSON *msg, struct ref_registry *reg, struct ref_state *st,
-                        struct ref_task **out, struct fa_err *err)
-{
-	enum fa_rc rc;
 	struct ref_task *t = fa_xcalloc(1, sizeof(*t));
-	char *class_name = NULL, *scope = NULL, *key = NULL;
-	double deadline_ms = 0;
-	bool present;
+	pthread_condattr_t ca;
+	enum fa_rc rc;
 
 	*out = NULL;
 	pthread_mutex_init(&t->mu, NULL);
-	{
-		/* Sleeps are timed on the monotonic clock, like the pauses. */
-		pthread_condattr_t ca;
-
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&t->cv, &ca);
-		pthread_condattr_destroy(&ca);
-	}
+	/* Sleeps are timed on the monotonic clock, like the pauses. */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&t->cv, &ca);
+	pthread_condattr_destroy(&ca);
 	atomic_init(&t->cancel, false);
-	t->reg = reg;
+	t->reg = sh->reg;
+	t->slots = sh->slots;
+	t->circuit = sh->circuit;
 
-	rc = get_str(msg, "id", true, &t->id, err);
-	if (rc == FA_OK)
-		rc = get_str(msg, "method", true, &t->method, err);
-	if (rc == FA_OK)
-		rc = get_str(msg, "url", true, &t->url, err);
-	if (rc == FA_OK)
-		rc = get_str(msg, "class", false, &class_name, err);
-	if (rc == FA_OK)
-		rc = get_str(msg, "body", false, &t->body, err);
-	if (rc == FA_OK)
-		rc = get_str(msg, "key_env", false, &t->key_env, err);
-	if (rc == FA_OK)
-		rc = get_str(msg, "key", false, &key, err);
-	if (rc == FA_OK)
-		rc = get_str(msg, "scope", false, &scope, err);
-	if (rc != FA_OK)
-		goto out;
-	if (t->id[0] == '\0' || t->method[0] == '\0') {
-		fa_err_set(err, "$.%s: expected a non-empty string",
-		           t->id[0] == '\0' ? "id" : "method");
-		rc = FA_EINVAL;
-		goto out;
+	rc = ref_taskmsg_read(t, msg, sh->st, err);
+	if (rc != FA_OK) {
+		ref_task_free(t);
+		return rc;
 	}
-	t->body_len = t->body != NULL ? strlen(t->body) : 0;
-	t->cls = ref_policy_class(class_name);
-	rc = read_headers(t, msg, err);
-	if (rc != FA_OK)
-		goto out;
-	rc = read_budget(t, msg, err);
-	if (rc != FA_OK)
-		goto out;
-	rc = get_num(msg, "$", "deadline_ms", 1, false, &deadline_ms, &present, err);
-	if (rc != FA_OK)
-		goto out;
-	if (present)
-		t->deadline_us = fa_clock_mono_us() + (int64_t)(deadline_ms * 1000);
-	t->reg_scope = registry_scope(t->id, scope, key);
-	t->write = is_write(t->method, class_name);
-	if (t->write)
-		take_op(t, st);
-
 	*out = t;
-	t = NULL;
-out:
-	free(class_name);
-	free(scope);
-	free(key);
-	ref_task_free(t);
-	return rc;
+	return FA_OK;
 }
 
 const char *ref_task_id(const struct ref_task *t)
 {
 	return t->id;
+}
+
+const char *ref_run_sent(const struct ref_run *run)
+{
+	return run->sent != NULL   ? run->sent
+	       : run->any_response ? "yes"
+	       : run->maybe_sent   ? "unknown"
+	                           : "no";
+}
+
+int ref_task_attempts_used(const struct ref_task *t, const struct ref_run *run)
+{
+	/* A resumed operation carries the attempts of the processes before. */
+	return t->op != NULL ? t->op->attempts : run->n;
 }
 
 /* ---- waiting --------------------------------------------------------- */
@@ -355,18 +105,32 @@ static bool sleep_until(struct ref_task *t, int64_t until_us)
 	return !cancelled;
 }
 
+/* What is left of the task's wait budget, µs (>= 0). */
+static int64_t wait_left_us(const struct ref_task *t, const struct ref_run *run)
+{
+	/* DEFECT overbudget: max_wait_s is ignored: the task waits as long
+	 * as the provider asks (max_attempts and the deadline still hold). */
+	if (defect_is("overbudget"))
+		return UNBOUNDED_US;
+
+	return t->max_wait_us > run->waited_us ? t->max_wait_us - run->waited_us : 0;
+}
+
 /*
  * When may attempt @next start? @last is what the previous response
  * asked for (NULL before the first attempt, and when re-reading the
- * registry after a wait). Seed 000: a Retry-After is a lower bound, not
- * the moment to pounce; the scope's next_allowed_at holds every task of
- * the scope; full jitter spreads the return; without a usable
- * Retry-After, exponential backoff with full jitter.
+ * registry after a wait); @left_us the wait budget left. Seed 000: a
+ * Retry-After is a lower bound, not the moment to pounce; the scope's
+ * next_allowed_at holds every task of the scope; full jitter spreads the
+ * return; without a usable Retry-After, exponential backoff with full
+ * jitter. The jitter is a choice the pause is not: when the pause fits in
+ * the budget left, it is drawn within what is left.
  */
-static struct plan plan_next(struct ref_task *t, int next, const struct ref_seen *last)
+static struct plan plan_next(struct ref_task *t, int next, const struct ref_seen *last,
+                             int64_t left_us)
 {
 	int64_t now = fa_clock_mono_us();
-	struct plan p = {.due_us = now, .reason = REF_REASON_NONE};
+	struct plan p = {.due_us = now, .floor_us = now, .reason = REF_REASON_NONE};
 	int64_t base = now, window = 0;
 	struct ref_pause scope;
 
@@ -390,40 +154,96 @@ static struct plan plan_next(struct ref_task *t, int next, const struct ref_seen
 		p.reason = REF_REASON_SCOPE_PAUSE;
 	}
 	if (p.reason != REF_REASON_NONE) {
+		int64_t room = now + left_us - base;
+
+		if (room >= 0 && room < window)
+			window = room;
+		p.floor_us = base;
 		p.due_us = base + ref_policy_jitter_us(window);
 	} else if (last != NULL) {
-		p.due_us = now + ref_policy_backoff_us(t->cls, next - 1);
+		p.floor_us = now + REF_BACKOFF_FLOOR_US;
+		p.due_us = now + ref_policy_backoff_us(t->cls, next - 1, left_us);
 		p.reason = REF_REASON_BACKOFF;
 	}
 	return p;
 }
 
-/* Wait out plan @p before attempt @next, if the budget and the deadline
- * allow it; every µs spent is added to *@waited_us. */
-static enum waited wait_for(struct ref_task *t, const struct plan *p, int next, int64_t *waited_us)
+/* Wait out plan @p before attempt @next, if the wait budget, the scope's
+ * queue and the deadline allow it (else run->stop says which did not);
+ * every µs spent is added to run->waited_us. */
+static enum waited wait_for(struct ref_task *t, struct ref_run *run, const struct plan *p, int next)
 {
 	int64_t now = fa_clock_mono_us();
 	int64_t wait = p->due_us > now ? p->due_us - now : 0;
 	bool ok;
 
-	/* Seed 000: count waiting as well as attempts; stop with a result
-	 * rather than wait past the budget or the deadline. */
-	if (*waited_us + wait > t->max_wait_us) {
+	/* Seed 000: count waiting as well as attempts; a wait that cannot
+	 * fit is not started: the task ends with an escalation instead. */
+	if (wait > wait_left_us(t, run)) {
+		run->stop = REF_STOP_WAIT;
+		run->stop_wait = p->reason;
+		run->stop_wait_us = p->floor_us > now ? p->floor_us - now : 0;
 		FA_LOG(FA_LOG_INFO, "client",
 		       "task=%s event=stop why=max_wait wait_ms=%lld waited_ms=%lld", t->id,
-		       (long long)(wait / 1000), (long long)(*waited_us / 1000));
+		       (long long)(wait / 1000), (long long)(run->waited_us / 1000));
 		return WAIT_OVER_BUDGET;
 	}
 	if (t->deadline_us != 0 &&
 	    now + wait + ATTEMPT_MIN_US + REPORT_MARGIN_US > t->deadline_us) {
+		run->stop = REF_STOP_DEADLINE;
 		FA_LOG(FA_LOG_INFO, "client", "task=%s event=stop why=deadline wait_ms=%lld", t->id,
 		       (long long)(wait / 1000));
 		return WAIT_OVER_BUDGET;
 	}
+	if (!ref_slots_delay_enter(t->slots, t->scope)) {
+		run->stop = REF_STOP_QUEUE;
+		FA_LOG(FA_LOG_INFO, "client", "task=%s event=stop why=max_delayed_requests", t->id);
+		return WAIT_OVER_BUDGET;
+	}
 	ref_emit_retry_scheduled(t->id, next, (wait + 999) / 1000, p->reason);
 	ok = sleep_until(t, p->due_us);
-	*waited_us += fa_clock_mono_us() - now;
+	ref_slots_delay_leave(t->slots, t->scope);
+	run->waited_us += fa_clock_mono_us() - now;
 	return ok ? WAIT_DONE : WAIT_CANCELLED;
+}
+
+/* Take one of the scope's in-flight slots, waiting no longer than the
+ * deadline allows and, once the task has made an attempt, than its wait
+ * budget: a retry's wait for a slot is waiting like any other, while the
+ * first attempt's is the scope's queue, not a retry. */
+static enum ref_sent take_slot(struct ref_task *t, struct ref_run *run)
+{
+	bool retry = ref_task_attempts_used(t, run) > 0;
+	int64_t now = fa_clock_mono_us(), left = wait_left_us(t, run), limit = 0;
+	bool by_deadline = false;
+	enum ref_slot_rc rc;
+
+	if (retry && left < UNBOUNDED_US)
+		limit = now + left;
+	if (t->deadline_us != 0) {
+		int64_t d = t->deadline_us - ATTEMPT_MIN_US - REPORT_MARGIN_US;
+
+		if (limit == 0 || d < limit) {
+			limit = d;
+			by_deadline = true;
+		}
+	}
+	if (limit != 0 && limit < now)
+		limit = now;
+	rc = ref_slots_take(t->slots, t->scope, &t->cancel, limit);
+	if (retry)
+		run->waited_us += fa_clock_mono_us() - now;
+	switch (rc) {
+	case REF_SLOT_TAKEN: return REF_SENT;
+	case REF_SLOT_CANCELLED: return REF_CANCELLED;
+	case REF_SLOT_TIMEOUT: break;
+	}
+	run->stop = by_deadline ? REF_STOP_DEADLINE : REF_STOP_WAIT;
+	run->stop_wait = REF_REASON_NONE;
+	run->stop_wait_us = 0;
+	FA_LOG(FA_LOG_INFO, "client", "task=%s event=stop why=%s waiting_for=slot", t->id,
+	       by_deadline ? "deadline" : "max_wait");
+	return REF_OUT_OF_BUDGET;
 }
 
 /* ---- one attempt ------------------------------------------------------ */
@@ -446,9 +266,11 @@ static long attempt_timeout_ms(const struct ref_task *t, bool write)
 	return left / 1000 < ATTEMPT_TIMEOUT_MS ? (long)(left / 1000) : ATTEMPT_TIMEOUT_MS;
 }
 
-/* Prepare attempt @n (@w), announce it, send it; false when it could
- * not be made (nothing went out and nothing was announced). */
-static bool attempt(struct ref_task *t, int n, const struct ref_wire *w, struct ref_http_res *res)
+/* Prepare attempt @n (@w), announce it unless @quiet, send it; false
+ * when it could not be made (nothing went out and nothing was announced;
+ * run->stop says why). A @quiet attempt cannot be cancelled. */
+static bool attempt(struct ref_task *t, struct ref_run *run, int n, const struct ref_wire *w,
+                    bool quiet)
 {
 	struct fa_err err = {""};
 	struct ref_http *h = NULL;
@@ -463,11 +285,12 @@ static bool attempt(struct ref_task *t, int n, const struct ref_wire *w, struct 
 	        .body = w->body,
 	        .body_len = w->body_len,
 	        .timeout_ms = attempt_timeout_ms(t, strcmp(w->kind, "write") == 0 && t->write),
-	        .cancel = &t->cancel,
+	        .cancel = quiet ? NULL : &t->cancel,
 	};
 
 	if (req.timeout_ms <= 0) {
 		FA_LOG(FA_LOG_INFO, "client", "task=%s event=stop why=deadline", t->id);
+		run->stop = REF_STOP_DEADLINE;
 		return false;
 	}
 	if (req.secret == NULL)
@@ -475,6 +298,7 @@ static bool attempt(struct ref_task *t, int n, const struct ref_wire *w, struct 
 		       t->id, env);
 	if (ref_http_new(&req, &h, &err) != FA_OK) {
 		FA_LOG(FA_LOG_ERROR, "client", "task=%s event=setup error=\"%s\"", t->id, err.msg);
+		run->stop = REF_STOP_SETUP;
 		return false;
 	}
 	if (t->op != NULL) {
@@ -485,14 +309,81 @@ static bool attempt(struct ref_task *t, int n, const struct ref_wire *w, struct 
 			FA_LOG(FA_LOG_WARN, "client", "task=%s event=state_save error=\"%s\"",
 			       t->id, err.msg);
 	}
-	ref_emit_action_sent(t->id, n, w->kind, w->idempotency_key);
-	ref_http_perform(h, res);
+	if (!quiet)
+		ref_emit_action_sent(t->id, n, w->kind, w->idempotency_key);
+	ref_http_perform(h, &run->res);
 	ref_http_free(h);
 	return true;
 }
 
+/* Keep attempt run->n's outcome for an escalation record. */
+static void log_attempt(struct ref_run *run)
+{
+	const struct ref_http_res *res = &run->res;
+	struct ref_attempt_log *a;
+
+	if (run->nlog == run->caplog) {
+		run->caplog = run->caplog ? 2 * run->caplog : 4;
+		run->log = fa_xrealloc(run->log, run->caplog * sizeof(*run->log));
+	}
+	a = &run->log[run->nlog++];
+	memset(a, 0, sizeof(*a));
+	a->attempt = run->n;
+	a->at_wall_us = res->sent_wall_us;
+	a->status = res->status;
+	a->retry_after = res->retry_after != NULL ? fa_xstrdup(res->retry_after) : NULL;
+	if (res->n_ratelimit > 0) {
+		a->ratelimit = fa_xcalloc(res->n_ratelimit, sizeof(*a->ratelimit));
+		for (size_t i = 0; i < res->n_ratelimit; i++) {
+			a->ratelimit[i].name = fa_xstrdup(res->ratelimit[i].name);
+			a->ratelimit[i].value = fa_xstrdup(res->ratelimit[i].value);
+		}
+		a->n_ratelimit = res->n_ratelimit;
+	}
+}
+
+static void free_log(struct ref_run *run)
+{
+	for (size_t i = 0; i < run->nlog; i++) {
+		for (size_t k = 0; k < run->log[i].n_ratelimit; k++) {
+			free(run->log[i].ratelimit[k].name);
+			free(run->log[i].ratelimit[k].value);
+		}
+		free(run->log[i].ratelimit);
+		free(run->log[i].retry_after);
+	}
+	free(run->log);
+	run->log = NULL;
+	run->nlog = run->caplog = 0;
+}
+
+/* DEFECT wakeup: a cancel that came while the task waited for retry
+ * @p is reported at once, but the retry stays armed: when it is due it
+ * goes on the wire all the same, unannounced. */
+static void wake_later(struct ref_task *t, struct ref_run *run, const struct ref_wire *w,
+                       const struct plan *p)
+{
+	struct timespec ts = {.tv_sec = (time_t)(p->due_us / 1000000),
+	                      .tv_nsec = (long)(p->due_us % 1000000) * 1000};
+
+	if (!defect_is("wakeup"))
+		return;
+	ref_emit_result(t->id, "cancelled", run->n, run->waited_us / 1000, ref_run_sent(run),
+	                run->status, NULL);
+	run->reported = true;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+	ref_http_res_release(&run->res);
+	attempt(t, run, run->n + 1, w, true);
+}
+
 bool ref_task_retryable(const struct ref_task *t, const struct ref_run *run)
 {
+	/* DEFECT whitespace: a 4xx is met by sending the request again
+	 * (with its body's whitespace varied, ref_task_send()). */
+	if (defect_is("whitespace") && run->res.status >= 400 && run->res.status <= 499)
+		return true;
+
 	if (run->res.status == 0)
 		return t->cls->retry_transport;
 	return ref_policy_retryable(t->cls, run->res.status);
@@ -500,51 +391,105 @@ bool ref_task_retryable(const struct ref_task *t, const struct ref_run *run)
 
 enum ref_sent ref_task_send(struct ref_task *t, struct ref_run *run, const struct ref_wire *w)
 {
-	/* A resumed operation carries the attempts of the processes before. */
-	int made = t->op != NULL ? t->op->attempts : run->n;
+	int made = ref_task_attempts_used(t, run);
 	struct ref_http_res *res = &run->res;
+	bool own = strcmp(w->kind, "reconcile") != 0;
+	struct ref_wire varied = *w;
+	char *body = NULL;
+	const char *code = NULL;
+	long status = 0;
+	enum ref_sent s;
 
+	run->stop = REF_STOP_NONE;
+	/* Seed 000: the same failure again and again is a plan to change,
+	 * not a request to repeat; status reads are exempt (they are how a
+	 * write's fate is learnt). */
+	if (own && ref_circuit_open(t->circuit, t->method, t->endpoint, &status, &code)) {
+		FA_LOG(FA_LOG_WARN, "client",
+		       "task=%s event=circuit_open method=%s endpoint=%s status=%ld code=\"%s\" "
+		       "refused before sending",
+		       t->id, t->method, t->endpoint, status, code);
+		run->stop = REF_STOP_CIRCUIT;
+		run->status = status;
+		return REF_REFUSED;
+	}
 	if (made >= t->max_attempts) {
 		FA_LOG(FA_LOG_INFO, "client", "task=%s event=stop why=max_attempts attempts=%d",
 		       t->id, made);
+		run->stop = REF_STOP_ATTEMPTS;
 		return REF_OUT_OF_BUDGET;
 	}
 	for (;;) {
-		struct plan p = plan_next(t, run->n + 1, run->last);
+		struct plan p = plan_next(t, run->n + 1, run->last, wait_left_us(t, run));
 
-		if (p.reason == REF_REASON_NONE)
-			break;
-		switch (wait_for(t, &p, run->n + 1, &run->waited_us)) {
-		case WAIT_CANCELLED: return REF_CANCELLED;
-		case WAIT_OVER_BUDGET: return REF_OUT_OF_BUDGET;
-		case WAIT_DONE: break;
+		if (p.reason != REF_REASON_NONE) {
+			switch (wait_for(t, run, &p, run->n + 1)) {
+			case WAIT_CANCELLED: wake_later(t, run, w, &p); return REF_CANCELLED;
+			case WAIT_OVER_BUDGET: return REF_OUT_OF_BUDGET;
+			case WAIT_DONE: break;
+			}
+			/* Read the registry again: another task may have
+			 * paused the scope while this one slept. */
+			run->last = NULL;
+			continue;
 		}
-		/* Read the registry again: another task may have paused the
-		 * scope while this one slept. */
-		run->last = NULL;
+		if (atomic_load(&t->cancel))
+			return REF_CANCELLED;
+		s = take_slot(t, run);
+		if (s != REF_SENT)
+			return s;
+		/* A pause set while this task waited for its slot: wait it
+		 * out holding none. */
+		if (plan_next(t, run->n + 1, NULL, wait_left_us(t, run)).reason == REF_REASON_NONE)
+			break;
+		ref_slots_give(t->slots, t->scope, REF_SLOT_NO_NEWS);
 	}
-	if (atomic_load(&t->cancel))
-		return REF_CANCELLED;
+
+	/* DEFECT whitespace: a request the provider refused goes again with
+	 * its body's whitespace varied, as if that made it a new request. */
+	if (defect_is("whitespace") && own && w->body != NULL && run->n > 0) {
+		body = fa_xasprintf("%*s%s\n", run->n, "", w->body);
+		varied.body = body;
+		varied.body_len = strlen(body);
+	}
 
 	ref_http_res_release(res);
-	if (!attempt(t, run->n + 1, w, res))
+	if (!attempt(t, run, run->n + 1, &varied, false)) {
+		ref_slots_give(t->slots, t->scope, REF_SLOT_NO_NEWS);
+		free(body);
 		return REF_OUT_OF_BUDGET;
+	}
+	free(body);
 	run->n++;
 	run->last = NULL;
 	run->maybe_sent = run->maybe_sent || res->maybe_sent;
-	if (res->cancelled) /* nothing more for a cancelled task but its result */
+	if (res->cancelled) { /* nothing more for a cancelled task but its result */
+		ref_slots_give(t->slots, t->scope, REF_SLOT_NO_NEWS);
 		return REF_CANCELLED;
+	}
 	run->status = res->status;
 	run->any_response = run->any_response || res->status != 0;
 
 	run->seen.ra =
 	        ref_policy_retry_after(res->retry_after, res->seen_wall_us, res->seen_mono_us,
 	                               &run->seen.until_us, &run->seen.window_us);
-	/* Seed 000: publish the pause to the whole scope first, before
-	 * reporting or scheduling anything, so no other task can take the
-	 * next slot in between. */
-	if (run->seen.ra)
+	/* Seed 000: publish the pause to the whole scope first, before the
+	 * slot is given back or anything is reported, so no other task can
+	 * take the next slot in between. */
+	if (run->seen.ra) {
 		ref_registry_raise(t->reg, t->reg_scope, run->seen.until_us, run->seen.window_us);
+		run->asked_us = run->seen.until_us - res->seen_mono_us;
+	}
+	if (own && ref_circuit_answer(t->circuit, t->method, t->endpoint, res->status, res->body,
+	                              res->body_len))
+		FA_LOG(FA_LOG_WARN, "client",
+		       "task=%s event=circuit_opened method=%s endpoint=%s status=%ld", t->id,
+		       t->method, t->endpoint, res->status);
+	ref_slots_give(t->slots, t->scope,
+	               run->seen.ra       ? REF_SLOT_PAUSED
+	               : res->status != 0 ? REF_SLOT_ANSWERED
+	                                  : REF_SLOT_NO_NEWS);
+	log_attempt(run);
 	ref_emit_action_result(t->id, run->n, w->kind, res->status, res->retry_after,
 	                       res->status == 0 ? res->error : NULL);
 	return REF_SENT;
@@ -559,7 +504,8 @@ static bool safe_method(const char *method)
 	       strcmp(method, "OPTIONS") == 0;
 }
 
-/* A request that is not a guarded write: retried as its class says. */
+/* A request that is not a guarded write: retried as its class says;
+ * when the budget ends it before an answer that settles it, escalated. */
 static void run_plain(struct ref_task *t, struct ref_run *run)
 {
 	const struct ref_wire w = {
@@ -573,10 +519,15 @@ static void run_plain(struct ref_task *t, struct ref_run *run)
 	for (;;) {
 		enum ref_sent s = ref_task_send(t, run, &w);
 
-		if (s == REF_CANCELLED)
-			run->outcome = "cancelled";
-		if (s != REF_SENT)
+		switch (s) {
+		case REF_CANCELLED: run->outcome = "cancelled"; return;
+		case REF_REFUSED: return; /* failed, with the circuit's status */
+		case REF_OUT_OF_BUDGET:
+			if (run->stop != REF_STOP_SETUP)
+				ref_escalate_stop(t, run, &w);
 			return;
+		case REF_SENT: break;
+		}
 		if (run->res.status >= 200 && run->res.status <= 299) {
 			run->outcome = "succeeded";
 			return;
@@ -598,8 +549,7 @@ static bool http_url(const char *url)
 static void *task_main(void *arg)
 {
 	struct ref_task *t = arg;
-	struct ref_run run = {.outcome = "failed"};
-	const char *sent;
+	struct ref_run run = {.outcome = "failed", .asked_us = -1};
 
 	if (!http_url(t->url)) {
 		/* Nothing to send it with: no attempt, nothing saved. */
@@ -614,12 +564,10 @@ static void *task_main(void *arg)
 	else
 		run_plain(t, &run);
 	ref_http_res_release(&run.res);
-	sent = run.sent != NULL   ? run.sent
-	       : run.any_response ? "yes"
-	       : run.maybe_sent   ? "unknown"
-	                          : "no";
-	ref_emit_result(t->id, run.outcome, run.n, run.waited_us / 1000, sent, run.status,
-	                run.provider_id);
+	if (!run.reported)
+		ref_emit_result(t->id, run.outcome, run.n, run.waited_us / 1000, ref_run_sent(&run),
+		                run.status, run.provider_id);
+	free_log(&run);
 	return NULL;
 }
 
@@ -643,6 +591,9 @@ void ref_task_cancel(struct ref_task *t)
 	atomic_store(&t->cancel, true);
 	pthread_cond_broadcast(&t->cv);
 	pthread_mutex_unlock(&t->mu);
+	/* A task waiting for an in-flight slot sleeps on the slots' own
+	 * condition variable. */
+	ref_slots_wake(t->slots);
 }
 
 void ref_task_free(struct ref_task *t)
@@ -661,7 +612,10 @@ void ref_task_free(struct ref_task *t)
 	free(t->url);
 	free(t->body);
 	free(t->key_env);
+	free(t->goal);
+	free(t->scope);
 	free(t->reg_scope);
+	free(t->endpoint);
 	pthread_cond_destroy(&t->cv);
 	pthread_mutex_destroy(&t->mu);
 	free(t);

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "defect.h"
 #include "emit.h"
+#include "escalate.h"
 #include "log.h"
 #include "reconcile.h"
 #include "state.h"
@@ -30,7 +32,9 @@
  *   4. when neither read exists (or the budget runs out first) it cannot
  *      know, and says so: an escalation record and outcome `escalated`,
  *      `sent: unknown`; never `failed` (the write may have happened), never
- *      a fresh create;
+ *      a fresh create (the same for a write the provider keeps refusing
+ *      with a retryable status until the budget ends, with the `sent` its
+ *      answers give);
  *   5. when CLIENT_STATE_DIR holds a file for the task that cannot be used
  *      (corrupt, or several files claim the task), an earlier process may
  *      have sent the write under a key nobody can read back: it asks by
@@ -159,22 +163,38 @@ static bool prepare(struct write *w)
 
 /* Nobody can tell whether the write happened: hand it to a person. The
  * record names the write (key, client reference), never its body. */
-static void escalate(struct write *w, const char *reason)
+static void escalate(struct write *w)
 {
-	FA_LOG(FA_LOG_INFO, "client", "task=%s event=escalation reason=\"%s\"", w->t->id, reason);
-	ref_emit_escalation(w->t->id, reason, w->op->key, w->op->client_reference, "unknown");
+	const char *how = w->op->key != NULL ? "neither GET /v1/operations/{key} nor"
+	                                     : "no key to ask by, and no";
+	char *action = fa_xasprintf("%s %s may have been applied by the provider and cannot be "
+	                            "confirmed: %s GET /v1/records?client_reference= answers",
+	                            w->t->method, w->t->endpoint, how);
+
+	w->run->sent = "unknown";
+	ref_escalate(w->t, w->run, "ambiguous_write", action);
+	free(action);
 	finish(w, "escalated", "unknown");
 }
 
-/* The attempt could not be made: cancelled, or no budget left. */
-static void stopped(struct write *w, enum ref_sent s)
+/* The attempt @wire could not be made: cancelled, refused by the circuit,
+ * or stopped by the budget (escalated, whatever the write's state, unless
+ * it could not even be set up). */
+static void stopped(struct write *w, enum ref_sent s, const struct ref_wire *wire)
 {
-	if (s == REF_CANCELLED)
-		finish(w, "cancelled", w->run->sent);
-	else if (w->run->sent != NULL && strcmp(w->run->sent, "unknown") == 0)
-		escalate(w, "ambiguous write and no attempt left to reconcile");
-	else
-		finish(w, "failed", w->run->sent);
+	const char *sent = w->run->sent;
+	bool unknown = sent != NULL && strcmp(sent, "unknown") == 0;
+
+	if (s == REF_CANCELLED) {
+		finish(w, "cancelled", sent);
+	} else if (s == REF_OUT_OF_BUDGET && w->run->stop != REF_STOP_SETUP) {
+		ref_escalate_stop(w->t, w->run, wire);
+		finish(w, "escalated", sent);
+	} else if (unknown) {
+		escalate(w);
+	} else {
+		finish(w, "failed", sent);
+	}
 }
 
 /* Attempt @attempt (0: a saved operation from an earlier process) left
@@ -230,7 +250,7 @@ static void send_write(struct write *w)
 		run->sent = "unknown";
 	}
 	if (s != REF_SENT) {
-		stopped(w, s);
+		stopped(w, s, &wire);
 		return;
 	}
 	if (res->status >= 200 && res->status <= 299) {
@@ -297,16 +317,16 @@ static void send_status_read(struct write *w)
 	else if (!w->refs_gone && w->op->client_reference != NULL)
 		url = ref_reconcile_records_url(t->url, w->op->client_reference);
 	if (url == NULL) {
-		escalate(w, "ambiguous write and no way to reconcile");
+		escalate(w);
 		return;
 	}
 	wire.url = url;
 	s = ref_task_send(t, run, &wire);
+	if (s != REF_SENT)
+		stopped(w, s, &wire);
 	free(url);
-	if (s != REF_SENT) {
-		stopped(w, s);
+	if (s != REF_SENT)
 		return;
-	}
 	if (by_key)
 		f = ref_reconcile_operation(res->status, res->body, res->body_len, &id);
 	else

@@ -8,6 +8,7 @@ import collections
 import hashlib
 import json
 import os
+import pathlib
 import signal
 import subprocess
 import uuid
@@ -19,10 +20,14 @@ from conftest import wait_for
 
 WRITE_CHECKS = ("write.key_stable", "write.no_duplicate", "write.reconcile_first",
                 "ambiguity.preserved")
+STEP5_CHECKS = ("wait.concurrency", "budget.escalates", "escalation.sanitised", "cancel.quiet",
+                "classify.circuit")
 CHECKS = {"attempts.bounded", "wait.retry_after", "classify.no_retry_4xx", "wait.scope_pause",
-          "wait.jitter", "attempts.hidden", *WRITE_CHECKS}
+          "wait.jitter", "attempts.hidden", *WRITE_CHECKS, *STEP5_CHECKS}
 # a scenario without a write task: the write checks have nothing to judge
 NO_WRITE = dict.fromkeys(WRITE_CHECKS, "n/a")
+# a scenario that expects no cap, budget, cancel or circuit, and no escalation
+NO_STEP5 = dict.fromkeys(STEP5_CHECKS, "n/a")
 
 AUTH = '-H "Authorization: Bearer $FAKEAPI_KEY"'
 CURL = f"curl -sS -f --retry 4 {AUTH} {{url}}"
@@ -211,7 +216,7 @@ def test_immediate_retries_fail_wait_retry_after(harness_bin, tmp_path):
     s = report["scenarios"][0]
     assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "fail",
                            "classify.no_retry_4xx": "n/a", "wait.scope_pause": "n/a",
-                           "wait.jitter": "n/a", "attempts.hidden": "n/a", **NO_WRITE}
+                           "wait.jitter": "n/a", "attempts.hidden": "n/a", **NO_WRITE, **NO_STEP5}
     assert proc.returncode == 1
     assert report["exit_code"] == 1
     assert s["attempts"] == 2
@@ -244,7 +249,7 @@ def test_retried_400_fails_classify_no_retry_4xx(harness_bin, tmp_path):
     s = report["scenarios"][0]
     assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "n/a",
                            "classify.no_retry_4xx": "fail", "wait.scope_pause": "n/a",
-                           "wait.jitter": "n/a", "attempts.hidden": "n/a", **NO_WRITE}
+                           "wait.jitter": "n/a", "attempts.hidden": "n/a", **NO_WRITE, **NO_STEP5}
     assert proc.returncode == 1
     assert s["attempts"] == 2
     assert s["tasks"][0]["exit_code"] == 1
@@ -256,7 +261,7 @@ def test_sleeping_the_retry_after_passes(harness_bin, tmp_path):
     s = report["scenarios"][0]
     assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "pass",
                            "classify.no_retry_4xx": "n/a", "wait.scope_pause": "n/a",
-                           "wait.jitter": "n/a", "attempts.hidden": "n/a", **NO_WRITE}
+                           "wait.jitter": "n/a", "attempts.hidden": "n/a", **NO_WRITE, **NO_STEP5}
     assert proc.returncode == 0, proc.stdout
     assert s["attempts"] == 2
     assert s["tasks"][0]["exit_code"] == 0
@@ -278,7 +283,7 @@ def test_second_task_inside_the_scope_pause_fails_wait_scope_pause(harness_bin, 
     s = report["scenarios"][0]
     assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "pass",
                            "classify.no_retry_4xx": "n/a", "wait.scope_pause": "fail",
-                           "wait.jitter": "n/a", "attempts.hidden": "n/a", **NO_WRITE}
+                           "wait.jitter": "n/a", "attempts.hidden": "n/a", **NO_WRITE, **NO_STEP5}
     assert proc.returncode == 1
     sent = {t["id"]: t["sent"] for t in s["tasks"]}
     assert sent == {"t1": True, "t2": True}
@@ -351,7 +356,7 @@ def curl_fast(harness_bin, repo_root, tmp_path_factory):
 def test_curl_fast_report_has_a_verdict_for_every_check(curl_fast):
     proc, report, _, _ = curl_fast
     assert proc.returncode == report["exit_code"]
-    assert report["suite"] == "five-step-fast" and report["suite_version"] == "3"
+    assert report["suite"] == "five-step-fast" and report["suite_version"] == "4"
     assert report["seed"] == 42 and report["mode"] == "exec"
     assert report["client"]["command"] == CURL
     assert [s["id"] for s in report["scenarios"]] == [
@@ -359,7 +364,8 @@ def test_curl_fast_report_has_a_verdict_for_every_check(curl_fast):
         "no-retry-400", "no-retry-422", "step-3-spread", "hidden-retry-503",
         "step-4-write-drop-after-commit", "write-drop-before-commit", "write-reset-after-commit",
         "write-partial-body", "write-timeout-after-commit", "write-client-reference-only",
-        "write-no-reconciliation"]
+        "write-no-reconciliation", "step-5-budget-long-retry-after", "step-5-budget-503-forever",
+        "step-5-cancel-pending-retry", "step-5-circuit-422", "scope-concurrency-cap"]
     assert {c["id"] for c in report["checks"]} == CHECKS
     for s in report["scenarios"]:
         assert s["error"] is None, s["error"]
@@ -367,7 +373,7 @@ def test_curl_fast_report_has_a_verdict_for_every_check(curl_fast):
         assert set(verdicts(s).values()) <= {"pass", "fail", "n/a"}
         assert all(c["detail"] for c in s["checks"])
     assert "seed: 42" in proc.stdout
-    assert "[14/14] " in proc.stderr
+    assert "[19/19] " in proc.stderr
 
 
 def test_curl_fast_evidence_matches_the_journal(curl_fast, fakeapi_bin):
@@ -394,7 +400,9 @@ def test_curl_fast_evidence_matches_the_journal(curl_fast, fakeapi_bin):
         if bounded["verdict"] == "pass":
             per_task = collections.Counter(ev["task"] for ev in bounded["evidence"])
             assert per_task == journal_counts
-            assert max(per_task.values()) <= 4
+            doc = json.loads(pathlib.Path(s["file"]).read_text())
+            budget = {t["id"]: t["budget"]["max_attempts"] for t in doc["harness"]["tasks"]}
+            assert all(n <= budget[t] for t, n in per_task.items()), (s["id"], per_task)
 
 
 def test_curl_fast_verdicts(curl_fast):

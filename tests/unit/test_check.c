@@ -1,5 +1,6 @@
 /* test_check.c -- the checks on hand-made journals, and the grading. */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,29 +150,36 @@ static bool detail_has(const struct hx_check_result *r, const char *s)
 
 /* ---- definitions ---- */
 
-static void check__defines_ten_checks_in_order(void)
+static void check__defines_fifteen_checks_in_order(void)
 {
-	CU_ASSERT_EQUAL_FATAL(hx_check_count(), 10);
-	CU_ASSERT_STRING_EQUAL(hx_check_def_at(0)->id, "attempts.bounded");
-	CU_ASSERT_STRING_EQUAL(hx_check_def_at(1)->id, "wait.retry_after");
-	CU_ASSERT_STRING_EQUAL(hx_check_def_at(2)->id, "classify.no_retry_4xx");
-	CU_ASSERT_STRING_EQUAL(hx_check_def_at(3)->id, "wait.scope_pause");
-	CU_ASSERT_STRING_EQUAL(hx_check_def_at(4)->id, "wait.jitter");
-	CU_ASSERT_STRING_EQUAL(hx_check_def_at(5)->id, "attempts.hidden");
-	CU_ASSERT_STRING_EQUAL(hx_check_def_at(6)->id, "write.key_stable");
-	CU_ASSERT_STRING_EQUAL(hx_check_def_at(7)->id, "write.no_duplicate");
-	CU_ASSERT_STRING_EQUAL(hx_check_def_at(8)->id, "write.reconcile_first");
-	CU_ASSERT_STRING_EQUAL(hx_check_def_at(9)->id, "ambiguity.preserved");
-	CU_ASSERT_PTR_NULL(hx_check_def_at(10));
-	for (size_t i = 6; i < 10; i++) {
-		CU_ASSERT_EQUAL(hx_check_def_at(i)->level, 3);
-		CU_ASSERT_TRUE(hx_check_def_at(i)->required);
+	static const struct {
+		const char *id;
+		int level;
+		bool required;
+	} want[] = {
+		{ "attempts.bounded", 1, true },     { "wait.retry_after", 1, true },
+		{ "classify.no_retry_4xx", 1, true }, { "wait.scope_pause", 2, true },
+		{ "wait.jitter", 2, true },          { "attempts.hidden", 2, true },
+		{ "write.key_stable", 3, true },     { "write.no_duplicate", 3, true },
+		{ "write.reconcile_first", 3, true }, { "ambiguity.preserved", 3, true },
+		{ "wait.concurrency", 2, false },    { "budget.escalates", 4, true },
+		{ "escalation.sanitised", 4, true }, { "cancel.quiet", 4, true },
+		{ "classify.circuit", 4, false },
+	};
+
+	CU_ASSERT_EQUAL_FATAL(hx_check_count(), 15);
+	for (size_t i = 0; i < 15; i++) {
+		CU_ASSERT_STRING_EQUAL(hx_check_def_at(i)->id, want[i].id);
+		CU_ASSERT_EQUAL(hx_check_def_at(i)->level, want[i].level);
+		CU_ASSERT_EQUAL(hx_check_def_at(i)->required, want[i].required);
+		CU_ASSERT_PTR_NOT_NULL(hx_check_def_at(i)->seed);
+		CU_ASSERT_PTR_NOT_NULL(hx_check_def_at(i)->title);
+		CU_ASSERT_PTR_EQUAL(hx_check_find(want[i].id), hx_check_def_at(i));
 	}
-	CU_ASSERT_EQUAL(hx_check_find("wait.scope_pause")->level, 2);
-	CU_ASSERT_EQUAL(hx_check_find("wait.retry_after")->level, 1);
-	CU_ASSERT_TRUE(hx_check_find("classify.no_retry_4xx")->required);
-	CU_ASSERT_PTR_NOT_NULL(hx_check_find("attempts.bounded")->seed);
-	CU_ASSERT_PTR_NULL(hx_check_find("budget.escalates"));
+	CU_ASSERT_PTR_NULL(hx_check_def_at(15));
+	/* reserved ids are not checks yet */
+	CU_ASSERT_PTR_NULL(hx_check_find("stream.no_silent_retry"));
+	CU_ASSERT_PTR_NULL(hx_check_find("wait.pacing"));
 	CU_ASSERT_PTR_NULL(hx_check_find(NULL));
 }
 
@@ -192,9 +200,11 @@ static void check__unattributed_attempts_fail_bounded_and_nothing_else(void)
 	CU_ASSERT_TRUE(evidence_is(get(res, "attempts.bounded"), 2, 1, 2));
 	for (i = 1; i < hx_check_count(); i++) {
 		CU_ASSERT_EQUAL(res[i].verdict, HX_NA);
-		CU_ASSERT_TRUE(detail_has(&res[i], "2 unattributed"));
+		/* escalation.sanitised judges without attempts (no search ran) */
+		if (strcmp(res[i].id, "escalation.sanitised") != 0)
+			CU_ASSERT_TRUE(detail_has(&res[i], "2 unattributed"));
 		CU_ASSERT_EQUAL(res[i].level, hx_check_def_at(i)->level);
-		CU_ASSERT_TRUE(res[i].required);
+		CU_ASSERT_EQUAL(res[i].required, hx_check_def_at(i)->required);
 	}
 	free_results(res);
 	jb_release(&j);
@@ -212,6 +222,130 @@ static void check__expect_overrides_required(void)
 	res = run(&sc, &j);
 	CU_ASSERT_FALSE(get(res, "wait.scope_pause")->required);
 	CU_ASSERT_TRUE(get(res, "wait.retry_after")->required);
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+/* docs/checks.md's table and sections say what defs[] says. */
+static void check__docs_table_matches_the_definitions(void)
+{
+	FILE *f = fopen("docs/checks.md", "r");
+	char line[1024];
+	size_t rows = 0, sections = 0, reserved = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char id[64], level[8], dflt[16], head[128];
+		const struct hx_check_def *d;
+
+		if (sscanf(line, "| `%63[^`]` | %7s | %15s |", id, level, dflt) == 3 &&
+		    strchr(id, '.') != NULL && level[0] == 'L') {
+			d = hx_check_find(id);
+			if (strstr(line, "| not yet implemented |") != NULL) {
+				CU_ASSERT_PTR_NULL(d);
+				reserved++;
+				continue;
+			}
+			CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+			CU_ASSERT_TRUE(strstr(line, "| implemented |") != NULL);
+			CU_ASSERT_EQUAL(level[1] - '0', d->level);
+			CU_ASSERT_STRING_EQUAL(dflt, d->required ? "required" : "recommended");
+			rows++;
+		}
+		if (sscanf(line, "### `%63[^`]` (%7[^,], %15[^)])", id, level, dflt) == 3) {
+			d = hx_check_find(id);
+			CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+			snprintf(head, sizeof(head), "L%d", d->level);
+			CU_ASSERT_STRING_EQUAL(level, head);
+			CU_ASSERT_STRING_EQUAL(dflt, d->required ? "required" : "recommended");
+			sections++;
+		}
+	}
+	fclose(f);
+	CU_ASSERT_EQUAL(rows, hx_check_count());
+	CU_ASSERT_EQUAL(sections, hx_check_count());
+	CU_ASSERT_EQUAL(reserved, 2);
+}
+
+static void check__strict_makes_every_check_required(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_input in;
+	struct hx_check_result *res = NULL;
+	size_t n = 0, i;
+
+	sc_init(&sc, "{\"wait.scope_pause\": {\"required\": false}, "
+		     "\"classify.circuit\": {\"required\": true}}");
+	add(&j, "t1", "user:a", 0, 1, 200, NULL, -1);
+	in = (struct hx_check_input){ .sc = &sc.s, .attempts = j.a, .n_attempts = j.n,
+				      .mode = HX_MODE_EXEC };
+	/* without --strict: the defaults, and the scenario's word */
+	hx_check_run_all(&in, &res, &n);
+	CU_ASSERT_FALSE(get(res, "wait.concurrency")->required);
+	CU_ASSERT_TRUE(get(res, "classify.circuit")->required);
+	CU_ASSERT_FALSE(get(res, "wait.scope_pause")->required);
+	CU_ASSERT_TRUE(get(res, "budget.escalates")->required);
+	free_results(res);
+	/* --strict: every one */
+	in.strict = true;
+	hx_check_run_all(&in, &res, &n);
+	for (i = 0; i < n; i++)
+		CU_ASSERT_TRUE(res[i].required);
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+/* Each step-5 check is wired to its module (details its own, not the
+ * table's), and escalation.sanitised judges a journal without attempts. */
+static void check__step_5_checks_reach_their_modules(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_task_run runs[4] = { 0 };
+	struct hx_canary_hit hit = { .kind = HX_CANARY_KEY, .where = "stderr" };
+	struct hx_check_input in;
+	struct hx_check_result *res = NULL;
+	size_t n = 0, i;
+
+	sc_init(&sc, "{\"wait.concurrency\": {\"max_concurrent_requests\": 1}, "
+		     "\"classify.circuit\": {\"max_identical\": 1}, "
+		     "\"budget.escalates\": {\"tasks\": [\"t1\"]}}");
+	sc.tasks[0].budget.max_attempts = 1;
+	for (i = 0; i < 4; i++) {
+		runs[i].spec = &sc.tasks[i];
+		runs[i].sent = true;
+		runs[i].t_cancel_us = i == 1 ? 50 * MS : -1;
+		runs[i].t_quiet_until_us = -1;
+		runs[i].t_exit_us = -1;
+	}
+	add(&j, "t1", "user:a", 0, 100, 422, NULL, -1);
+	add(&j, "t2", "user:a", 10, 20, 200, NULL, -1);
+	add(&j, "t1", "user:a", 200, 300, 422, NULL, -1);
+	add(&j, "t2", "user:a", 400, 401, 200, NULL, -1);
+	in = (struct hx_check_input){ .sc = &sc.s, .attempts = j.a, .n_attempts = j.n,
+				      .tasks = runs, .n_tasks = 4, .mode = HX_MODE_STDIO,
+				      .canary_hits = &hit, .n_canary_hits = 1,
+				      .canary_bytes_searched = 10 };
+	hx_check_run_all(&in, &res, &n);
+	CU_ASSERT_EQUAL(get(res, "wait.concurrency")->verdict, HX_FAIL);
+	CU_ASSERT_TRUE(detail_has(get(res, "wait.concurrency"), "2 attempts in flight"));
+	CU_ASSERT_EQUAL(get(res, "classify.circuit")->verdict, HX_FAIL);
+	CU_ASSERT_EQUAL(get(res, "budget.escalates")->verdict, HX_FAIL);
+	CU_ASSERT_TRUE(detail_has(get(res, "budget.escalates"), "task t1 made 2 attempts"));
+	CU_ASSERT_EQUAL(get(res, "cancel.quiet")->verdict, HX_FAIL);
+	CU_ASSERT_TRUE(detail_has(get(res, "cancel.quiet"), "task t2 was cancelled"));
+	CU_ASSERT_EQUAL(get(res, "escalation.sanitised")->verdict, HX_FAIL);
+	free_results(res);
+	/* no attempt at all: the journal checks are n/a, the leak still fails */
+	in.n_attempts = 0;
+	hx_check_run_all(&in, &res, &n);
+	CU_ASSERT_EQUAL(get(res, "escalation.sanitised")->verdict, HX_FAIL);
+	CU_ASSERT_TRUE(detail_has(get(res, "escalation.sanitised"), "the key canary in stderr"));
+	CU_ASSERT_EQUAL(get(res, "cancel.quiet")->verdict, HX_NA);
+	CU_ASSERT_TRUE(detail_has(get(res, "cancel.quiet"), "no attributed attempts"));
 	free_results(res);
 	jb_release(&j);
 	sc_release(&sc);
@@ -724,6 +858,45 @@ static void scope_pause__fails_another_task_inside_the_pause(void)
 	sc_release(&sc);
 }
 
+/* t2's first attempt arrives 25 ms after t1's 429 went out: it counts
+ * only when the harness handed t2 to the client after that answer. */
+static void scope_pause__spares_a_request_already_on_its_way(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_task_run runs[4] = { 0 };
+	struct hx_check_input in;
+	struct hx_check_result *res = NULL;
+	size_t n = 0, i;
+	int round;
+
+	sc_init(&sc, NULL);
+	add(&j, "t1", "user:a", 0, 5, 429, "10", 10005);
+	add(&j, "t2", "user:a", 30, 31, 200, NULL, -1);
+	add(&j, "t2", "user:a", 10030, 10031, 200, NULL, -1);
+	for (round = 0; round < 2; round++) {
+		for (i = 0; i < 4; i++) {
+			runs[i].spec = &sc.tasks[i];
+			runs[i].sent = i < 2;
+			runs[i].t_sent_us = i < 2 ? 0 : -1;
+			runs[i].t_cancel_us = -1;
+			runs[i].t_quiet_until_us = -1;
+			runs[i].t_exit_us = -1;
+		}
+		if (round == 1)
+			runs[1].t_sent_us = 10 * MS; /* after the 429 went out */
+		in = (struct hx_check_input){ .sc = &sc.s, .attempts = j.a,
+					      .n_attempts = j.n, .tasks = runs,
+					      .n_tasks = 4, .mode = HX_MODE_STDIO };
+		hx_check_run_all(&in, &res, &n);
+		CU_ASSERT_EQUAL(get(res, "wait.scope_pause")->verdict,
+				round == 0 ? HX_PASS : HX_FAIL);
+		free_results(res);
+	}
+	jb_release(&j);
+	sc_release(&sc);
+}
+
 static void scope_pause__takes_the_tolerance_from_expect(void)
 {
 	struct sc sc;
@@ -953,8 +1126,14 @@ void test_check_register(void)
 
 	if (s == NULL)
 		return;
-	CU_add_test(s, "check__defines_ten_checks_in_order",
-		    check__defines_ten_checks_in_order);
+	CU_add_test(s, "check__defines_fifteen_checks_in_order",
+		    check__defines_fifteen_checks_in_order);
+	CU_add_test(s, "check__docs_table_matches_the_definitions",
+		    check__docs_table_matches_the_definitions);
+	CU_add_test(s, "check__strict_makes_every_check_required",
+		    check__strict_makes_every_check_required);
+	CU_add_test(s, "check__step_5_checks_reach_their_modules",
+		    check__step_5_checks_reach_their_modules);
 	CU_add_test(s, "check__unattributed_attempts_fail_bounded_and_nothing_else",
 		    check__unattributed_attempts_fail_bounded_and_nothing_else);
 	CU_add_test(s, "check__expect_overrides_required",
@@ -996,6 +1175,8 @@ void test_check_register(void)
 		    no_retry_4xx__asking_something_else_after_a_404_is_no_retry);
 	CU_add_test(s, "hidden__sums_what_each_client_process_reported",
 		    hidden__sums_what_each_client_process_reported);
+	CU_add_test(s, "scope_pause__spares_a_request_already_on_its_way",
+		    scope_pause__spares_a_request_already_on_its_way);
 	CU_add_test(s, "scope_pause__passes_when_the_scope_waits",
 		    scope_pause__passes_when_the_scope_waits);
 	CU_add_test(s, "scope_pause__fails_another_task_inside_the_pause",

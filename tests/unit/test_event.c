@@ -1,4 +1,4 @@
-/* test_event.c -- harness events: status and held triggers, kill events, liveness. */
+/* test_event.c -- harness events: status and held triggers, kill and cancel events, liveness, quiet windows. */
 #include <string.h>
 
 #include <CUnit/CUnit.h>
@@ -116,6 +116,50 @@ static void event__held_event_is_live_while_its_task_runs(void)
 	hx_event_release(&ev);
 }
 
+/* A cancel-only event (no send) is live until it fires, like any at_ms
+ * event, and dead once the task it waits on can no longer trigger it. */
+static void event__cancel_only_event_lives_like_any_other(void)
+{
+	struct sc sc;
+	struct hx_event_set ev;
+	enum hx_task_phase phase[2] = { HX_TASK_RUNNING, HX_TASK_UNSENT };
+	char *cancel_w1[1] = { "w1" };
+
+	sc_init(&sc, 503);
+	sc.events[1] = (struct fa_event_spec){ .at_ms = -1, .after_task = "w1",
+						.after_status = 503, .plus_ms = 300,
+						.cancel = cancel_w1, .n_cancel = 1 };
+	sc.s.harness.n_events = 2;
+	hx_event_init(&ev, &sc.s, false, 0);
+	CU_ASSERT_EQUAL(hx_event_next_due(&ev, 0), 0);
+	CU_ASSERT_TRUE(hx_event_live(&ev, phase));
+	phase[0] = HX_TASK_DONE;
+	CU_ASSERT_FALSE(hx_event_live(&ev, phase));
+	hx_event_release(&ev);
+}
+
+static void event__quiet_window_keeps_the_scenario_open_until_it_ends(void)
+{
+	struct hx_task_run t[3];
+
+	for (size_t i = 0; i < 3; i++)
+		t[i] = (struct hx_task_run){ .t_cancel_us = -1, .t_quiet_until_us = -1 };
+	CU_ASSERT_FALSE(hx_event_quiet_open(t, 3, 0));
+	/* cancelled, window not computed yet: open */
+	t[1].t_cancel_us = 100 * MS;
+	CU_ASSERT_TRUE(hx_event_quiet_open(t, 3, 100 * MS));
+	t[1].t_quiet_until_us = 1100 * MS;
+	CU_ASSERT_TRUE(hx_event_quiet_open(t, 3, 1099 * MS));
+	CU_ASSERT_FALSE(hx_event_quiet_open(t, 3, 1100 * MS));
+	/* the latest window counts */
+	t[2].t_cancel_us = 200 * MS;
+	t[2].t_quiet_until_us = 5000 * MS;
+	CU_ASSERT_TRUE(hx_event_quiet_open(t, 3, 2000 * MS));
+	CU_ASSERT_FALSE(hx_event_quiet_open(t, 3, 5000 * MS));
+	/* a no-op cancel (unsent or finished task) keeps nothing open */
+	CU_ASSERT_FALSE(hx_event_quiet_open(t, 1, 0));
+}
+
 void test_event_register(void)
 {
 	CU_pSuite s = CU_add_suite("event", NULL, NULL);
@@ -128,4 +172,8 @@ void test_event_register(void)
 		    event__status_zero_trigger_is_not_a_held_one);
 	CU_add_test(s, "event__held_event_is_live_while_its_task_runs",
 		    event__held_event_is_live_while_its_task_runs);
+	CU_add_test(s, "event__cancel_only_event_lives_like_any_other",
+		    event__cancel_only_event_lives_like_any_other);
+	CU_add_test(s, "event__quiet_window_keeps_the_scenario_open_until_it_ends",
+		    event__quiet_window_keeps_the_scenario_open_until_it_ends);
 }

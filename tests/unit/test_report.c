@@ -97,6 +97,8 @@ static void fixture_init(struct fixture *f)
 		s->tasks[i].t_sent_us = 0;
 		s->tasks[i].t_exit_us = 10400 * MS;
 		s->tasks[i].exit_code = 0;
+		s->tasks[i].t_cancel_us = -1;
+		s->tasks[i].t_quiet_until_us = -1;
 	}
 	s->tasks[1].exit_code = -1;
 	s->tasks[1].timed_out = true;
@@ -171,6 +173,7 @@ static void report__grades_the_fixture_as_expected(void)
 static void report__text_shows_verdicts_evidence_and_exit(void)
 {
 	struct fixture f;
+	char want[64];
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out;
@@ -197,7 +200,8 @@ static void report__text_shows_verdicts_evidence_and_exit(void)
 	/* The raw bytes never reach the terminal. */
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "seq 2  +120.0 ms  task t1  GET /v1/?" "?<x>  -> 200"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "ERROR: could not run: cannot start client"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "summary: 1 pass, 2 fail, 7 n/a"));
+	snprintf(want, sizeof(want), "summary: 1 pass, 2 fail, %zu n/a", hx_check_count() - 3);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "level reached: L0 (minimum L1)"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "exit code 2: 1 scenario could not run"));
 	CU_ASSERT_PTR_NULL(strchr(text, '\x1b'));
@@ -272,8 +276,9 @@ static void report__json_parses_back_with_every_field(void)
 	/* t2 timed out: attempts.bounded fails besides wait.retry_after */
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(t, "pass")->valueint, 1);
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(t, "fail")->valueint, 2);
-	CU_ASSERT_EQUAL(cJSON_GetObjectItem(t, "n/a")->valueint, 7);
-	CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(cJSON_GetObjectItem(root, "checks")), 10);
+	CU_ASSERT_EQUAL(cJSON_GetObjectItem(t, "n/a")->valueint, (int)hx_check_count() - 3);
+	CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(cJSON_GetObjectItem(root, "checks")),
+			      (int)hx_check_count());
 	t = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "checks"), 1);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(t, "id")->valuestring, "wait.retry_after");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(t, "verdict")->valuestring, "fail");
@@ -347,7 +352,8 @@ static void report__junit_has_failure_skipped_error_and_escapes(void)
 {
 	struct fixture f;
 	struct fa_err err = { "" };
-	char path[256], *xml;
+	char path[256], want[160], *xml;
+	size_t n = hx_check_count();
 
 	fixture_init(&f);
 	/* Markup and a control character inside a detail. */
@@ -358,9 +364,11 @@ static void report__junit_has_failure_skipped_error_and_escapes(void)
 	xml = slurp(path);
 	unlink(path);
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(xml,
-		"<testsuites name=\"five-step\" tests=\"11\" failures=\"2\" errors=\"1\" skipped=\"7\">"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<testsuite name=\"s1\" tests=\"10\" failures=\"2\""));
+	snprintf(want, sizeof(want), "<testsuites name=\"five-step\" tests=\"%zu\" failures=\"2\" "
+		 "errors=\"1\" skipped=\"%zu\">", n + 1, n - 3);
+	CU_ASSERT_PTR_NOT_NULL(strstr(xml, want));
+	snprintf(want, sizeof(want), "<testsuite name=\"s1\" tests=\"%zu\" failures=\"2\"", n);
+	CU_ASSERT_PTR_NOT_NULL(strstr(xml, want));
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml,
 		"<testcase classname=\"five-step.s1\" name=\"wait.retry_after\""));
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<failure message=\"task t1 retried"));
@@ -454,6 +462,194 @@ static void report__text_hello_names_what_is_missing(void)
 	fixture_release(&f);
 }
 
+/* The JSON report of @f's run, parsed; the caller deletes it. */
+static cJSON *json_of(const struct fixture *f)
+{
+	struct fa_err err = { "" };
+	char path[256], *text;
+	cJSON *root;
+
+	temp_path(path, sizeof(path));
+	CU_ASSERT_EQUAL_FATAL(hx_report_json(path, &f->run, &err), FA_OK);
+	text = slurp(path);
+	unlink(path);
+	root = cJSON_Parse(text);
+	free(text);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+	return root;
+}
+
+/* The JUnit report of @f's run; the caller frees it. */
+static char *junit_of(const struct fixture *f)
+{
+	struct fa_err err = { "" };
+	char path[256], *xml;
+
+	temp_path(path, sizeof(path));
+	CU_ASSERT_EQUAL_FATAL(hx_report_junit(path, &f->run, &err), FA_OK);
+	xml = slurp(path);
+	unlink(path);
+	return xml;
+}
+
+/* The top-level "checks" row of check @id. */
+static const cJSON *suite_row(const cJSON *root, const char *id)
+{
+	const cJSON *row;
+
+	cJSON_ArrayForEach(row, cJSON_GetObjectItem(root, "checks"))
+		if (strcmp(cJSON_GetObjectItem(row, "id")->valuestring, id) == 0)
+			return row;
+	CU_FAIL_FATAL("no such row");
+	return NULL;
+}
+
+static void report__strict_run_says_so_and_counts_recommended_rows(void)
+{
+	struct fixture f;
+	const cJSON *sc, *c;
+	cJSON *root;
+	char *text;
+
+	fixture_init(&f);
+	f.run.scenarios[0].checks[3].required = false; /* wait.scope_pause, by expect */
+	f.run.strict = true;
+	text = text_of(&f);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "strict: yes (recommended checks count as required)\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "PASS  wait.scope_pause       (L2)  other tasks"));
+	free(text);
+	root = json_of(&f);
+	CU_ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(root, "strict")));
+	CU_ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(root, "known_failing")));
+	CU_ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(root, "repeat")));
+	sc = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "scenarios"), 0);
+	c = cJSON_GetArrayItem(cJSON_GetObjectItem(sc, "checks"), 3);
+	CU_ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(c, "required")));
+	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(c, "default")->valuestring, "required");
+	cJSON_Delete(root);
+	fixture_release(&f);
+}
+
+static void report__rows_carry_the_check_default(void)
+{
+	struct fixture f;
+	const cJSON *sc, *c;
+	cJSON *root;
+	size_t i;
+
+	fixture_init(&f);
+	root = json_of(&f);
+	for (i = 0; i < hx_check_count(); i++) {
+		const struct hx_check_def *d = hx_check_def_at(i);
+		const char *want = d->required ? "required" : "recommended";
+
+		c = suite_row(root, d->id);
+		CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(c, "default")->valuestring, want);
+		sc = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "scenarios"), 0);
+		c = cJSON_GetArrayItem(cJSON_GetObjectItem(sc, "checks"), (int)i);
+		CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(c, "default")->valuestring, want);
+	}
+	cJSON_Delete(root);
+	fixture_release(&f);
+}
+
+#define KC "kc0123456789abcdef01234567"
+#define BC "canary.0011223344556677@example.invalid"
+
+/* Give @f's first scenario canaries, found in three places; task t1 an
+ * escalation record, task t2 a cancel. */
+static void with_canaries(struct fixture *f)
+{
+	struct hx_scenario_result *s = &f->run.scenarios[0];
+	static const char line[] =
+		"{\"type\":\"escalation\",\"task\":\"t1\",\"record\":{\"reason\":"
+		"\"wait_exceeds_budget\",\"goal\":\"mail " BC "\",\"attempts\":[]}}";
+
+	f->run.mode = HX_MODE_STDIO;
+	memcpy(s->key_canary, KC, sizeof(KC));
+	memcpy(s->body_canary, BC, sizeof(BC));
+	s->client_stderr = fa_xstrdup("auth: Bearer sk-e2e." KC "\n");
+	s->protocol_errors = fa_xcalloc(1, sizeof(*s->protocol_errors));
+	s->protocol_errors[0] = fa_xstrdup("line 3: unknown type \"" KC "\"");
+	s->n_protocol_errors = 1;
+	s->canary_hits = fa_xcalloc(2, sizeof(*s->canary_hits));
+	s->canary_hits[0].kind = HX_CANARY_KEY;
+	s->canary_hits[0].where = fa_xstrdup("stderr");
+	s->canary_hits[1].kind = HX_CANARY_BODY;
+	s->canary_hits[1].where = fa_xstrdup("escalation record of task t1");
+	s->canary_hits[1].task = fa_xstrdup("t1");
+	s->n_canary_hits = 2;
+	s->canary_bytes_searched = 4096;
+	s->msgs = fa_xcalloc(1, sizeof(*s->msgs));
+	s->msgs[0].type = fa_xstrdup("escalation");
+	s->msgs[0].task = fa_xstrdup("t1");
+	s->msgs[0].json = cJSON_Parse(line);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(s->msgs[0].json);
+	s->n_msgs = 1;
+	s->tasks[0].t_cancel_us = -1;
+	s->tasks[1].t_cancel_us = 1234500;
+	free(s->checks[2].detail);
+	s->checks[2].detail = fa_xstrdup("saw " KC " and " BC);
+}
+
+static void report__canary_hits_escalations_and_cancels_never_show_canaries(void)
+{
+	struct fixture f;
+	const cJSON *sc, *t, *h;
+	cJSON *root;
+	char *text, *xml, *json;
+
+	fixture_init(&f);
+	with_canaries(&f);
+	text = text_of(&f);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "  canary hits: 2: key canary in stderr; body canary "
+					    "in escalation record of task t1\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "  task t1: no result (escalation: wait_exceeds_budget)\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "  task t2: timed out"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, " (cancelled at +1234.5 ms)\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "    | auth: Bearer sk-e2e.[key canary]\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "line 3: unknown type \"[key canary]\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "saw [key canary] and [body canary]"));
+	CU_ASSERT_PTR_NULL(strstr(text, KC));
+	CU_ASSERT_PTR_NULL(strstr(text, BC));
+	free(text);
+
+	root = json_of(&f);
+	json = cJSON_Print(root);
+	CU_ASSERT_PTR_NULL(strstr(json, KC));
+	CU_ASSERT_PTR_NULL(strstr(json, BC));
+	free(json);
+	sc = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "scenarios"), 0);
+	CU_ASSERT_EQUAL(cJSON_GetObjectItem(sc, "canary_bytes_searched")->valueint, 4096);
+	CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(cJSON_GetObjectItem(sc, "canary_hits")), 2);
+	h = cJSON_GetArrayItem(cJSON_GetObjectItem(sc, "canary_hits"), 0);
+	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(h, "kind")->valuestring, "key");
+	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(h, "where")->valuestring, "stderr");
+	CU_ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(h, "task")));
+	h = cJSON_GetArrayItem(cJSON_GetObjectItem(sc, "canary_hits"), 1);
+	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(h, "kind")->valuestring, "body");
+	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(h, "task")->valuestring, "t1");
+	t = cJSON_GetArrayItem(cJSON_GetObjectItem(sc, "tasks"), 0);
+	CU_ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(t, "cancelled_at_ms")));
+	h = cJSON_GetObjectItem(t, "escalation");
+	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(h, "reason")->valuestring, "wait_exceeds_budget");
+	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(h, "goal")->valuestring, "mail [body canary]");
+	t = cJSON_GetArrayItem(cJSON_GetObjectItem(sc, "tasks"), 1);
+	CU_ASSERT_DOUBLE_EQUAL(cJSON_GetObjectItem(t, "cancelled_at_ms")->valuedouble, 1234.5, 1e-9);
+	CU_ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(t, "escalation")));
+	/* the scenario that did not run searched nothing */
+	sc = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "scenarios"), 1);
+	CU_ASSERT_EQUAL(cJSON_GetObjectItem(sc, "canary_bytes_searched")->valueint, 0);
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(sc, "canary_hits")), 0);
+	cJSON_Delete(root);
+
+	xml = junit_of(&f);
+	CU_ASSERT_PTR_NULL(strstr(xml, KC));
+	CU_ASSERT_PTR_NULL(strstr(xml, BC));
+	free(xml);
+	fixture_release(&f);
+}
+
 static void report__verdict_names_are_stable(void)
 {
 	CU_ASSERT_STRING_EQUAL(hx_verdict_str(HX_PASS), "pass");
@@ -499,6 +695,11 @@ void test_report_register(void)
 		    report__text_counts_every_protocol_error_past_the_cap);
 	CU_add_test(s, "report__text_hello_names_what_is_missing",
 		    report__text_hello_names_what_is_missing);
+	CU_add_test(s, "report__strict_run_says_so_and_counts_recommended_rows",
+		    report__strict_run_says_so_and_counts_recommended_rows);
+	CU_add_test(s, "report__rows_carry_the_check_default", report__rows_carry_the_check_default);
+	CU_add_test(s, "report__canary_hits_escalations_and_cancels_never_show_canaries",
+		    report__canary_hits_escalations_and_cancels_never_show_canaries);
 	CU_add_test(s, "report__verdict_names_are_stable", report__verdict_names_are_stable);
 	CU_add_test(s, "report__release_accepts_null_and_empty",
 		    report__release_accepts_null_and_empty);

@@ -336,6 +336,50 @@ static void scenario__defaults_when_fields_are_left_out(void)
 	free(text);
 }
 
+/* Step 5's additions: a task's goal (up to 500 characters, not bytes),
+ * cancel lists (an event may cancel without sending), the new checks'
+ * own expect parameters. */
+static void scenario__goal_cancel_and_step5_expect_are_read(void)
+{
+	char goal[500 * 2 + 1];
+	char *text;
+	struct fa_scenario *sc;
+	const cJSON *e;
+
+	for (size_t i = 0; i < 500; i++)
+		memcpy(goal + 2 * i, "\xc3\xa9", 2); /* é: two bytes, one character */
+	goal[1000] = '\0';
+	text = fa_xasprintf(
+		"{\"id\": \"s1\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"sk-1\", \"user\": \"u1\"}}},"
+		" \"routes\": " ROUTE_OK ", \"harness\": {"
+		" \"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\", \"goal\": \"%s\"},"
+		"            {\"id\": \"b\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"}],"
+		" \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]},"
+		"            {\"after\": {\"task\": \"a\", \"status\": 503}, \"send\": [\"b\"], \"cancel\": [\"a\"]},"
+		"            {\"at_ms\": 900, \"cancel\": [\"b\"]}],"
+		" \"expect\": {\"budget.escalates\": {\"tasks\": [\"b\", \"a\"], \"tolerance_ms\": 500, \"required\": false},"
+		"            \"cancel.quiet\": {\"margin_ms\": 0, \"tolerance_ms\": 60000},"
+		"            \"classify.circuit\": {\"max_identical\": 100, \"required\": true},"
+		"            \"wait.concurrency\": {\"max_concurrent_requests\": 1},"
+		"            \"escalation.sanitised\": {\"required\": true}}}}", goal);
+	sc = parse_ok(text);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	CU_ASSERT_STRING_EQUAL(sc->harness.tasks[0].goal, goal);
+	CU_ASSERT_PTR_NULL(sc->harness.tasks[1].goal);
+	CU_ASSERT_EQUAL(sc->harness.events[0].n_cancel, 0);
+	CU_ASSERT_EQUAL_FATAL(sc->harness.events[1].n_cancel, 1);
+	CU_ASSERT_STRING_EQUAL(sc->harness.events[1].cancel[0], "a");
+	CU_ASSERT_EQUAL(sc->harness.events[1].n_send, 1);
+	CU_ASSERT_EQUAL(sc->harness.events[2].n_send, 0);
+	CU_ASSERT_EQUAL_FATAL(sc->harness.events[2].n_cancel, 1);
+	CU_ASSERT_STRING_EQUAL(sc->harness.events[2].cancel[0], "b");
+	CU_ASSERT_FALSE(sc->harness.events[2].kill);
+	e = cJSON_GetObjectItemCaseSensitive(sc->harness.expect, "wait.concurrency");
+	CU_ASSERT_EQUAL(cJSON_GetObjectItemCaseSensitive(e, "max_concurrent_requests")->valueint, 1);
+	fa_scenario_free(sc);
+	free(text);
+}
+
 static void scenario__times_is_one_each_then_forever_for_the_last(void)
 {
 	char *text = scenario_text("",
@@ -426,11 +470,11 @@ static void scenario__unknown_key_lists_the_allowed_ones(void)
 		{ "", ROUTE_OK, "{\"x\": 1}",
 		  "t.json: $.harness: unknown key \"x\" (allowed: tasks, events, expect, timeout_s)" },
 		{ "", ROUTE_OK, "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\", \"x\": 1}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]}]}",
-		  "t.json: $.harness.tasks[0]: unknown key \"x\" (allowed: id, key, class, method, path, headers, body, budget, timeout_s)" },
+		  "t.json: $.harness.tasks[0]: unknown key \"x\" (allowed: id, key, class, method, path, headers, body, budget, timeout_s, goal)" },
 		{ "", ROUTE_OK, "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\", \"budget\": {\"max_retries\": 3}}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]}]}",
 		  "t.json: $.harness.tasks[0].budget: unknown key \"max_retries\" (allowed: max_attempts, max_wait_s)" },
 		{ "", ROUTE_OK, "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"], \"x\": 1}]}",
-		  "t.json: $.harness.events[0]: unknown key \"x\" (allowed: at_ms, after, plus_ms, send, kill, restart)" },
+		  "t.json: $.harness.events[0]: unknown key \"x\" (allowed: at_ms, after, plus_ms, send, kill, restart, cancel)" },
 		{ "", ROUTE_OK, "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]}], \"expect\": {\"attempts.bounded\": {\"x\": 1}}}",
 		  "t.json: $.harness.expect[\"attempts.bounded\"]: unknown key \"x\" (allowed: tolerance_ms, required, min_tasks, w_min_ms)" },
 	};
@@ -868,6 +912,8 @@ void test_scenario_register(void)
 	CU_add_test(suite, "scenario__times_is_one_each_then_forever_for_the_last",
 		    scenario__times_is_one_each_then_forever_for_the_last);
 	CU_add_test(suite, "scenario__path_templates", scenario__path_templates);
+	CU_add_test(suite, "scenario__goal_cancel_and_step5_expect_are_read",
+		    scenario__goal_cancel_and_step5_expect_are_read);
 	CU_add_test(suite, "scenario__unknown_key_lists_the_allowed_ones",
 		    scenario__unknown_key_lists_the_allowed_ones);
 	CU_add_test(suite, "scenario__integers_and_descriptions",

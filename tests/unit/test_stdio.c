@@ -318,7 +318,7 @@ static void stdio__task_line_has_the_protocol_fields(void)
 			       "{\"type\":\"task\",\"id\":\"t1\",\"class\":\"write\",\"method\":\"POST\","
 			       "\"url\":\"http://h/v1/records?fa_task=t1\","
 			       "\"headers\":{\"Accept\":\"application/json\"},"
-			       "\"body\":\"{\\\"a\\\":[1,\\\"x\\\"]}\",\"key\":\"ops-1\","
+			       "\"body\":\"{\\\"a\\\":[1,\\\"x\\\"]}\",\"goal\":null,\"key\":\"ops-1\","
 			       "\"key_env\":\"FAKEAPI_KEY_OPS_1\",\"scope\":\"user:ops-team\","
 			       "\"budget\":{\"max_attempts\":4,\"max_wait_s\":null},"
 			       "\"deadline_ms\":75000}");

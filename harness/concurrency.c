@@ -1,0 +1,183 @@
+/* concurrency.c -- wait.concurrency: in-flight attempts per scope stay under the scenario's cap. */
+#include "concurrency.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "alloc.h"
+#include "evidence.h"
+
+#define CHECK_ID "wait.concurrency"
+#define MAX_CAP 1000
+#define SHOWN 8 /* seqs named in a detail */
+
+static bool same(const char *a, const char *b)
+{
+	return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+static const struct hx_task_run *run_of(const struct hx_check_input *in, const char *id)
+{
+	for (size_t i = 0; i < in->n_tasks; i++)
+		if (in->tasks[i].spec != NULL && same(in->tasks[i].spec->id, id))
+			return &in->tasks[i];
+	return NULL;
+}
+
+/*
+ * When attempt @k of @att (arrival order) stopped holding a slot: the
+ * answer handed over, else the connection done. An answer the client
+ * walked away from (delivered client_gone: a read timeout, a cancel) ends
+ * no later than the instant the client is known to have moved on: the
+ * next attempt of its task, its cancel, or its end.
+ */
+static int64_t end_of(const struct hx_check_input *in, const struct fa_attempt **att,
+		      size_t n, size_t k)
+{
+	const struct fa_attempt *a = att[k];
+	const struct hx_task_run *run;
+	int64_t end = a->t_response_us >= 0 ? a->t_response_us
+		      : a->t_done_us >= 0  ? a->t_done_us : INT64_MAX;
+	int64_t moved = INT64_MAX;
+
+	if (a->delivered != FA_DELIVERED_CLIENT_GONE)
+		return end;
+	for (size_t j = k + 1; j < n && moved == INT64_MAX; j++)
+		if (same(att[j]->task, a->task))
+			moved = att[j]->t_arrival_us;
+	run = run_of(in, a->task);
+	if (run != NULL && run->t_cancel_us >= a->t_arrival_us && run->t_cancel_us < moved)
+		moved = run->t_cancel_us;
+	if (run != NULL && run->t_exit_us >= a->t_arrival_us && run->t_exit_us < moved)
+		moved = run->t_exit_us;
+	return moved < end ? moved : end;
+}
+
+/* When task @id was put in the client's hands: the harness sent it, else
+ * (no record of that) its first attempt. */
+static int64_t started(const struct hx_check_input *in, const char *id,
+		       const struct fa_attempt **att, size_t n)
+{
+	const struct hx_task_run *run = run_of(in, id);
+
+	if (run != NULL && run->t_sent_us >= 0)
+		return run->t_sent_us;
+	for (size_t j = 0; j < n; j++)
+		if (same(att[j]->task, id))
+			return att[j]->t_arrival_us;
+	return INT64_MAX;
+}
+
+/* "seq 1, 2, 3 (tasks t1, t2, t3)" of the @n attempts at @w. */
+static char *in_flight_text(const struct fa_attempt **w, size_t n)
+{
+	char *seqs = fa_xstrdup(""), *tasks = fa_xstrdup(""), *more, *out;
+
+	for (size_t k = 0; k < n && k < SHOWN; k++) {
+		more = fa_xasprintf("%s%s%llu", seqs, k ? ", " : "", (unsigned long long)w[k]->seq);
+		free(seqs);
+		seqs = more;
+		more = fa_xasprintf("%s%s%s", tasks, k ? ", " : "", w[k]->task);
+		free(tasks);
+		tasks = more;
+	}
+	out = fa_xasprintf("seq %s%s (tasks %s%s)", seqs, n > SHOWN ? ", ..." : "", tasks,
+			   n > SHOWN ? ", ..." : "");
+	free(seqs);
+	free(tasks);
+	return out;
+}
+
+void hx_concurrency_check(const struct hx_check_input *in, struct hx_check_result *r)
+{
+	const cJSON *e = in->sc != NULL && in->sc->harness.expect != NULL
+		? cJSON_GetObjectItemCaseSensitive(in->sc->harness.expect, CHECK_ID) : NULL;
+	const cJSON *cap_j = cJSON_GetObjectItemCaseSensitive(e, "max_concurrent_requests");
+	const struct fa_attempt **att, **now, **worst;
+	int64_t *end, *start, worst_at = 0;
+	size_t n = 0, cap, n_worst = 0, n_over = 0, n_contended = 0;
+	const char *worst_scope = NULL;
+	struct hx_evidence ev = { 0 };
+	char *list;
+
+	if (!cJSON_IsNumber(cap_j) || cap_j->valuedouble < 1 || cap_j->valuedouble > MAX_CAP) {
+		r->verdict = HX_NA;
+		r->detail = fa_xstrdup("the scenario sets no cap ($.harness.expect[\"" CHECK_ID
+				       "\"].max_concurrent_requests)");
+		return;
+	}
+	cap = (size_t)cap_j->valuedouble;
+	att = fa_xcalloc(in->n_attempts + 1, sizeof(*att));
+	for (size_t i = 0; i < in->n_attempts; i++)
+		if (in->attempts[i].scope != NULL && in->attempts[i].task != NULL &&
+		    fa_scenario_task(in->sc, in->attempts[i].task) != NULL)
+			att[n++] = &in->attempts[i];
+	hx_evidence_sort_arrival(att, n);
+	end = fa_xcalloc(n + 1, sizeof(*end));
+	start = fa_xcalloc(n + 1, sizeof(*start));
+	for (size_t k = 0; k < n; k++) {
+		end[k] = end_of(in, att, n, k);
+		start[k] = started(in, att[k]->task, att, n);
+	}
+	now = fa_xcalloc(n + 1, sizeof(*now));
+	worst = fa_xcalloc(n + 1, sizeof(*worst));
+
+	for (size_t k = 0; k < n; k++) {
+		const struct fa_attempt *a = att[k];
+		size_t m = 0;
+
+		/* in flight at a's arrival: arrived no later, not yet ended;
+		 * attempts that arrived at the same instant all count */
+		for (size_t j = 0; j < n; j++)
+			if (same(att[j]->scope, a->scope) &&
+			    att[j]->t_arrival_us <= a->t_arrival_us &&
+			    (j == k || end[j] > a->t_arrival_us))
+				now[m++] = att[j];
+		if (m > cap)
+			n_over++;
+		/* the worst instant: the busiest, the first of them */
+		if (m > n_worst) {
+			n_worst = m;
+			worst_at = a->t_arrival_us;
+			worst_scope = a->scope;
+			memcpy(worst, now, m * sizeof(*now));
+		}
+		/* could two attempts of the scope have overlapped? another
+		 * task's attempt while both tasks were in the client's hands */
+		for (size_t j = 0; j < k && n_contended == 0; j++)
+			if (same(att[j]->scope, a->scope) &&
+			    (end[j] > a->t_arrival_us ||
+			     (!same(att[j]->task, a->task) && start[k] < end[j])))
+				n_contended++;
+	}
+
+	if (n_contended == 0) {
+		r->verdict = HX_NA;
+		r->detail = fa_xasprintf("no scope had two attempts that could overlap (%zu "
+					 "attempt%s with a scope, never two tasks in hand at once)",
+					 n, n == 1 ? "" : "s");
+	} else {
+		for (size_t k = 0; k < n_worst; k++)
+			hx_evidence_add(&ev, worst[k]->seq);
+		list = in_flight_text(worst, n_worst);
+		r->verdict = n_over > 0 ? HX_FAIL : HX_PASS;
+		r->detail = n_over > 0
+			? fa_xasprintf("scope %s had %zu attempts in flight at +%.1f ms: %s; "
+				       "max_concurrent_requests %zu", worst_scope, n_worst,
+				       (double)worst_at / 1000.0, list, cap)
+			: fa_xasprintf("at most %zu attempt%s of a scope in flight at once "
+				       "(max_concurrent_requests %zu); busiest: scope %s at "
+				       "+%.1f ms, %s", n_worst, n_worst == 1 ? "" : "s", cap,
+				       worst_scope, (double)worst_at / 1000.0, list);
+		free(list);
+		hx_evidence_give(&ev, r);
+	}
+	hx_evidence_release(&ev);
+	free(att);
+	free(end);
+	free(start);
+	free(now);
+	free(worst);
+}

@@ -1,0 +1,359 @@
+/* test_canary.c -- canaries: derivation, planting, searches, scrubbing, the provider key check. */
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CUnit/CUnit.h>
+
+#include "alloc.h"
+#include "canary.h"
+#include "client_log.h"
+#include "clock.h"
+#include "provider.h"
+
+static bool all_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+static void free_hits(struct hx_canary_hit *hits, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(hits[i].where);
+		free(hits[i].task);
+	}
+	free(hits);
+}
+
+static void canary__make_is_repeatable_and_differs_by_seed_and_scenario(void)
+{
+	char k1[33], b1[64], k2[33], b2[64];
+
+	hx_canary_make(7, "s1", k1, b1);
+	CU_ASSERT_EQUAL(strlen(k1), 26);
+	CU_ASSERT_EQUAL(strncmp(k1, "kc", 2), 0);
+	CU_ASSERT_TRUE(all_hex(k1 + 2, 24));
+	CU_ASSERT_EQUAL(strlen(b1), strlen("canary.") + 16 + strlen("@example.invalid"));
+	CU_ASSERT_EQUAL(strncmp(b1, "canary.", 7), 0);
+	CU_ASSERT_TRUE(all_hex(b1 + 7, 16));
+	CU_ASSERT_STRING_EQUAL(b1 + 23, "@example.invalid");
+	/* the key canary is not part of the body canary, nor the reverse */
+	CU_ASSERT_PTR_NULL(strstr(b1, k1 + 2));
+
+	hx_canary_make(7, "s1", k2, b2);
+	CU_ASSERT_STRING_EQUAL(k1, k2);
+	CU_ASSERT_STRING_EQUAL(b1, b2);
+	hx_canary_make(8, "s1", k2, b2);
+	CU_ASSERT_STRING_NOT_EQUAL(k1, k2);
+	CU_ASSERT_STRING_NOT_EQUAL(b1, b2);
+	hx_canary_make(7, "s2", k2, b2);
+	CU_ASSERT_STRING_NOT_EQUAL(k1, k2);
+	CU_ASSERT_STRING_NOT_EQUAL(b1, b2);
+}
+
+static void canary__secret_ends_in_a_dot_and_the_key_canary(void)
+{
+	char *s = hx_canary_secret("sk-1", "kc0123");
+
+	CU_ASSERT_STRING_EQUAL(s, "sk-1.kc0123");
+	free(s);
+}
+
+static void canary__plant_replaces_every_token_in_string_values_only(void)
+{
+	const char *canary = "canary.0011223344556677@example.invalid";
+	cJSON *body = cJSON_Parse("{\"mail\": \"a {body_canary} b {body_canary}\","
+				  " \"{body_canary}\": 1,"
+				  " \"list\": [\"{body_canary}\", 5, {\"note\": \"none\"}],"
+				  " \"near\": \"{body_canary\"}");
+	char *text;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(body);
+	CU_ASSERT_EQUAL(hx_canary_plant_body(body, canary), 2);
+	text = cJSON_PrintUnformatted(body);
+	CU_ASSERT_STRING_EQUAL(text,
+			       "{\"mail\":\"a canary.0011223344556677@example.invalid b "
+			       "canary.0011223344556677@example.invalid\","
+			       "\"{body_canary}\":1,"
+			       "\"list\":[\"canary.0011223344556677@example.invalid\",5,"
+			       "{\"note\":\"none\"}],"
+			       "\"near\":\"{body_canary\"}");
+	CU_ASSERT_EQUAL(hx_canary_plant_body(body, canary), 0); /* nothing left */
+	CU_ASSERT_EQUAL(hx_canary_plant_body(NULL, canary), 0);
+	free(text);
+	cJSON_Delete(body);
+}
+
+static void canary__scan_reports_each_canary_found_once(void)
+{
+	const char buf[] = "x kcAA y kcAA z body@x";
+	struct hx_canary_hit *hits = NULL;
+	size_t n = 0;
+
+	CU_ASSERT_EQUAL(hx_canary_scan(buf, sizeof(buf) - 1, "kcAA", "body@x", "stderr", "t1",
+				       &hits, &n), sizeof(buf) - 1);
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT_EQUAL(hits[0].kind, HX_CANARY_KEY);
+	CU_ASSERT_STRING_EQUAL(hits[0].where, "stderr");
+	CU_ASSERT_STRING_EQUAL(hits[0].task, "t1");
+	CU_ASSERT_EQUAL(hits[1].kind, HX_CANARY_BODY);
+	/* no body canary asked for: the key alone; a canary cut short is no hit */
+	CU_ASSERT_EQUAL(hx_canary_scan(buf, sizeof(buf) - 1, "kcAA", NULL, "stdout", NULL,
+				       &hits, &n), sizeof(buf) - 1);
+	CU_ASSERT_EQUAL_FATAL(n, 3);
+	CU_ASSERT_PTR_NULL(hits[2].task);
+	CU_ASSERT_EQUAL(hx_canary_scan(buf, 3, "kcAA", "body@x", "stdout", NULL, &hits, &n), 3);
+	CU_ASSERT_EQUAL(n, 3);
+	free_hits(hits, n);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char *path = fa_xasprintf("%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs(text, f);
+	fclose(f);
+	free(path);
+}
+
+static void canary__scan_dir_searches_files_for_the_key_never_through_symlinks(void)
+{
+	char tmpl[] = "/tmp/fa-canary-XXXXXX";
+	char *dir = mkdtemp(tmpl), *state, *sub, *path;
+	struct hx_canary_hit *hits = NULL;
+	size_t n = 0, bytes;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+	state = fa_xasprintf("%s/state", dir);
+	sub = fa_xasprintf("%s/state/sub", dir);
+	CU_ASSERT_EQUAL_FATAL(mkdir(state, 0700), 0);
+	CU_ASSERT_EQUAL_FATAL(mkdir(sub, 0700), 0);
+	put(dir, "outside.txt", "key=sk.kcKEY\n");               /* 13 bytes, not searched */
+	put(state, "w1.json", "{\"auth\":\"Bearer sk.kcKEY\"}"); /* 26 bytes */
+	put(sub, "body.json", "{\"mail\":\"body@x\"}");          /* 17 bytes: body only */
+	put(sub, "clean", "nothing\n");                         /* 8 bytes */
+	path = fa_xasprintf("%s/link", state);
+	CU_ASSERT_EQUAL(symlink("../outside.txt", path), 0);
+	free(path);
+	path = fa_xasprintf("%s/fifo", state);
+	CU_ASSERT_EQUAL(mkfifo(path, 0600), 0); /* skipped, never waited on */
+	free(path);
+
+	bytes = hx_canary_scan_dir(state, "kcKEY", &hits, &n);
+	CU_ASSERT_EQUAL(bytes, 26 + 17 + 8);
+	CU_ASSERT_EQUAL_FATAL(n, 1);
+	CU_ASSERT_EQUAL(hits[0].kind, HX_CANARY_KEY);
+	CU_ASSERT_STRING_EQUAL(hits[0].where, "state dir file w1.json");
+	CU_ASSERT_PTR_NULL(hits[0].task);
+
+	put(sub, "deep.log", "again kcKEY");
+	CU_ASSERT_EQUAL(hx_canary_scan_dir(state, "kcKEY", &hits, &n), 26 + 17 + 8 + 11);
+	CU_ASSERT_EQUAL_FATAL(n, 3);
+	CU_ASSERT_TRUE(strcmp(hits[1].where, "state dir file sub/deep.log") == 0 ||
+		       strcmp(hits[2].where, "state dir file sub/deep.log") == 0);
+	CU_ASSERT_EQUAL(hx_canary_scan_dir("/nonexistent/fa-canary", "kcKEY", &hits, &n), 0);
+	free_hits(hits, n);
+
+	CU_ASSERT_EQUAL(nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS), 0);
+	free(state);
+	free(sub);
+}
+
+/* A result holding two escalation lines and a plain message, with the
+ * canaries "kcKEY" and "body@x". */
+static void result_with_msgs(struct hx_scenario_result *out)
+{
+	static const char *const lines[] = {
+		"{\"type\":\"escalation\",\"task\":\"t1\",\"record\":{\"reason\":\"x\","
+		"\"note\":\"Bearer sk-secret-1.kcKEY\"}}",
+		"{\"type\":\"action_sent\",\"task\":\"t1\",\"note\":\"kcKEY\"}",
+		"{\"type\":\"escalation\",\"task\":\"t2\",\"record\":{\"mail\":\"body@x\"}}",
+	};
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->key_canary, sizeof(out->key_canary), "kcKEY");
+	snprintf(out->body_canary, sizeof(out->body_canary), "body@x");
+	out->n_msgs = 3;
+	out->msgs = fa_xcalloc(3, sizeof(*out->msgs));
+	for (size_t i = 0; i < 3; i++) {
+		out->msgs[i].json = cJSON_Parse(lines[i]);
+		out->msgs[i].type = fa_xstrdup(cJSON_GetObjectItem(out->msgs[i].json,
+								    "type")->valuestring);
+		out->msgs[i].task = fa_xstrdup(cJSON_GetObjectItem(out->msgs[i].json,
+								    "task")->valuestring);
+	}
+}
+
+static void canary__search_covers_texts_files_and_escalation_records(void)
+{
+	struct hx_scenario_result out;
+	char path[] = "/tmp/fa-canary-out-XXXXXX";
+	int fd = mkstemp(path);
+	struct hx_client_text texts[3] = {
+		{ .buf = "no canary here", .len = 14, .where = "stdout" },
+		{ .buf = "log: body@x", .len = 11, .where = "stderr" },
+		{ .path = path, .where = "stdout of task t3", .task = "t3" },
+	};
+
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(write(fd, "abc kcKEY", 9), 9);
+	close(fd);
+	result_with_msgs(&out);
+	hx_client_log_search(&out, texts, 3, 1 << 20);
+	CU_ASSERT_EQUAL_FATAL(out.n_canary_hits, 4);
+	CU_ASSERT_EQUAL(out.canary_hits[0].kind, HX_CANARY_BODY);
+	CU_ASSERT_STRING_EQUAL(out.canary_hits[0].where, "stderr");
+	CU_ASSERT_EQUAL(out.canary_hits[1].kind, HX_CANARY_KEY);
+	CU_ASSERT_STRING_EQUAL(out.canary_hits[1].where, "stdout of task t3");
+	CU_ASSERT_STRING_EQUAL(out.canary_hits[1].task, "t3");
+	/* the records, not the other lines (those are in stdout anyway) */
+	CU_ASSERT_STRING_EQUAL(out.canary_hits[2].where, "escalation record of task t1");
+	CU_ASSERT_EQUAL(out.canary_hits[2].kind, HX_CANARY_KEY);
+	CU_ASSERT_STRING_EQUAL(out.canary_hits[3].where, "escalation record of task t2");
+	CU_ASSERT_EQUAL(out.canary_hits[3].kind, HX_CANARY_BODY);
+	CU_ASSERT(out.canary_bytes_searched > 14 + 11 + 9);
+	hx_scenario_result_release(&out);
+
+	/* the files' bound: only their first 4 bytes are read */
+	result_with_msgs(&out);
+	hx_client_log_search(&out, &texts[2], 1, 4);
+	CU_ASSERT_EQUAL(out.n_canary_hits, 2); /* the records' only */
+	hx_scenario_result_release(&out);
+	/* no canaries made: no search */
+	memset(&out, 0, sizeof(out));
+	hx_client_log_search(&out, texts, 3, 1 << 20);
+	CU_ASSERT_EQUAL(out.canary_bytes_searched, 0);
+	unlink(path);
+}
+
+static void canary__scrub_leaves_no_canary_or_secret_in_client_text(void)
+{
+	struct fa_key keys[2] = { { .id = "k1", .secret = "sk-secret-1", .user = "u" },
+				  { .id = "k2", .secret = "sk-2", .user = "u" } };
+	struct fa_scenario sc = { .keys = keys, .n_keys = 2 };
+	struct hx_task_run task = { .error = fa_xstrdup("client said sk-secret-1 and sk-2") };
+	struct hx_scenario_result out;
+	char *line;
+
+	result_with_msgs(&out);
+	out.client_stderr = fa_xstrdup("auth sk-secret-1.kcKEY, alone kcKEY, mail body@x\n");
+	out.error = fa_xstrdup("x.json: client exited: sk-2.kcKEY");
+	out.protocol_errors = fa_xcalloc(1, sizeof(char *));
+	out.protocol_errors[0] = fa_xstrdup("line 3: not a JSON object: kcKEY");
+	out.n_protocol_errors = 1;
+	out.tasks = &task;
+	out.n_tasks = 1;
+	out.hello = cJSON_Parse("{\"type\":\"hello\",\"client\":{\"kcKEY\":\"body@x\"}}");
+	hx_client_log_scrub(&out, &sc);
+
+	CU_ASSERT_STRING_EQUAL(out.client_stderr, "auth [key secret].[key canary], alone "
+						  "[key canary], mail [body canary]\n");
+	CU_ASSERT_STRING_EQUAL(out.error, "x.json: client exited: [key secret].[key canary]");
+	CU_ASSERT_STRING_EQUAL(out.protocol_errors[0], "line 3: not a JSON object: [key canary]");
+	/* a secret of 8 characters or more goes; a short one could be any word */
+	CU_ASSERT_STRING_EQUAL(task.error, "client said [key secret] and sk-2");
+	line = cJSON_PrintUnformatted(out.msgs[0].json);
+	CU_ASSERT_STRING_EQUAL(line, "{\"type\":\"escalation\",\"task\":\"t1\",\"record\":"
+				     "{\"reason\":\"x\",\"note\":\"Bearer [key secret].[key canary]\"}}");
+	free(line);
+	line = cJSON_PrintUnformatted(out.hello);
+	CU_ASSERT_STRING_EQUAL(line, "{\"type\":\"hello\",\"client\":"
+				     "{\"[key canary]\":\"[body canary]\"}}");
+	free(line);
+	hx_task_run_release(&task);
+	out.tasks = NULL;
+	out.n_tasks = 0;
+	hx_scenario_result_release(&out);
+}
+
+/* The status the provider gives a request presenting @secret. */
+static int status_for(struct fa_provider *p, const char *secret)
+{
+	struct fa_header h = { .name = "Authorization", .value = NULL };
+	struct fa_req q = { .method = "GET", .path = "/v1/records/1", .conn_id = 1,
+			    .t_arrival_us = fa_provider_now_us(p), .wall_us = fa_clock_wall_us(),
+			    .headers = &h, .n_headers = 1 };
+	struct fa_resp r = { 0 };
+	char *auth = fa_xasprintf("Bearer %s", secret);
+	int status;
+
+	h.value = auth;
+	fa_provider_decide(p, &q, &r);
+	status = r.status;
+	fa_provider_finish(p, &r, fa_provider_now_us(p), fa_provider_now_us(p),
+			   FA_DELIVERED_COMPLETE);
+	fa_resp_release(&r);
+	free(auth);
+	return status;
+}
+
+static void canary__provider_accepts_the_canaried_secret_only(void)
+{
+	static const char text[] =
+		"{\"id\": \"unit\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"}}},"
+		" \"routes\": [{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/v1/records/{id}\","
+		"   \"responses\": [{\"status\": 200}]}]}";
+	struct fa_scenario *sc = NULL;
+	struct fa_journal *j = NULL;
+	struct fa_provider *p;
+	struct fa_err err = { { 0 } };
+
+	CU_ASSERT_EQUAL_FATAL(fa_scenario_parse(text, strlen(text), "u.json", &sc, &err), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(fa_journal_new(NULL, &j, &err), FA_OK);
+	p = fa_provider_new(sc, j, 1, fa_clock_mono_us());
+	CU_ASSERT_EQUAL(status_for(p, "s1"), 200);
+	fa_provider_set_key_suffix(p, "kcAB");
+	CU_ASSERT_EQUAL(status_for(p, "s1.kcAB"), 200);
+	CU_ASSERT_EQUAL(status_for(p, "s1"), 401);
+	CU_ASSERT_EQUAL(status_for(p, "s1kcAB"), 401);
+	CU_ASSERT_EQUAL(status_for(p, "s1.kcAC"), 401);
+	CU_ASSERT_EQUAL(status_for(p, "s1.kcAB.kcAB"), 401);
+	CU_ASSERT_EQUAL(status_for(p, ".kcAB"), 401);
+	CU_ASSERT_EQUAL(status_for(p, "kcAB"), 401);
+	fa_provider_set_key_suffix(p, NULL);
+	CU_ASSERT_EQUAL(status_for(p, "s1"), 200);
+	CU_ASSERT_EQUAL(status_for(p, "s1.kcAB"), 401);
+	fa_provider_free(p);
+	fa_journal_free(j);
+	fa_scenario_free(sc);
+}
+
+void test_canary_register(void)
+{
+	CU_pSuite s = CU_add_suite("canary", NULL, NULL);
+
+	if (s == NULL)
+		return;
+	CU_add_test(s, "canary__make_is_repeatable_and_differs_by_seed_and_scenario",
+		    canary__make_is_repeatable_and_differs_by_seed_and_scenario);
+	CU_add_test(s, "canary__secret_ends_in_a_dot_and_the_key_canary",
+		    canary__secret_ends_in_a_dot_and_the_key_canary);
+	CU_add_test(s, "canary__plant_replaces_every_token_in_string_values_only",
+		    canary__plant_replaces_every_token_in_string_values_only);
+	CU_add_test(s, "canary__scan_reports_each_canary_found_once",
+		    canary__scan_reports_each_canary_found_once);
+	CU_add_test(s, "canary__scan_dir_searches_files_for_the_key_never_through_symlinks",
+		    canary__scan_dir_searches_files_for_the_key_never_through_symlinks);
+	CU_add_test(s, "canary__search_covers_texts_files_and_escalation_records",
+		    canary__search_covers_texts_files_and_escalation_records);
+	CU_add_test(s, "canary__scrub_leaves_no_canary_or_secret_in_client_text",
+		    canary__scrub_leaves_no_canary_or_secret_in_client_text);
+	CU_add_test(s, "canary__provider_accepts_the_canaried_secret_only",
+		    canary__provider_accepts_the_canaried_secret_only);
+}

@@ -89,7 +89,8 @@ test: deps
 	build/asan/unit-tests
 	FAKEAPI_BUILD=build/asan $(PYTHON) -m pytest -q -n 2 tests/e2e
 
-DEMO_CURL = curl -sS -f --retry 4 -H "Authorization: Bearer $$FAKEAPI_KEY" {url}
+DEMO_CURL = curl -sS -f --retry 4 -X {method} -H "Authorization: Bearer $$FAKEAPI_KEY" \
+            -H "Content-Type: application/json" --data-binary @{body_file} {url}
 # The graded runs are expected to fail checks (curl does); the demo shows
 # the reports and does not stop at their exit codes.
 demo: deps

@@ -112,6 +112,16 @@ static void measure(const struct hx_check_input *in, struct judged *j, int tol_m
 	}
 }
 
+/* @j's first attempt the client got a 2xx answer to, or NULL. */
+static const struct fa_attempt *answered_2xx(const struct judged *j)
+{
+	for (size_t k = 0; k < j->n; k++)
+		if (j->att[k]->status >= 200 && j->att[k]->status < 300 &&
+		    j->att[k]->delivered == FA_DELIVERED_COMPLETE)
+			return j->att[k];
+	return NULL;
+}
+
 /* Why @j broke its budget, or NULL. */
 static char *budget_fault(const struct judged *j, int tol_ms)
 {
@@ -183,7 +193,8 @@ void hx_budget_check(const struct hx_check_input *in, struct hx_check_result *r)
 	size_t n_list = (size_t)cJSON_GetArraySize(list), n_j = 0, n_bad = 0;
 	struct judged *js = fa_xcalloc(n_list + 1, sizeof(*js));
 	struct hx_evidence bad = { 0 }, good = { 0 };
-	const char *unsent = NULL, *unbudgeted = NULL;
+	const char *unsent = NULL, *unbudgeted = NULL, *succeeded = NULL;
+	uint64_t succeeded_seq = 0;
 	const struct judged *shown = NULL;
 	const cJSON *id;
 
@@ -210,8 +221,18 @@ void hx_budget_check(const struct hx_check_input *in, struct hx_check_result *r)
 			memset(j, 0, sizeof(*j));
 			continue;
 		}
-		n_j++;
 		j->fault = budget_fault(j, tol_ms);
+		if (j->fault == NULL && answered_2xx(j) != NULL) {
+			/* the provider let it through: no budget ran out */
+			if (succeeded == NULL) {
+				succeeded = t->id;
+				succeeded_seq = answered_2xx(j)->seq;
+			}
+			free(j->att);
+			memset(j, 0, sizeof(*j));
+			continue;
+		}
+		n_j++;
 		if (j->fault != NULL) {
 			for (size_t k = 0; k < j->n; k++)
 				if ((j->over > 0 && k >= (size_t)t->budget.max_attempts) ||
@@ -236,11 +257,17 @@ void hx_budget_check(const struct hx_check_input *in, struct hx_check_result *r)
 				       "($.harness.expect[\"" CHECK_ID "\"].tasks)");
 	} else if (n_j == 0) {
 		r->verdict = HX_NA;
-		r->detail = unbudgeted != NULL
-			? fa_xasprintf("task %s has no budget (neither max_attempts nor "
-				       "max_wait_s): nothing to judge it against", unbudgeted)
-			: fa_xasprintf("no listed task was sent (first: %s)",
-				       unsent ? unsent : "none in the scenario");
+		if (succeeded != NULL)
+			r->detail = fa_xasprintf("task %s got a 2xx answer (seq %llu) within its "
+						 "budget: nothing ran out, nothing to escalate",
+						 succeeded, (unsigned long long)succeeded_seq);
+		else if (unbudgeted != NULL)
+			r->detail = fa_xasprintf("task %s has no budget (neither max_attempts nor "
+						 "max_wait_s): nothing to judge it against",
+						 unbudgeted);
+		else
+			r->detail = fa_xasprintf("no listed task was sent (first: %s)",
+						 unsent ? unsent : "none in the scenario");
 	} else if (n_bad > 0) {
 		r->verdict = HX_FAIL;
 		r->detail = fa_xasprintf("%s%s", shown->fault,

@@ -49,26 +49,24 @@ char *hx_canary_secret(const char *secret, const char *key_canary)
 	return fa_xasprintf("%s.%s", secret ? secret : "", key_canary ? key_canary : "");
 }
 
-/* @s with every HX_CANARY_BODY_TOKEN replaced by @canary; NULL when it
- * holds none. */
-static char *planted(const char *s, const char *canary)
+char *hx_canary_replace_all(const char *src, const char *from, const char *to)
 {
-	const size_t tlen = strlen(HX_CANARY_BODY_TOKEN), clen = strlen(canary);
+	size_t flen = strlen(from), tlen = strlen(to), n = 0, o = 0;
 	const char *p, *hit;
-	size_t n = 0, len, o = 0;
 	char *out;
 
-	for (p = s; (hit = strstr(p, HX_CANARY_BODY_TOKEN)) != NULL; p = hit + tlen)
+	if (flen == 0)
+		return NULL;
+	for (p = src; (hit = strstr(p, from)) != NULL; p = hit + flen)
 		n++;
 	if (n == 0)
 		return NULL;
-	len = strlen(s) - n * tlen + n * clen;
-	out = fa_xmalloc(len + 1);
-	for (p = s; (hit = strstr(p, HX_CANARY_BODY_TOKEN)) != NULL; p = hit + tlen) {
+	out = fa_xmalloc(strlen(src) - n * flen + n * tlen + 1);
+	for (p = src; (hit = strstr(p, from)) != NULL; p = hit + flen) {
 		memcpy(out + o, p, (size_t)(hit - p));
 		o += (size_t)(hit - p);
-		memcpy(out + o, canary, clen);
-		o += clen;
+		memcpy(out + o, to, tlen);
+		o += tlen;
 	}
 	memcpy(out + o, p, strlen(p) + 1);
 	return out;
@@ -82,7 +80,7 @@ size_t hx_canary_plant_body(cJSON *body, const char *body_canary)
 	if (body == NULL || body_canary == NULL)
 		return 0;
 	if (cJSON_IsString(body) && body->valuestring != NULL) {
-		s = planted(body->valuestring, body_canary);
+		s = hx_canary_replace_all(body->valuestring, HX_CANARY_BODY_TOKEN, body_canary);
 		if (s == NULL)
 			return 0;
 		fa_xcheck(cJSON_SetValuestring(body, s), "body canary");

@@ -100,6 +100,15 @@ static char *watched(const struct hx_task_run *run)
 	return fa_xasprintf("watched until +%.1f ms", ms(run->t_quiet_until_us));
 }
 
+/* Task @id has an attempt arriving after @t_us. */
+static bool sent_after(const struct hx_check_input *in, const char *id, int64_t t_us)
+{
+	for (size_t k = 0; k < in->n_attempts; k++)
+		if (same(in->attempts[k].task, id) && in->attempts[k].t_arrival_us > t_us)
+			return true;
+	return false;
+}
+
 void hx_cancel_check(const struct hx_check_input *in, struct hx_check_result *r)
 {
 	int64_t tol_us = (int64_t)expect_int(in->sc, "tolerance_ms", HX_CANCEL_TOLERANCE_MS,
@@ -129,10 +138,13 @@ void hx_cancel_check(const struct hx_check_input *in, struct hx_check_result *r)
 		res = result_of(in, id);
 		/* a task that had already finished was not running to cancel:
 		 * its result was read before the cancel, or crossed it on the
-		 * way (read within the tolerance, not "cancelled") */
+		 * way (read within the tolerance, not "cancelled"). Unless it
+		 * still sent something after the cancel: a result says nothing
+		 * of a retry left armed. */
 		if (res != NULL && (res->t_us < run->t_cancel_us ||
 				    (res->t_us <= run->t_cancel_us + tol_us &&
-				     !same(outcome(res), "cancelled")))) {
+				     !same(outcome(res), "cancelled"))) &&
+		    !sent_after(in, id, run->t_cancel_us + tol_us)) {
 			if (done_first == NULL)
 				done_first = run;
 			continue;
@@ -197,8 +209,9 @@ void hx_cancel_check(const struct hx_check_input *in, struct hx_check_result *r)
 		r->detail = fa_xstrdup("no task was cancelled");
 	} else if (n_judged == 0) {
 		r->verdict = HX_NA;
-		r->detail = fa_xasprintf("task %s had already reported its result before its "
-					 "cancel at +%.1f ms: nothing was left to stop",
+		r->detail = fa_xasprintf("task %s had already reported its result when its "
+					 "cancel went out at +%.1f ms, and sent nothing after "
+					 "it: nothing was left to stop",
 					 done_first->spec->id, ms(done_first->t_cancel_us));
 	} else if (n_bad > 0) {
 		r->verdict = HX_FAIL;

@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "evidence.h"
+#include "route.h"
 
 #define CHECK_ID "classify.circuit"
 #define MAX_IDENTICAL_HI 100
@@ -33,6 +34,22 @@ static const struct fa_route_spec *route_of(const struct fa_scenario *sc,
 		if (same(sc->routes[i].id, a->route))
 			return &sc->routes[i];
 	return NULL;
+}
+
+/* The endpoint @a went to: its journaled route, else (an answer the
+ * provider gave before routing, such as a 401 for a bad key) the first
+ * route of the scenario whose method and template match its path; NULL
+ * when none does. */
+static const struct fa_route_spec *endpoint_of(const struct fa_scenario *sc,
+					       const struct fa_attempt *a)
+{
+	const struct fa_route_spec *rt = route_of(sc, a);
+
+	for (size_t i = 0; rt == NULL && sc != NULL && a->path != NULL && i < sc->n_routes; i++)
+		if (same(sc->routes[i].method, a->method) &&
+		    fa_route_match(sc->routes[i].path, a->path, NULL))
+			rt = &sc->routes[i];
+	return rt;
 }
 
 /* The error code of the answer @a got, as the scenario wrote its body:
@@ -69,9 +86,11 @@ struct group {
 static bool in_group(const struct group *g, const struct fa_scenario *sc,
 		     const struct fa_attempt *a)
 {
+	const struct fa_route_spec *rt = endpoint_of(sc, a);
+
 	return same(g->method, a->method) && g->status == a->status &&
-	       (g->route != NULL ? same(g->route, a->route)
-				 : a->route == NULL && same(g->where, a->path)) &&
+	       (g->route != NULL ? rt != NULL && same(g->route, rt->id)
+				 : rt == NULL && same(g->where, a->path)) &&
 	       strcmp(g->code, code_of(sc, a)) == 0;
 }
 
@@ -139,7 +158,7 @@ void hx_circuit_check(const struct hx_check_input *in, struct hx_check_result *r
 	hx_evidence_sort_arrival(order, n);
 	for (size_t i = 0; i < n; i++) {
 		const struct fa_attempt *a = order[i];
-		const struct fa_route_spec *rt = route_of(in->sc, a);
+		const struct fa_route_spec *rt = endpoint_of(in->sc, a);
 		struct group *g = NULL;
 
 		for (size_t k = 0; k < n_gs && g == NULL; k++)
@@ -186,6 +205,15 @@ void hx_circuit_check(const struct hx_check_input *in, struct hx_check_result *r
 				(double)worst->att[max]->t_arrival_us / 1000.0,
 				n_over > 1 ? "; other failures repeated too" : "");
 			hx_evidence_give(&bad, r);
+		} else if (worst->n < max) {
+			/* the client never met the count: its circuit was not tested */
+			r->verdict = HX_NA;
+			r->detail = fa_xasprintf(
+				"%s%s was answered %zu time%s (tasks %s): fewer than the %zu "
+				"after which the circuit must open, so the scenario never "
+				"tested it",
+				n_gs > 1 ? "the most repeated failure, " : "", name, worst->n,
+				worst->n == 1 ? "" : "s", tasks, max);
 		} else {
 			r->verdict = HX_PASS;
 			r->detail = fa_xasprintf(

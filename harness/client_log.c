@@ -409,28 +409,6 @@ static void scrub_add(struct scrub *sb, char *from, const char *to)
 	sb->to[sb->n++] = to;
 }
 
-/* @src with every @from (not "") replaced by @to; NULL when it has none. */
-static char *replace_all(const char *src, const char *from, const char *to)
-{
-	size_t flen = strlen(from), tlen = strlen(to), n = 0, o = 0;
-	const char *p, *hit;
-	char *out;
-
-	for (p = src; (hit = strstr(p, from)) != NULL; p = hit + flen)
-		n++;
-	if (n == 0)
-		return NULL;
-	out = fa_xmalloc(strlen(src) - n * flen + n * tlen + 1);
-	for (p = src; (hit = strstr(p, from)) != NULL; p = hit + flen) {
-		memcpy(out + o, p, (size_t)(hit - p));
-		o += (size_t)(hit - p);
-		memcpy(out + o, to, tlen);
-		o += tlen;
-	}
-	memcpy(out + o, p, strlen(p) + 1);
-	return out;
-}
-
 /* @s with every sb->from[k] replaced by sb->to[k], in table order; NULL
  * when nothing was. */
 static char *scrubbed(const struct scrub *sb, const char *s)
@@ -440,7 +418,7 @@ static char *scrubbed(const struct scrub *sb, const char *s)
 	for (size_t k = 0; s != NULL && k < sb->n; k++) {
 		if (sb->from[k][0] == '\0')
 			continue;
-		next = replace_all(cur ? cur : s, sb->from[k], sb->to[k]);
+		next = hx_canary_replace_all(cur ? cur : s, sb->from[k], sb->to[k]);
 		if (next == NULL)
 			continue;
 		free(cur);

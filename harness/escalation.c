@@ -425,7 +425,9 @@ void hx_escalation_sanitised_check(const struct hx_check_input *in,
 	char *list = NULL, *more;
 
 	for (size_t i = 0; i < in->n_msgs; i++) {
-		if (!same(in->msgs[i].type, "escalation"))
+		/* a line without an object to hand over is no record */
+		if (!same(in->msgs[i].type, "escalation") ||
+		    !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(in->msgs[i].json, "record")))
 			continue;
 		if (n_records++ == 0)
 			first_task = in->msgs[i].task;

@@ -1,80 +1,33 @@
 /* test_concurrency.c -- wait.concurrency on hand-made journals. */
-#include <stdlib.h>
 #include <string.h>
 
 #include <CUnit/CUnit.h>
-#include <cJSON.h>
 
 #include "alloc.h"
+#include "check_fixture.h"
 #include "concurrency.h"
 
-#define MS 1000 /* µs */
-
 /* Tasks r1..r4, all sent at +0 ms unless a test says otherwise. */
-struct fx {
-	struct fa_scenario sc;
-	struct fa_task_spec tasks[4];
-	struct hx_task_run runs[4];
-	size_t n_runs;
-	struct fa_attempt a[16];
-	size_t n;
-};
-
-static void fx_init(struct fx *f, const char *expect)
+static void setup(struct fx *f, const char *expect)
 {
-	static const char *ids[] = { "r1", "r2", "r3", "r4" };
-
-	memset(f, 0, sizeof(*f));
-	for (size_t i = 0; i < 4; i++) {
-		f->tasks[i].id = (char *)ids[i];
-		f->runs[i].spec = &f->tasks[i];
-		f->runs[i].sent = true;
-		f->runs[i].t_sent_us = 0;
-		f->runs[i].t_exit_us = -1;
-		f->runs[i].t_cancel_us = -1;
-	}
-	f->n_runs = 4;
-	f->sc.harness.tasks = f->tasks;
-	f->sc.harness.n_tasks = 4;
-	f->sc.harness.expect = expect ? cJSON_Parse(expect) : NULL;
+	fx_init(f, expect, "r", 4);
 }
 
 /* An attempt of @task in @scope in flight from @arr_ms to @resp_ms. */
 static struct fa_attempt *add(struct fx *f, const char *task, const char *scope,
 			      int64_t arr_ms, int64_t resp_ms)
 {
-	struct fa_attempt *a = &f->a[f->n];
+	struct fa_attempt *a = fx_add(f, task, arr_ms, 200);
 
-	CU_ASSERT_FATAL(f->n < 16);
-	memset(a, 0, sizeof(*a));
-	a->seq = ++f->n;
-	a->task = fa_xstrdup(task);
 	a->scope = fa_xstrdup(scope);
-	a->t_arrival_us = arr_ms * MS;
-	a->t_response_us = resp_ms * MS;
-	a->t_done_us = resp_ms * MS + 1;
-	a->status = 200;
-	a->delivered = FA_DELIVERED_COMPLETE;
+	a->t_response_us = resp_ms * FX_MS;
+	a->t_done_us = resp_ms * FX_MS + 1;
 	return a;
-}
-
-static void fx_release(struct fx *f)
-{
-	for (size_t i = 0; i < f->n; i++)
-		fa_attempt_release(&f->a[i]);
-	cJSON_Delete(f->sc.harness.expect);
 }
 
 static struct hx_check_result judge(struct fx *f)
 {
-	struct hx_check_input in = { .sc = &f->sc, .attempts = f->a, .n_attempts = f->n,
-				     .tasks = f->runs, .n_tasks = f->n_runs,
-				     .mode = HX_MODE_STDIO };
-	struct hx_check_result r = { .id = "wait.concurrency" };
-
-	hx_concurrency_check(&in, &r);
-	CU_ASSERT_PTR_NOT_NULL(r.detail);
-	return r;
+	return fx_judge(f, hx_concurrency_check, "wait.concurrency", HX_MODE_STDIO);
 }
 
 #define CAP2 "{\"wait.concurrency\": {\"max_concurrent_requests\": 2}}"
@@ -85,7 +38,7 @@ static void concurrency__passes_a_client_that_keeps_the_cap(void)
 	struct hx_check_result r;
 
 	/* two at once; the third starts the instant the first is answered */
-	fx_init(&f, CAP2);
+	setup(&f, CAP2);
 	add(&f, "r1", "user:a", 0, 300);
 	add(&f, "r2", "user:a", 5, 305);
 	add(&f, "r3", "user:a", 300, 600);
@@ -105,7 +58,7 @@ static void concurrency__fails_above_the_cap(void)
 	struct fx f;
 	struct hx_check_result r;
 
-	fx_init(&f, CAP2);
+	setup(&f, CAP2);
 	add(&f, "r1", "user:a", 0, 300);
 	add(&f, "r2", "user:a", 5, 305);
 	add(&f, "r3", "user:b", 6, 306); /* another scope */
@@ -123,13 +76,13 @@ static void concurrency__fails_above_the_cap(void)
 	fx_release(&f);
 
 	/* arrivals at the same instant all count */
-	fx_init(&f, CAP2);
+	setup(&f, CAP2);
 	add(&f, "r1", "user:a", 0, 300);
 	add(&f, "r2", "user:a", 0, 300);
 	add(&f, "r3", "user:a", 0, 300);
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
-	CU_ASSERT_TRUE(strstr(r.detail, "3 attempts in flight at +0.0 ms") != NULL);
+	CU_ASSERT_TRUE(fx_has(&r, "3 attempts in flight at +0.0 ms"));
 	hx_check_result_release(&r);
 	fx_release(&f);
 }
@@ -141,7 +94,7 @@ static void concurrency__an_abandoned_answer_frees_its_slot(void)
 
 	/* r1 timed out at 100 ms and retried while the provider still held
 	 * the first answer: the client had one request of r1 open */
-	fx_init(&f, CAP2);
+	setup(&f, CAP2);
 	add(&f, "r1", "user:a", 0, 5000)->delivered = FA_DELIVERED_CLIENT_GONE;
 	add(&f, "r1", "user:a", 100, 200);
 	add(&f, "r2", "user:a", 150, 250);
@@ -153,17 +106,17 @@ static void concurrency__an_abandoned_answer_frees_its_slot(void)
 	memmove(&f.a[1], &f.a[2], sizeof(f.a[0]));
 	f.n = 2;
 	f.a[1].seq = 2;
-	f.runs[0].t_cancel_us = 120 * MS;
+	f.runs[0].t_cancel_us = 120 * FX_MS;
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
-	CU_ASSERT_TRUE(strstr(r.detail, "at most 1 attempt of a scope") != NULL);
+	CU_ASSERT_TRUE(fx_has(&r, "at most 1 attempt of a scope"));
 	hx_check_result_release(&r);
 	/* an answer the client did get held its slot to the end */
 	f.runs[0].t_cancel_us = -1;
 	f.a[0].delivered = FA_DELIVERED_COMPLETE;
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
-	CU_ASSERT_TRUE(strstr(r.detail, "at most 2 attempts") != NULL);
+	CU_ASSERT_TRUE(fx_has(&r, "at most 2 attempts"));
 	hx_check_result_release(&r);
 	fx_release(&f);
 }
@@ -173,34 +126,34 @@ static void concurrency__is_na_without_a_cap_or_a_chance_to_overlap(void)
 	struct fx f;
 	struct hx_check_result r;
 
-	fx_init(&f, NULL);
+	setup(&f, NULL);
 	add(&f, "r1", "user:a", 0, 300);
 	add(&f, "r2", "user:a", 5, 305);
 	add(&f, "r3", "user:a", 6, 306);
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_NA);
-	CU_ASSERT_TRUE(strstr(r.detail, "max_concurrent_requests") != NULL);
+	CU_ASSERT_TRUE(fx_has(&r, "max_concurrent_requests"));
 	hx_check_result_release(&r);
 	fx_release(&f);
 
 	/* one task at a time: the harness sent each after the last ended */
-	fx_init(&f, CAP2);
+	setup(&f, CAP2);
 	add(&f, "r1", "user:a", 0, 100);
 	add(&f, "r1", "user:a", 200, 300);
 	add(&f, "r2", "user:a", 400, 500);
 	add(&f, "r3", "user:b", 50, 60);
-	f.runs[1].t_sent_us = 350 * MS;
-	f.runs[2].t_sent_us = 40 * MS;
+	f.runs[1].t_sent_us = 350 * FX_MS;
+	f.runs[2].t_sent_us = 40 * FX_MS;
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_NA);
-	CU_ASSERT_TRUE(strstr(r.detail, "no scope had two attempts that could overlap") != NULL);
+	CU_ASSERT_TRUE(fx_has(&r, "no scope had two attempts that could overlap"));
 	CU_ASSERT_EQUAL(r.n_evidence, 0);
 	hx_check_result_release(&r);
 	/* r2 in hand while r1 ran, even if the client waited: judged */
 	f.runs[1].t_sent_us = 0;
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
-	CU_ASSERT_TRUE(strstr(r.detail, "at most 1 attempt") != NULL);
+	CU_ASSERT_TRUE(fx_has(&r, "at most 1 attempt"));
 	hx_check_result_release(&r);
 	fx_release(&f);
 }

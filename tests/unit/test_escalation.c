@@ -7,6 +7,7 @@
 #include <cJSON.h>
 
 #include "alloc.h"
+#include "check_fixture.h"
 #include "escalation.h"
 
 #define SCHEMA "docs/escalation.schema.json"
@@ -464,67 +465,18 @@ static void escalation__enums_and_patterns_match_the_schema_file(void)
 
 /* ---- the client's records and escalation.sanitised ---- */
 
-struct fx {
-	struct fa_scenario sc;
-	struct fa_task_spec tasks[2];
-	struct fa_attempt a[4];
-	size_t n;
-	struct hx_client_msg m[4];
-	size_t n_msgs;
-	struct hx_canary_hit hits[4];
-	size_t n_hits;
-};
-
-static void fx_init(struct fx *f)
+/* Tasks t1 and t2; attempts 1 and 2 of t1, 3 of t2, at +0, +1 and +2 ms. */
+static void setup(struct fx *f)
 {
-	memset(f, 0, sizeof(*f));
-	f->tasks[0].id = "t1";
-	f->tasks[1].id = "t2";
-	f->sc.harness.tasks = f->tasks;
-	f->sc.harness.n_tasks = 2;
-	for (size_t i = 0; i < 3; i++) {
-		f->a[i].seq = i + 1;
-		f->a[i].task = fa_xstrdup(i < 2 ? "t1" : "t2");
-		f->a[i].t_arrival_us = (int64_t)i * 1000;
-	}
-	f->n = 3;
-}
-
-static void say(struct fx *f, const char *line)
-{
-	struct hx_client_msg *m = &f->m[f->n_msgs++];
-
-	m->json = cJSON_Parse(line);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(m->json);
-	m->type = fa_xstrdup(cJSON_GetObjectItem(m->json, "type")->valuestring);
-	m->task = fa_xstrdup(cJSON_GetObjectItem(m->json, "task")->valuestring);
-}
-
-static void hit(struct fx *f, enum hx_canary_kind kind, const char *where, const char *task)
-{
-	f->hits[f->n_hits++] = (struct hx_canary_hit){ .kind = kind, .where = (char *)where,
-						       .task = (char *)task };
-}
-
-static void fx_release(struct fx *f)
-{
-	for (size_t i = 0; i < f->n; i++)
-		fa_attempt_release(&f->a[i]);
-	for (size_t i = 0; i < f->n_msgs; i++)
-		hx_client_msg_release(&f->m[i]);
+	fx_init(f, NULL, "t", 2);
+	for (size_t i = 0; i < 3; i++)
+		fx_add(f, i < 2 ? "t1" : "t2", (int64_t)i, 0);
 }
 
 static struct hx_check_result sanitised(struct fx *f, enum hx_mode mode, size_t searched)
 {
-	struct hx_check_input in = { .sc = &f->sc, .attempts = f->a, .n_attempts = f->n,
-				     .mode = mode, .msgs = f->m, .n_msgs = f->n_msgs,
-				     .canary_hits = f->hits, .n_canary_hits = f->n_hits,
-				     .canary_bytes_searched = searched };
-	struct hx_check_result r = { .id = "escalation.sanitised" };
-
-	hx_escalation_sanitised_check(&in, &r);
-	CU_ASSERT_PTR_NOT_NULL(r.detail);
-	return r;
+	f->searched = searched;
+	return fx_judge(f, hx_escalation_sanitised_check, "escalation.sanitised", mode);
 }
 
 static void escalation__of_returns_the_last_record_of_the_task(void)
@@ -532,12 +484,12 @@ static void escalation__of_returns_the_last_record_of_the_task(void)
 	struct fx f;
 	struct hx_check_input in;
 
-	fx_init(&f);
-	say(&f, "{\"type\": \"escalation\", \"task\": \"t1\", \"record\": {\"reason\": \"first\"}}");
-	say(&f, "{\"type\": \"escalation\", \"task\": \"t2\", \"record\": {\"reason\": \"other\"}}");
-	say(&f, "{\"type\": \"escalation\", \"task\": \"t1\", \"record\": {\"reason\": \"last\"}}");
-	say(&f, "{\"type\": \"escalation\", \"task\": \"t2\"}");
-	in = (struct hx_check_input){ .msgs = f.m, .n_msgs = f.n_msgs };
+	setup(&f);
+	fx_escalation(&f, 0, "t1", "{\"reason\": \"first\"}");
+	fx_escalation(&f, 0, "t2", "{\"reason\": \"other\"}");
+	fx_escalation(&f, 0, "t1", "{\"reason\": \"last\"}");
+	fx_escalation(&f, 0, "t2", NULL);
+	in = fx_input(&f, HX_MODE_STDIO);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(hx_escalation_of(&in, "t1"), "reason")
 				       ->valuestring, "last");
 	CU_ASSERT_PTR_EQUAL(hx_escalation_line_of(&in, "t1"), &f.m[2]);
@@ -554,10 +506,10 @@ static void sanitised__fails_on_a_canary_hit_naming_each_place(void)
 	struct fx f;
 	struct hx_check_result r;
 
-	fx_init(&f);
-	say(&f, "{\"type\": \"escalation\", \"task\": \"t1\", \"record\": {}}");
-	hit(&f, HX_CANARY_KEY, "escalation record of task t1", "t1");
-	hit(&f, HX_CANARY_BODY, "stderr", NULL);
+	setup(&f);
+	fx_escalation(&f, 0, "t1", "{}");
+	fx_hit(&f, HX_CANARY_KEY, "escalation record of task t1", "t1");
+	fx_hit(&f, HX_CANARY_BODY, "stderr", NULL);
 	r = sanitised(&f, HX_MODE_STDIO, 4096);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
 	CU_ASSERT_STRING_EQUAL(r.detail, "the key canary in escalation record of task t1; "
@@ -569,14 +521,14 @@ static void sanitised__fails_on_a_canary_hit_naming_each_place(void)
 	hx_check_result_release(&r);
 	/* exec mode, no record, no attempt: a leak still fails */
 	fx_release(&f);
-	fx_init(&f);
+	setup(&f);
 	f.n = 0;
 	for (size_t i = 0; i < 3; i++)
 		fa_attempt_release(&f.a[i]);
-	hit(&f, HX_CANARY_KEY, "stdout of task t2", "t2");
-	hit(&f, HX_CANARY_KEY, "stderr", NULL);
-	hit(&f, HX_CANARY_BODY, "stdout of task t1", "t1");
-	hit(&f, HX_CANARY_KEY, "state dir file w1.json", NULL);
+	fx_hit(&f, HX_CANARY_KEY, "stdout of task t2", "t2");
+	fx_hit(&f, HX_CANARY_KEY, "stderr", NULL);
+	fx_hit(&f, HX_CANARY_BODY, "stdout of task t1", "t1");
+	fx_hit(&f, HX_CANARY_KEY, "state dir file w1.json", NULL);
 	r = sanitised(&f, HX_MODE_EXEC, 100);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
 	CU_ASSERT_STRING_EQUAL(r.detail, "the key canary in stdout of task t2; the key canary "
@@ -592,12 +544,12 @@ static void sanitised__passes_a_clean_search_with_a_record(void)
 	struct fx f;
 	struct hx_check_result r;
 
-	fx_init(&f);
-	say(&f, "{\"type\": \"escalation\", \"task\": \"t2\", \"record\": {}}");
+	setup(&f);
+	fx_escalation(&f, 0, "t2", "{}");
 	r = sanitised(&f, HX_MODE_STDIO, 5000);
 	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "1 escalation record (first: task t2)"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "5000 bytes"));
+	CU_ASSERT_TRUE(fx_has(&r, "1 escalation record (first: task t2)"));
+	CU_ASSERT_TRUE(fx_has(&r, "5000 bytes"));
 	CU_ASSERT_EQUAL(r.n_evidence, 1);
 	CU_ASSERT_EQUAL(r.evidence[0], 3);
 	hx_check_result_release(&r);
@@ -609,19 +561,27 @@ static void sanitised__is_na_without_record_search_or_stdio(void)
 	struct fx f;
 	struct hx_check_result r;
 
-	fx_init(&f);
+	setup(&f);
 	r = sanitised(&f, HX_MODE_STDIO, 5000);
 	CU_ASSERT_EQUAL(r.verdict, HX_NA);
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "no escalation record"));
+	CU_ASSERT_TRUE(fx_has(&r, "no escalation record"));
 	hx_check_result_release(&r);
-	say(&f, "{\"type\": \"escalation\", \"task\": \"t1\", \"record\": {}}");
+	/* lines with no record, or a record that is no object, hand nothing over */
+	fx_escalation(&f, 0, "t1", NULL);
+	fx_escalation(&f, 0, "t2", "5");
+	fx_escalation(&f, 0, "t2", "[]");
+	r = sanitised(&f, HX_MODE_STDIO, 5000);
+	CU_ASSERT_EQUAL(r.verdict, HX_NA);
+	CU_ASSERT_TRUE(fx_has(&r, "no escalation record"));
+	hx_check_result_release(&r);
+	fx_escalation(&f, 0, "t1", "{}");
 	r = sanitised(&f, HX_MODE_STDIO, 0);
 	CU_ASSERT_EQUAL(r.verdict, HX_NA);
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "no search for the canaries ran"));
+	CU_ASSERT_TRUE(fx_has(&r, "no search for the canaries ran"));
 	hx_check_result_release(&r);
 	r = sanitised(&f, HX_MODE_EXEC, 5000);
 	CU_ASSERT_EQUAL(r.verdict, HX_NA);
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "exec mode"));
+	CU_ASSERT_TRUE(fx_has(&r, "exec mode"));
 	CU_ASSERT_EQUAL(r.n_evidence, 0);
 	hx_check_result_release(&r);
 	fx_release(&f);

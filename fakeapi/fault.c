@@ -28,6 +28,7 @@ const char *fa_fault_str(enum fa_fault f)
 	case FA_FAULT_IDEM_REUSED: return "idempotency_reused";
 	case FA_FAULT_IDEM_MISSING: return "idempotency_missing";
 	case FA_FAULT_IDEM_INVALID: return "idempotency_invalid";
+	case FA_FAULT_QUOTA: return "quota";
 	}
 	return "unknown";
 }

@@ -41,13 +41,15 @@ enum fa_fault {
 	FA_FAULT_IDEM_REUSED,        /* 422: the same key came with another body */
 	FA_FAULT_IDEM_MISSING,       /* 400: the ietf profile requires a key, none given */
 	FA_FAULT_IDEM_INVALID,       /* 400: a key that is not 1..255 printable ASCII characters */
+	FA_FAULT_QUOTA,              /* 429: the quota model refused it (quota.h, seed 002's
+	                                platform rate_limit_exceeded) */
 };
 
 /* "respond", "delay", "during_pause", "unauthorized", "no_route",
  * "too_large", "incomplete_request", "drop_before_commit",
  * "drop_after_commit", "reset", "partial_body", "close_idle", "replay",
  * "idempotency_conflict", "idempotency_reused", "idempotency_missing",
- * "idempotency_invalid"; static
+ * "idempotency_invalid", "quota"; static
  * storage; "unknown" for a value outside the enum. */
 const char *fa_fault_str(enum fa_fault f);
 

@@ -61,7 +61,7 @@ struct fa_attempt {
 	int64_t pause_until_us;      /* instant that Retry-After names (monotonic µs since
 	                                start; may be before t_response_us for a past date);
 	                                -1 = none sent or not parseable */
-	char *quota;                 /* quota decision; NULL until the quota model exists */
+	char *quota;                 /* quota decision ("admitted replica 1", "limited per-key replica 2", "refunded replica 1"); NULL without $.provider.quota */
 	int in_flight;               /* requests of this scope in flight on arrival, itself included */
 };
 

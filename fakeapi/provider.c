@@ -13,6 +13,7 @@
 #include "digest.h"
 #include "fault.h"
 #include "jsontext.h"
+#include "quota.h"
 #include "route.h"
 #include "scope.h"
 #include "store.h"
@@ -27,6 +28,7 @@ struct fa_provider {
 	struct fa_cursors *cursors;   /* owned */
 	struct fa_scopes *scopes;     /* owned */
 	struct fa_store *store;       /* owned; thread-safe on its own */
+	struct fa_quota *quota;       /* owned, guarded by lock; NULL without $.provider.quota */
 	bool admin;                   /* /_fakeapi/ answered by the admin module */
 	char *key_suffix;             /* owned: what a secret must end with after a '.'
 	                                 (fa_provider_set_key_suffix), or NULL */
@@ -112,6 +114,8 @@ struct fa_provider *fa_provider_new(const struct fa_scenario *sc,
 	p->cursors = fa_cursors_new(sc);
 	p->scopes = fa_scopes_new();
 	p->store = fa_store_new(&sc->store);
+	if (sc->has_quota)
+		p->quota = fa_quota_new(&sc->quota, sc->keys, sc->n_keys, seed);
 	p->admin = true;
 	return p;
 }
@@ -123,6 +127,7 @@ void fa_provider_free(struct fa_provider *p)
 	fa_cursors_free(p->cursors);
 	fa_scopes_free(p->scopes);
 	fa_store_free(p->store);
+	fa_quota_free(p->quota);
 	free(p->key_suffix);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
@@ -392,6 +397,71 @@ static void commit_write(struct fa_provider *p, const struct fa_route_spec *r,
 	cJSON_Delete(body);
 }
 
+/* The rate-limit headers of decision @d in the scenario's style, each
+ * unless the answer already carries a header of that name. */
+static void quota_headers(const struct fa_provider *p, struct fa_resp *resp,
+			  const struct fa_quota_decision *d)
+{
+	struct fa_quota_header h[FA_QUOTA_MAX_HEADERS];
+	size_t n = fa_quota_rate_headers(p->sc->quota.headers, d, h);
+
+	for (size_t i = 0; i < n; i++)
+		if (!resp_has_header(resp, h[i].name))
+			fa_resp_add_header(resp, h[i].name, h[i].value);
+}
+
+/*
+ * Ask the quota model about this attempt (valid key, whole body). True
+ * when it is admitted (resp->quota_admitted set; fa_provider_finish()
+ * ends it); false when it was refused and @resp holds seed 002's platform
+ * 429. Caller holds p->lock.
+ */
+static bool quota_admit(struct fa_provider *p, struct fa_resp *resp)
+{
+	struct fa_attempt *a = &resp->attempt;
+	struct fa_quota_decision *d = &resp->quota;
+	int64_t now = fa_provider_now_us(p);
+	char buf[32];
+	cJSON *body;
+
+	if (fa_quota_admit(p->quota, a->key, a->user, now, d) != FA_OK)
+		return true; /* cannot happen: the model knows every key */
+	a->quota = fa_quota_decision_str(d);
+	if (d->admitted) {
+		resp->quota_admitted = true;
+		return true;
+	}
+	snprintf(buf, sizeof(buf), "%d", d->retry_after_s);
+	fa_resp_add_header(resp, "Retry-After", buf);
+	fa_resp_add_header(resp, "X-RateLimit-Scope", fa_quota_scope_str(d->scope));
+	quota_headers(p, resp, d);
+	body = fa_quota_error_body(d);
+	fa_resp_set_json(resp, 429, body);
+	cJSON_Delete(body);
+	a->status = 429;
+	a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_QUOTA));
+	a->retry_after = fa_xstrdup(buf);
+	a->pause_until_us = now + (int64_t)d->retry_after_s * 1000000;
+	return false;
+}
+
+/*
+ * An admitted attempt's answer is decided: a 429 or a 503 gets its quota
+ * back (seed 002: neither spends quota), and the answer carries the
+ * rate-limit headers. Caller holds p->lock.
+ */
+static void quota_settle(struct fa_provider *p, struct fa_resp *resp)
+{
+	struct fa_attempt *a = &resp->attempt;
+
+	if (resp->status == 429 || resp->status == 503) {
+		fa_quota_refund(p->quota, &resp->quota, fa_provider_now_us(p));
+		free(a->quota);
+		a->quota = fa_quota_decision_str(&resp->quota);
+	}
+	quota_headers(p, resp, &resp->quota);
+}
+
 /* The id of GET /v1/operations/{id}, or NULL for another path. */
 static const char *operation_path_key(const char *path)
 {
@@ -484,6 +554,9 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 		error_answer(resp, 413, "request_too_large", "request body too large");
 		goto out;
 	}
+	/* seed 002: after the key check, before any answer is chosen */
+	if (p->quota != NULL && !quota_admit(p, resp))
+		goto out;
 	pause_until = fa_scopes_pause_until(p->scopes, a->scope);
 	if (p->sc->has_during_pause && pause_until > req->t_arrival_us) {
 		/* the scope is paused: answer again without moving any cursor
@@ -547,6 +620,8 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 	a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_NO_ROUTE));
 	error_answer(resp, 404, "not_found", "no route matches this method and path");
 out:
+	if (resp->quota_admitted)
+		quota_settle(p, resp);
 	pthread_mutex_unlock(&p->lock);
 	fa_params_release(&params);
 }
@@ -568,6 +643,9 @@ void fa_provider_finish(struct fa_provider *p, struct fa_resp *resp,
 	if (resp->scope != NULL) {
 		pthread_mutex_lock(&p->lock);
 		fa_scopes_leave(p->scopes, resp->scope);
+		if (resp->quota_admitted)
+			fa_quota_leave(p->quota, &resp->quota);
+		resp->quota_admitted = false;
 		pthread_mutex_unlock(&p->lock);
 	}
 	if (!resp->journaled)
@@ -594,6 +672,8 @@ void fa_provider_reset(struct fa_provider *p)
 	pthread_mutex_lock(&p->lock);
 	fa_cursors_reset(p->cursors);
 	fa_scopes_reset(p->scopes);
+	if (p->quota != NULL)
+		fa_quota_reset(p->quota);
 	pthread_mutex_unlock(&p->lock);
 	fa_store_reset(p->store);
 	fa_journal_reset(p->journal);

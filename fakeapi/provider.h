@@ -48,6 +48,9 @@ struct fa_resp {
 	bool journaled;              /* false for admin traffic */
 	struct fa_attempt attempt;   /* the journal entry in progress (journaled only) */
 	char *scope;                 /* owned: scope whose in-flight count to drop, or NULL */
+	bool quota_admitted;         /* the quota model admitted it: fa_provider_finish()
+	                                ends it there (fa_quota_leave) */
+	struct fa_quota_decision quota; /* the quota model's decision, when it has one */
 };
 
 /* Release what @r owns. NULL accepted. */
@@ -115,7 +118,17 @@ int64_t fa_provider_now_us(const struct fa_provider *p);
 /*
  * Decide the answer to @req into @resp (zeroed by the caller). Admin paths
  * (/_fakeapi/...) are answered by the admin module and not journaled.
- * Otherwise: a missing or unknown key is 401 (no cursor moves); inside an
+ * Otherwise: a missing or unknown key is 401 (no cursor moves, no quota
+ * spent); a body over FA_PROVIDER_MAX_BODY is 413; when the scenario has
+ * $.provider.quota the quota model (quota.h) decides next: a refusal is
+ * seed 002's platform 429 (body from fa_quota_error_body(), Retry-After,
+ * X-RateLimit-Scope, the scenario's rate-limit headers; journal fault
+ * "quota", pause_until_us the instant Retry-After names) and moves no
+ * cursor; an admitted request whose answer turns out to be a 429 or a 503
+ * gets its quota back (seed 002: neither spends quota); every answer the
+ * model governs carries the rate-limit headers of the bucket it used,
+ * unless the scripted answer sets the same header itself, and the
+ * journal's `quota` field says what happened. Then, inside an
  * announced pause of the scope the during_pause answer goes out when the
  * scenario has one; then the reconciliation reads the scenario keeps on
  * (GET /v1/records?client_reference=R, GET /v1/operations/{key}) are
@@ -142,7 +155,8 @@ void fa_provider_abandon(struct fa_provider *p, const struct fa_req *req,
 
 /*
  * The response went out (or did not): stamp @t_response_us / @t_done_us
- * (-1 when not reached) and @delivered, drop the scope's in-flight count,
+ * (-1 when not reached) and @delivered, drop the scope's in-flight count
+ * (and the key's in the quota model),
  * end the write's idempotency key (fa_store_end: a committed one now
  * replays, an uncommitted one is forgotten),
  * record the pause the answer announced, and append the attempt to the
@@ -153,7 +167,8 @@ void fa_provider_finish(struct fa_provider *p, struct fa_resp *resp,
 			int64_t t_response_us, int64_t t_done_us,
 			enum fa_delivery delivered);
 
-/* Admin reset: cursors rewind, pauses end, the store forgets its records
+/* Admin reset: cursors rewind, pauses end, quota buckets fill up again
+ * (quota.h: fa_quota_reset), the store forgets its records
  * and keys (provider ids go on), the journal's memory is cleared.
  * Thread-safe. */
 void fa_provider_reset(struct fa_provider *p);

@@ -11,6 +11,7 @@
 #include "harness_spec.h"
 #include "header.h"
 #include "jsontext.h"
+#include "quota_spec.h"
 #include "route.h"
 #include "schema.h"
 
@@ -68,7 +69,8 @@ static const struct fa_field suite_entry_field =
 	FA_F_CHECK(NULL, FA_SCHEMA_STRING, NONEMPTY);
 
 /* $.provider */
-enum { PV_KEYS, PV_USERS, PV_SCOPE, PV_PAUSE, PV_IDEMPOTENCY, PV_RECONCILIATION };
+enum { PV_KEYS, PV_USERS, PV_SCOPE, PV_PAUSE, PV_IDEMPOTENCY, PV_RECONCILIATION,
+       PV_QUOTA };
 static const struct fa_field provider_fields[] = {
 	FA_F_CHECK("keys", FA_SCHEMA_OBJECT, REQ | NONEMPTY),
 	FA_F_CHECK("users", FA_SCHEMA_OBJECT, 0),
@@ -76,6 +78,7 @@ static const struct fa_field provider_fields[] = {
 	FA_F_CHECK("during_pause", FA_SCHEMA_OBJECT, 0),
 	FA_F_CHECK("idempotency", FA_SCHEMA_OBJECT, 0),
 	FA_F_CHECK("reconciliation", FA_SCHEMA_OBJECT, 0),
+	FA_F_CHECK("quota", FA_SCHEMA_OBJECT, 0),
 };
 
 /* $.provider.idempotency; "profile" maps to enum fa_idem_profile + 1 */
@@ -587,6 +590,12 @@ static enum fa_rc read_provider(struct fa_schema *s, const cJSON *obj,
 		fa_schema_leave(s, mark);
 		sc->during_pause.times = 0;
 	}
+	if (rc == FA_OK && got[PV_QUOTA] != NULL) {
+		/* after the keys: key_limits names them */
+		mark = fa_schema_enter(s, "quota");
+		rc = fa_quota_spec_read(s, got[PV_QUOTA], sc);
+		fa_schema_leave(s, mark);
+	}
 	return rc;
 }
 
@@ -687,6 +696,7 @@ void fa_scenario_free(struct fa_scenario *sc)
 		free(sc->users[i]);
 	free(sc->users);
 	response_release(&sc->during_pause);
+	fa_quota_spec_release(&sc->quota);
 	for (size_t i = 0; i < sc->n_routes && sc->routes != NULL; i++) {
 		struct fa_route_spec *rt = &sc->routes[i];
 

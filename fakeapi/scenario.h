@@ -8,6 +8,7 @@
 
 #include <cJSON.h>
 
+#include "quota.h"
 #include "rc.h"
 #include "retry_after.h"
 
@@ -192,6 +193,9 @@ struct fa_scenario {
 	bool has_during_pause;        /* $.provider.during_pause given */
 	struct fa_response_spec during_pause; /* answer to a request that arrives inside
 	                                         an announced pause of its scope (times unused) */
+	bool has_quota;               /* $.provider.quota given: the quota model meters
+	                                 every request with a valid key (quota.h) */
+	struct fa_quota_spec quota;   /* $.provider.quota; zero unless has_quota */
 	struct fa_route_spec *routes; /* n_routes >= 1 */
 	size_t n_routes;
 	bool has_harness;             /* $.harness given */

@@ -32,7 +32,8 @@
 	X(concurrency)  \
 	X(canary)       \
 	X(grade)        \
-	X(known_failing)
+	X(known_failing) \
+	X(quota)
 
 #define DECLARE(m) void test_##m##_register(void) __attribute__((weak));
 TEST_MODULES(DECLARE)

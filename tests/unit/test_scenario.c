@@ -460,7 +460,7 @@ static void scenario__unknown_key_lists_the_allowed_ones(void)
 		const char *provider, *routes, *harness, *want;
 	} cases[] = {
 		{ ", \"x\": 1", ROUTE_OK, NULL,
-		  "t.json: $.provider: unknown key \"x\" (allowed: keys, users, scope, during_pause, idempotency, reconciliation)" },
+		  "t.json: $.provider: unknown key \"x\" (allowed: keys, users, scope, during_pause, idempotency, reconciliation, quota)" },
 		{ ", \"during_pause\": {\"status\": 429, \"x\": 1}", ROUTE_OK, NULL,
 		  "t.json: $.provider.during_pause: unknown key \"x\" (allowed: status, headers, body, retry_after, delay_ms)" },
 		{ "", "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", \"x\": 1, \"responses\": [{\"status\": 200}]}]", NULL,

@@ -1,0 +1,27 @@
+/* quota_spec.h -- a scenario's $.provider.quota block. */
+#ifndef FA_QUOTA_SPEC_H
+#define FA_QUOTA_SPEC_H
+
+#include <cJSON.h>
+
+#include "quota.h"
+#include "rc.h"
+#include "scenario.h"
+#include "schema.h"
+
+/*
+ * Read the $.provider.quota object @obj (at the current path of @s) into
+ * sc->quota and set sc->has_quota: per_key, per_user (1..FA_QUOTA_LIMIT_MAX),
+ * period_s (1..FA_QUOTA_PERIOD_MAX_S), replicas (1..FA_QUOTA_REPLICAS_MAX),
+ * spread ("round_robin" | "random"), key_limits (an object: key id ->
+ * 1..FA_QUOTA_LIMIT_MAX; every id must be in $.provider.keys),
+ * max_in_flight_per_key (1..FA_QUOTA_IN_FLIGHT_MAX) and headers ("x" |
+ * "ietf" | "legacy" | "none"); defaults as quota.h says. sc->keys must
+ * already be read. Errors are recorded through @s as fa_scenario_parse()
+ * describes; on FA_EINVAL whatever was read stays in sc->quota for
+ * fa_quota_spec_release().
+ */
+enum fa_rc fa_quota_spec_read(struct fa_schema *s, const cJSON *obj,
+			      struct fa_scenario *sc);
+
+#endif

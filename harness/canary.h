@@ -54,8 +54,9 @@ size_t hx_canary_scan(const char *buf, size_t len, const char *key_canary,
  * symlink points, nor FIFOs, sockets or devices. A hit's where is "state
  * dir file REL". *@cut (when not NULL) is set true when the walk could
  * not search everything it should: the 64 MiB were used up with more to
- * read, a folder was deeper than 32, or a file or folder could not be
- * opened or read (left alone otherwise). Returns the bytes searched.
+ * read, a folder was deeper than 32, or a file or folder (@dir itself
+ * included, when it is a symlink) could not be opened or read, gone
+ * meanwhile aside (left alone otherwise). Returns the bytes searched.
  */
 size_t hx_canary_scan_dir(const char *dir, const char *key_canary,
 			  struct hx_canary_hit **hits, size_t *n, bool *cut);
@@ -90,8 +91,9 @@ struct hx_canary_mask {
  * "...QRSTUV.kc0123"), replaced by what the mask's kind reads as; a text
  * shorter than that is only hidden whole. Where pieces overlap, the
  * longest goes first (a tie: the one further left, then the earlier
- * mask). Returns a new string the caller frees, or NULL when nothing
- * was hidden (or @s is NULL).
+ * mask), and of a shorter one what is left at an end that is still a
+ * prefix or a suffix that long. Returns a new string the caller frees,
+ * or NULL when nothing was hidden (or @s is NULL).
  */
 char *hx_canary_redact(const char *s, const struct hx_canary_mask *masks, size_t n);
 

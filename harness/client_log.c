@@ -32,6 +32,15 @@ void hx_client_log_init(struct hx_client_log *l)
 	memset(l, 0, sizeof(*l));
 }
 
+static void free_hits(struct hx_canary_hit *hits, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(hits[i].where);
+		free(hits[i].task);
+	}
+	free(hits);
+}
+
 void hx_client_log_release(struct hx_client_log *l)
 {
 	size_t i;
@@ -49,6 +58,7 @@ void hx_client_log_release(struct hx_client_log *l)
 		free(l->tasks[i]);
 	free(l->tasks);
 	free(l->has_result);
+	free_hits(l->hits, l->n_hits);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -86,6 +96,13 @@ void hx_client_log_error(struct hx_client_log *l, const char *fmt, ...)
 		msg = NULL;
 	va_end(ap);
 	add_error(l, fa_xcheck(msg, "protocol error"), false);
+}
+
+void hx_client_log_canaries(struct hx_client_log *l, const char *key_canary,
+			    const char *body_canary)
+{
+	snprintf(l->key_canary, sizeof(l->key_canary), "%s", key_canary ? key_canary : "");
+	snprintf(l->body_canary, sizeof(l->body_canary), "%s", body_canary ? body_canary : "");
 }
 
 void hx_client_log_task(struct hx_client_log *l, const char *id)
@@ -206,10 +223,99 @@ static cJSON *take_hello(cJSON *json, const char *type, char **why)
 	return json;
 }
 
+/* Where the @len bytes at @s hold the JSON escape \u0000 (its backslash
+ * not itself escaped), or NULL. */
+static const char *nul_escape(const char *s, size_t len)
+{
+	size_t run = 0; /* backslashes just before */
+
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] != '\\') {
+			run = 0;
+			continue;
+		}
+		if (run++ % 2 == 0 && len - i >= 6 && memcmp(s + i + 1, "u0000", 5) == 0)
+			return s + i;
+	}
+	return NULL;
+}
+
+/* The index of task @task in l->tasks, or l->n_tasks. */
+static size_t task_index(const struct hx_client_log *l, const char *task)
+{
+	size_t i = 0;
+
+	while (task != NULL && i < l->n_tasks && strcmp(l->tasks[i], task) != 0)
+		i++;
+	return task != NULL ? i : l->n_tasks;
+}
+
+/* Search line @n (@len bytes at @line), parsed into @json, printed again:
+ * a canary the client \u-escaped shows there, one it printed as is is
+ * the search of stdout's. */
+static void search_line(struct hx_client_log *l, size_t n, const cJSON *json,
+			const char *line, size_t len)
+{
+	struct hx_canary_hit *hits = NULL;
+	size_t n_hits = 0, k;
+	const char *task = str_member(json, "task");
+	char *text, *where;
+
+	if (l->key_canary[0] == '\0')
+		return;
+	text = fa_xcheck(cJSON_PrintUnformatted(json), "canary search");
+	where = fa_xasprintf("stdout line %zu", n);
+	k = task_index(l, task);
+	l->searched += hx_canary_scan(text, strlen(text), l->key_canary,
+				      l->body_canary[0] ? l->body_canary : NULL, where,
+				      k < l->n_tasks ? l->tasks[k] : NULL, &hits, &n_hits);
+	for (k = 0; k < n_hits; k++) {
+		const char *c = hits[k].kind == HX_CANARY_KEY ? l->key_canary : l->body_canary;
+
+		if (!l->raw_cut && memmem(line, len, c, strlen(c)) != NULL) {
+			free(hits[k].where);
+			free(hits[k].task);
+			continue;
+		}
+		l->hits = fa_xrealloc(l->hits, (l->n_hits + 1) * sizeof(*l->hits));
+		l->hits[l->n_hits++] = hits[k];
+	}
+	free(hits);
+	free(where);
+	free(text);
+}
+
+/* Search line @n, refused for its \u0000, with each such escape read as
+ * U+FFFD: what it hid behind the NUL may be a canary. */
+static void search_nul_line(struct hx_client_log *l, size_t n, const char *line, size_t len)
+{
+	char *copy, *why = NULL;
+	const char *p;
+	size_t at = 0;
+	cJSON *json;
+
+	if (l->key_canary[0] == '\0')
+		return;
+	copy = fa_xmalloc(len + 1);
+	memcpy(copy, line, len);
+	copy[len] = '\0';
+	while ((p = nul_escape(copy + at, len - at)) != NULL) {
+		at = (size_t)(p - copy);
+		memcpy(copy + at + 2, "fffd", 4);
+		at += 6;
+	}
+	json = parse_object(copy, len, &why);
+	if (json != NULL)
+		search_line(l, n, json, line, len);
+	cJSON_Delete(json);
+	free(why);
+	free(copy);
+}
+
 enum hx_client_line hx_client_log_line(struct hx_client_log *l, const char *line,
 				     size_t len, bool cut, int64_t t_us)
 {
-	size_t n = ++l->n_lines, i = 0;
+	size_t n = ++l->n_lines, i;
 	char *why = NULL, *t;
 	cJSON *json = NULL;
 	const char *type, *task;
@@ -219,9 +325,18 @@ enum hx_client_line hx_client_log_line(struct hx_client_log *l, const char *line
 		why = fa_xasprintf("longer than %d bytes, cut", HX_CLIENT_LOG_MAX_LINE);
 		goto bad;
 	}
+	/* cJSON ends a string at its NUL: what follows would be hidden from
+	 * every check and search */
+	if (nul_escape(line, len) != NULL) {
+		search_nul_line(l, n, line, len);
+		why = fa_xstrdup("a string holds \\u0000 (NUL), which the protocol "
+				 "does not allow");
+		goto bad;
+	}
 	json = parse_object(line, len, &why);
 	if (json == NULL)
 		goto bad;
+	search_line(l, n, json, line, len);
 	type = str_member(json, "type");
 	if (type == NULL) {
 		why = fa_xstrdup("no \"type\"");
@@ -250,8 +365,7 @@ enum hx_client_line hx_client_log_line(struct hx_client_log *l, const char *line
 		why = fa_xstrdup("no \"task\"");
 		goto bad;
 	}
-	while (i < l->n_tasks && strcmp(l->tasks[i], task) != 0)
-		i++;
+	i = task_index(l, task);
 	if (i == l->n_tasks || l->has_result[i]) {
 		t = excerpt(task, strlen(task));
 		why = i == l->n_tasks
@@ -325,20 +439,32 @@ void hx_client_log_move(struct hx_client_log *l, struct hx_scenario_result *out)
 	l->errors = NULL;
 	l->n_errors = l->cap_errors = 0;
 	l->n_line_errors = l->n_dropped = l->dropped_at = 0;
+	out->canary_hits = append(out->canary_hits, out->n_canary_hits, l->hits, l->n_hits,
+				  sizeof(*l->hits));
+	out->n_canary_hits += l->n_hits;
+	out->canary_bytes_searched += l->searched;
+	free(l->hits);
+	l->hits = NULL;
+	l->n_hits = 0;
+	l->searched = 0;
 }
 
 /* The first @max bytes of file @path in a new buffer, its length in
- * *@len; NULL when it cannot be read. */
-static char *read_capped(const char *path, size_t max, size_t *len)
+ * *@len; NULL when it cannot be read. *@cut is set true when the file
+ * held more, or exists but could not be read. */
+static char *read_capped(const char *path, size_t max, size_t *len, bool *cut)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	char *buf = NULL;
+	char *buf = NULL, more;
 	size_t cap = 0;
 	ssize_t n;
 
 	*len = 0;
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno != ENOENT) /* a task never started has none */
+			*cut = true;
 		return NULL;
+	}
 	while (*len < max) {
 		if (*len == cap) {
 			cap = cap ? 2 * cap : 65536;
@@ -348,10 +474,14 @@ static char *read_capped(const char *path, size_t max, size_t *len)
 		n = read(fd, buf + *len, cap - *len);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0)
+			*cut = true;
 		if (n <= 0)
 			break;
 		*len += (size_t)n;
 	}
+	if (*len == max && read(fd, &more, 1) != 0)
+		*cut = true;
 	close(fd);
 	return buf;
 }
@@ -360,22 +490,43 @@ void hx_client_log_search(struct hx_scenario_result *out, const struct hx_client
 			  size_t n, size_t file_max)
 {
 	const char *kc = out->key_canary, *bc = out->body_canary[0] ? out->body_canary : NULL;
+	struct hx_canary_hit *hits = NULL;
+	size_t n_hits = 0;
 
 	if (kc[0] == '\0')
 		return;
 	for (size_t i = 0; i < n; i++) {
 		size_t len = texts[i].len;
 		char *file = texts[i].buf == NULL && texts[i].path != NULL
-				     ? read_capped(texts[i].path, file_max, &len) : NULL;
+				     ? read_capped(texts[i].path, file_max, &len,
+						   &out->canary_search_incomplete)
+				     : NULL;
 
 		if (file != NULL)
 			file_max -= len;
 		out->canary_bytes_searched +=
 			hx_canary_scan(file ? file : texts[i].buf, file ? len : texts[i].len, kc,
-				       bc, texts[i].where, texts[i].task, &out->canary_hits,
-				       &out->n_canary_hits);
+				       bc, texts[i].where, texts[i].task, &hits, &n_hits);
 		free(file);
 	}
+	/* a place named once for a canary is enough (two texts may be two
+	 * parts of one stream) */
+	for (size_t i = 0; i < n_hits; i++) {
+		bool seen = false;
+
+		for (size_t k = 0; k < out->n_canary_hits && !seen; k++)
+			seen = out->canary_hits[k].kind == hits[i].kind &&
+			       strcmp(out->canary_hits[k].where, hits[i].where) == 0;
+		if (seen) {
+			free(hits[i].where);
+			free(hits[i].task);
+			continue;
+		}
+		out->canary_hits = append(out->canary_hits, out->n_canary_hits, &hits[i], 1,
+					  sizeof(*hits));
+		out->n_canary_hits++;
+	}
+	free(hits);
 	for (size_t i = 0; i < out->n_msgs; i++) {
 		const struct hx_client_msg *m = &out->msgs[i];
 		const cJSON *rec;
@@ -383,8 +534,11 @@ void hx_client_log_search(struct hx_scenario_result *out, const struct hx_client
 
 		if (strcmp(m->type, "escalation") != 0)
 			continue;
+		/* no object, no record: the line is stdout's like any other */
 		rec = cJSON_GetObjectItemCaseSensitive(m->json, "record");
-		text = fa_xcheck(cJSON_PrintUnformatted(rec ? rec : m->json), "escalation record");
+		if (!cJSON_IsObject(rec))
+			continue;
+		text = fa_xcheck(cJSON_PrintUnformatted(rec), "escalation record");
 		where = fa_xasprintf("escalation record of task %s", m->task);
 		out->canary_bytes_searched += hx_canary_scan(text, strlen(text), kc, bc, where,
 							     m->task, &out->canary_hits,
@@ -394,37 +548,21 @@ void hx_client_log_search(struct hx_scenario_result *out, const struct hx_client
 	}
 }
 
-/* What hx_client_log_scrub() replaces, in order. */
+/* What hx_client_log_scrub() hides (hx_canary_redact). */
 struct scrub {
-	char **from; /* owned */
-	const char **to;
+	struct hx_canary_mask *masks; /* owned; their texts owned too */
 	size_t n;
 };
 
-static void scrub_add(struct scrub *sb, char *from, const char *to)
+static void scrub_add(struct scrub *sb, enum hx_canary_mask_kind kind, char *text, size_t dot)
 {
-	sb->from = fa_xrealloc(sb->from, (sb->n + 1) * sizeof(*sb->from));
-	sb->to = fa_xrealloc(sb->to, (sb->n + 1) * sizeof(*sb->to));
-	sb->from[sb->n] = from;
-	sb->to[sb->n++] = to;
+	sb->masks = fa_xrealloc(sb->masks, (sb->n + 1) * sizeof(*sb->masks));
+	sb->masks[sb->n++] = (struct hx_canary_mask){ .kind = kind, .text = text, .dot = dot };
 }
 
-/* @s with every sb->from[k] replaced by sb->to[k], in table order; NULL
- * when nothing was. */
 static char *scrubbed(const struct scrub *sb, const char *s)
 {
-	char *cur = NULL, *next;
-
-	for (size_t k = 0; s != NULL && k < sb->n; k++) {
-		if (sb->from[k][0] == '\0')
-			continue;
-		next = hx_canary_replace_all(cur ? cur : s, sb->from[k], sb->to[k]);
-		if (next == NULL)
-			continue;
-		free(cur);
-		cur = next;
-	}
-	return cur;
+	return hx_canary_redact(s, sb->masks, sb->n);
 }
 
 /* Scrub the owned string *@s in place. */
@@ -471,15 +609,17 @@ void hx_client_log_scrub(struct hx_scenario_result *out, const struct fa_scenari
 
 	if (out->key_canary[0] == '\0')
 		return;
+	/* the longest first: where two match the same piece, the first wins */
 	for (i = 0; i < sc->n_keys; i++)
-		scrub_add(&sb, hx_canary_secret(sc->keys[i].secret, out->key_canary),
-			  "[key secret].[key canary]");
-	scrub_add(&sb, fa_xstrdup(out->key_canary), "[key canary]");
+		scrub_add(&sb, HX_MASK_CANARIED,
+			  hx_canary_secret(sc->keys[i].secret, out->key_canary),
+			  strlen(sc->keys[i].secret));
+	for (i = 0; i < sc->n_keys; i++)
+		if (strlen(sc->keys[i].secret) >= HX_CANARY_FRAGMENT_MIN)
+			scrub_add(&sb, HX_MASK_SECRET, fa_xstrdup(sc->keys[i].secret), 0);
 	if (out->body_canary[0] != '\0')
-		scrub_add(&sb, fa_xstrdup(out->body_canary), "[body canary]");
-	for (i = 0; i < sc->n_keys; i++)
-		if (strlen(sc->keys[i].secret) >= 8)
-			scrub_add(&sb, fa_xstrdup(sc->keys[i].secret), "[key secret]");
+		scrub_add(&sb, HX_MASK_BODY_CANARY, fa_xstrdup(out->body_canary), 0);
+	scrub_add(&sb, HX_MASK_KEY_CANARY, fa_xstrdup(out->key_canary), 0);
 
 	scrub_str(&sb, &out->error);
 	scrub_str(&sb, &out->client_stderr);
@@ -498,7 +638,6 @@ void hx_client_log_scrub(struct hx_scenario_result *out, const struct fa_scenari
 		scrub_str(&sb, &out->canary_hits[i].where);
 
 	for (i = 0; i < sb.n; i++)
-		free(sb.from[i]);
-	free(sb.from);
-	free(sb.to);
+		free((char *)sb.masks[i].text);
+	free(sb.masks);
 }

@@ -47,6 +47,16 @@ struct hx_client_log {
 	bool *has_result;            /* per tasks[] entry: its result line was read */
 	size_t n_tasks;
 	size_t cap_tasks;
+	char key_canary[33];         /* the canaries each parsed line is searched for
+	                                (hx_client_log_canaries); "" = no search */
+	char body_canary[64];
+	struct hx_canary_hit *hits;  /* owned: what that search found, n_hits */
+	size_t n_hits;
+	size_t searched;             /* bytes it searched */
+	bool raw_cut;                /* set by the reader: the lines read from now on may
+	                                be missing from the stdout bytes searched later
+	                                (past the capture's bound), so a canary a line
+	                                holds as printed is reported here too */
 };
 
 /* What one line turned out to be. */
@@ -62,6 +72,19 @@ void hx_client_log_init(struct hx_client_log *l);
 /* Release what @l owns and zero it. NULL accepted. */
 void hx_client_log_release(struct hx_client_log *l);
 
+/*
+ * Search every line parsed from now on for @key_canary and @body_canary
+ * (copied; canary.h; NULL or "" for none): each line that parses as a
+ * JSON object, valid message or not, is printed again as compact JSON,
+ * which decodes what the client \u-escaped, and a canary found there but
+ * not in the line's own bytes (the search of stdout finds those; with
+ * ->raw_cut set, found there at all) is a hit "stdout line N" (its task
+ * when the line names one the client was given). A line refused for a \u0000 is searched too, each \u0000 read
+ * as U+FFFD. Without a key canary nothing is searched.
+ */
+void hx_client_log_canaries(struct hx_client_log *l, const char *key_canary,
+			    const char *body_canary);
+
 /* The client was given task @id (copied): lines may name it from now on. */
 void hx_client_log_task(struct hx_client_log *l, const char *id);
 
@@ -70,15 +93,19 @@ void hx_client_log_task(struct hx_client_log *l, const char *id);
  * NUL-terminated) read at @t_us (provider µs since start). @cut: the line
  * was longer than HX_CLIENT_LOG_MAX_LINE and this is its beginning. A valid
  * message becomes an hx_client_msg stamped @t_us; a malformed line becomes
- * "line N: message" in ->errors: not a JSON object, no "type", unknown
+ * "line N: message" in ->errors: not a JSON object, a string holding the
+ * escape \u0000 (cJSON would end the string there and hide the rest: "a
+ * string holds \u0000 (NUL), which the protocol does not allow"; a raw
+ * NUL byte makes it not a JSON object), no "type", unknown
  * type, no "task", unknown task, a line after the task's result, a second
  * hello, an "action_result" whose "status" is not an integer 0..999, a
  * "result" whose "outcome" is not one of the four, a cut line, and any
  * message but a result once HX_CLIENT_LOG_MAX_MSGS are held ("more than
  * 65536 messages, ignored"). Before the hello, anything but a hello with
  * an integer "protocol" is an error ("expected hello ..."). Past
- * HX_CLIENT_LOG_MAX_ERRORS line errors, the next are only counted. Never
- * fails otherwise.
+ * HX_CLIENT_LOG_MAX_ERRORS line errors, the next are only counted. Each
+ * line is searched for the canaries as hx_client_log_canaries() says.
+ * Never fails otherwise.
  */
 enum hx_client_line hx_client_log_line(struct hx_client_log *l, const char *line,
 				     size_t len, bool cut, int64_t t_us);
@@ -105,8 +132,10 @@ char *hx_client_log_plain(const char *s, size_t len);
  * msgs and protocol_errors, appended to what they already hold (a
  * restarted client's session after the killed one's; a hello is moved
  * only when @out has none yet, else dropped), and add every protocol
- * error, listed or counted, to @out->n_protocol_errors_seen. @l keeps its
- * line count and tasks, and goes on with an empty record.
+ * error, listed or counted, to @out->n_protocol_errors_seen; the hits of
+ * the lines' canary search are appended to @out->canary_hits and the
+ * bytes it searched added to @out->canary_bytes_searched. @l keeps its
+ * line count, tasks and canaries, and goes on with an empty record.
  */
 void hx_client_log_move(struct hx_client_log *l, struct hx_scenario_result *out);
 
@@ -123,12 +152,16 @@ struct hx_client_text {
 /*
  * Search what a client printed for @out's canaries (@out->key_canary and
  * ->body_canary; canary.h): the @n @texts (of the files, the first
- * @file_max bytes in all are read; one that cannot be read is skipped
- * as empty), then the record of every
- * `escalation` line in @out->msgs, serialised as compact JSON (the whole
- * line when it has no "record"), as "escalation record of task T". The
- * hits are appended to @out->canary_hits and the bytes searched added to
- * @out->canary_bytes_searched. Nothing happens when the key canary is "".
+ * @file_max bytes in all are read; one that does not exist is skipped as
+ * empty; a canary found in a place @out already names for it, or in two
+ * texts of the same place, is named once), then the record of every `escalation` line in @out->msgs whose
+ * "record" is an object (a line without one holds no record; its bytes
+ * are searched as stdout's all the same), serialised as compact JSON, as
+ * "escalation record of task T". The hits are appended to
+ * @out->canary_hits and the bytes searched added to
+ * @out->canary_bytes_searched; @out->canary_search_incomplete is set when
+ * a file held more than its share of @file_max or could not be read.
+ * Nothing happens when the key canary is "".
  */
 void hx_client_log_search(struct hx_scenario_result *out, const struct hx_client_text *texts,
 			  size_t n, size_t file_max);
@@ -137,13 +170,16 @@ void hx_client_log_search(struct hx_scenario_result *out, const struct hx_client
  * Make what @out keeps of the client safe to report: in its error, the
  * stderr tail, the protocol errors, the hello, every message's JSON
  * (names and strings), the tasks' errors, the checks' details and the
- * canary hits' places, replace each secret of @sc's keys followed by
- * "." and the key canary with "[key secret].[key canary]", then the key
- * canary with "[key canary]", the body canary with "[body canary]", and
- * each secret of 8 characters or more with "[key secret]" (a shorter one
- * would match ordinary words). Call it once the checks are done: they
- * read the client's words as printed. Nothing happens when the key
- * canary is "".
+ * canary hits' places, hide (hx_canary_redact) each secret of @sc's keys
+ * followed by "." and the key canary as "[key secret].[key canary]", the
+ * key canary as "[key canary]", the body canary as "[body canary]", and
+ * each secret of 8 characters or more as "[key secret]" (a shorter one
+ * would match ordinary words); and, as those, every prefix or suffix of
+ * them 8 characters long or longer wherever it appears: what the harness
+ * keeps of the client is often cut (excerpts, the stderr tail, the
+ * checks' quotes), and a cut secret is still a secret. Call it once the
+ * checks are done: they read the client's words as printed. Nothing
+ * happens when the key canary is "".
  */
 void hx_client_log_scrub(struct hx_scenario_result *out, const struct fa_scenario *sc);
 

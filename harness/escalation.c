@@ -470,6 +470,15 @@ void hx_escalation_sanitised_check(const struct hx_check_input *in,
 		r->verdict = HX_NA;
 		r->detail = fa_xasprintf("%zu escalation record%s, but no search for the "
 					 "canaries ran", n_records, n_records == 1 ? "" : "s");
+	} else if (in->canary_search_incomplete) {
+		/* a leak past the cut would go unseen */
+		r->verdict = HX_NA;
+		r->detail = fa_xasprintf("%zu escalation record%s and %zu bytes searched, but "
+					 "the search was cut short (client output over its "
+					 "bound, or a state dir too large or unreadable): a "
+					 "clean partial search proves nothing",
+					 n_records, n_records == 1 ? "" : "s",
+					 in->canary_bytes_searched);
 	} else {
 		r->verdict = HX_PASS;
 		r->detail = fa_xasprintf(

@@ -2,10 +2,13 @@
 #include "known_failing.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "check.h"
@@ -133,6 +136,9 @@ enum fa_rc hx_known_failing_parse(const char *file, const char *text, size_t len
 
 	*out = NULL;
 	kf->file = fa_xstrdup(file ? file : "-");
+	/* an editor's UTF-8 byte order mark is not part of the first id */
+	if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+		p += 3;
 	while (p < end && rc == FA_OK) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
@@ -155,14 +161,32 @@ enum fa_rc hx_known_failing_load(const char *path, struct hx_known_failing **out
 	FILE *f = NULL;
 	char *buf = NULL;
 	size_t len = 0, n;
+	struct stat st;
 	enum fa_rc rc = FA_EIO;
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	*out = NULL;
-	f = fopen(path, "rb");
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		fa_err_set(err, "%s: cannot read: %s", path, strerror(errno));
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		fa_err_set(err, "%s: cannot read: %s", path, strerror(EISDIR));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fa_err_set(err, "%s: not a regular file", path);
+		rc = FA_EINVAL;
+		goto out;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	f = fdopen(fd, "rb");
 	if (f == NULL) {
 		fa_err_set(err, "%s: cannot read: %s", path, strerror(errno));
 		goto out;
 	}
+	fd = -1; /* the stream owns it now */
 	buf = fa_xmalloc(MAX_FILE + 1);
 	while ((n = fread(buf + len, 1, MAX_FILE + 1 - len, f)) > 0 && len + n <= MAX_FILE)
 		len += n;
@@ -178,6 +202,8 @@ enum fa_rc hx_known_failing_load(const char *path, struct hx_known_failing **out
 out:
 	if (f != NULL)
 		fclose(f);
+	if (fd >= 0)
+		close(fd);
 	free(buf);
 	return rc;
 }

@@ -29,7 +29,7 @@ struct hx_known_failing {
  * (used in messages only): one check id per line; blank lines and lines
  * whose first non-blank character is '#' are comments; after the id,
  * blanks then an optional "# reason". Surrounding blanks (space, tab, CR)
- * do not count. On success *@out gets a new list (free with
+ * do not count, nor a UTF-8 byte order mark at the very start. On success *@out gets a new list (free with
  * hx_known_failing_free) and FA_OK is returned. FA_EINVAL with the first
  * fault in @err, *@out NULL:
  *   FILE:LINE: unknown check "x"   (not in hx_check_def_at(); control
@@ -43,7 +43,9 @@ enum fa_rc hx_known_failing_parse(const char *file, const char *text, size_t len
 				  struct hx_known_failing **out, struct fa_err *err);
 
 /* Read and parse the file at @path as hx_known_failing_parse() does; FA_EIO
- * with "PATH: cannot read: reason" when it cannot be read (a folder, say). */
+ * with "PATH: cannot read: reason" when it cannot be read (a folder, say);
+ * FA_EINVAL with "PATH: not a regular file" for a FIFO, a socket or a
+ * device, refused at once (a FIFO is never waited on). */
 enum fa_rc hx_known_failing_load(const char *path, struct hx_known_failing **out,
 				 struct fa_err *err);
 

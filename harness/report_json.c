@@ -137,7 +137,8 @@ static void add_escalation(cJSON *item, const struct hx_scenario_result *s,
 	cJSON_AddItemToObject(item, "escalation", copy);
 }
 
-/* Where the planted canaries were found, and how much was searched. */
+/* Where the planted canaries were found, how much was searched, and
+ * whether some of it could not be. */
 static void add_canaries(cJSON *o, const struct hx_scenario_result *s)
 {
 	cJSON *arr = cJSON_AddArrayToObject(o, "canary_hits"), *item;
@@ -152,6 +153,7 @@ static void add_canaries(cJSON *o, const struct hx_scenario_result *s)
 		cJSON_AddItemToArray(arr, item);
 	}
 	cJSON_AddNumberToObject(o, "canary_bytes_searched", (double)s->canary_bytes_searched);
+	cJSON_AddBoolToObject(o, "canary_search_incomplete", s->canary_search_incomplete);
 }
 
 /* "required" or "recommended": what check @id is without expect or

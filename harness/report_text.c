@@ -108,9 +108,13 @@ static void text_task(FILE *out, const struct hx_scenario_result *s, enum hx_mod
 	fputc('\n', out);
 }
 
-/* One line naming where the planted canaries were found, when anywhere. */
+/* One line naming where the planted canaries were found, when anywhere;
+ * one saying the search could not read everything, when so. */
 static void text_canaries(FILE *out, const struct hx_scenario_result *s)
 {
+	if (s->canary_search_incomplete)
+		fputs("  canary search incomplete: client output or state files past the "
+		      "search's bounds, or unreadable, were not searched\n", out);
 	if (s->n_canary_hits == 0)
 		return;
 	fprintf(out, "  canary hits: %zu:", s->n_canary_hits);
@@ -286,24 +290,31 @@ static void text_suite_check(FILE *out, const struct hx_run_result *r,
 	const struct hx_known_entry *e = hx_known_failing_find(r->known_failing, d->id);
 	bool req;
 	enum hx_verdict v = hx_report_suite_verdict(r, d->id, &req);
+	/* "not counted" and what the list says are two facts: keep them apart */
+	const char *sep = req ? " " : "; ";
 
 	fprintf(out, "  %-4s  %-22s (L%d)%s", v == HX_NA ? "N/A" : v == HX_PASS ? "PASS" : "FAIL",
 		d->id, d->level, req ? "" : " not counted");
 	switch (hx_grade_known_state(r, d->id)) {
 	case HX_KNOWN_FAILING:
-		fputs(" known failing", out);
+		fprintf(out, "%sknown failing", sep);
 		if (e->reason != NULL) {
 			fputs(": ", out);
 			put_plain(out, e->reason);
 		}
 		break;
 	case HX_KNOWN_PASSES_NOW:
-		fputs(" known failing, passes now: remove it from ", out);
+		fprintf(out, "%sknown failing, passes now: remove it from ", sep);
 		put_plain(out, r->known_failing->file);
 		fprintf(out, " (line %u)", e->line);
 		break;
 	case HX_KNOWN_NA:
-		fputs(" known failing, not shown", out);
+		/* not shown at all, or shown where it was not counted */
+		fprintf(out, "%sknown failing%s", sep, v == HX_NA ? ", not shown" : "");
+		if (v != HX_NA && e->reason != NULL) {
+			fputs(": ", out);
+			put_plain(out, e->reason);
+		}
 		break;
 	case HX_KNOWN_UNLISTED:
 		break;

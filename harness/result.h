@@ -117,6 +117,9 @@ struct hx_check_input {
 	size_t n_canary_hits;
 	size_t canary_bytes_searched;      /* client output, records and state files
 	                                      searched for them; 0 = no search ran */
+	bool canary_search_incomplete;     /* some of what the search should have read was
+	                                      not: output past its bound, a state file
+	                                      past 64 MiB or unreadable (canary.h) */
 };
 
 /* One scenario's outcome. */
@@ -148,6 +151,8 @@ struct hx_scenario_result {
 	struct hx_canary_hit *canary_hits; /* owned: where the planted canaries were found */
 	size_t n_canary_hits;
 	size_t canary_bytes_searched;    /* bytes searched; 0 = no search ran */
+	bool canary_search_incomplete;   /* the search could not read all it should
+	                                    have (hx_check_input's) */
 	char key_canary[33];             /* the key canary planted in every key's secret
 	                                    (canary.h), "" when none; never printed */
 	char body_canary[64];            /* the body canary, "" when none; never printed */

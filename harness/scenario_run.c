@@ -479,6 +479,8 @@ enum fa_rc hx_scenario_start_client(struct scen *s, bool restart)
 		.env = (const char *const *)env,
 		.t0_us = s->t0_us,
 		.capture = &s->capture,
+		.key_canary = s->out->key_canary,
+		.body_canary = s->out->body_canary,
 	};
 	struct fa_err err = { { 0 } };
 	enum fa_rc rc;
@@ -613,19 +615,29 @@ out:
 }
 
 /* Search for the canaries (canary.h) before the folder goes: what the
- * client printed (stdio mode: the sessions' capture; exec mode: each
- * task's stdout and stderr files), its escalation records, and its state
- * folder for the key canary. */
+ * client printed (stdio mode: the sessions' capture, whose lines were
+ * searched as they were parsed too; exec mode: each task's stdout and
+ * stderr files), its escalation records, and its state folder for the
+ * key canary; and say when any of it could not be searched whole. */
 static void search_canaries(struct scen *s)
 {
-	const size_t n = s->stdio ? 2 : 2 * s->sc->harness.n_tasks;
-	struct hx_client_text *texts = fa_xcalloc(n, sizeof(*texts));
+	size_t n = s->stdio ? 2 : 2 * s->sc->harness.n_tasks;
+	struct hx_client_text *texts = fa_xcalloc(n + 1, sizeof(*texts));
 
 	if (s->stdio) {
 		texts[0] = (struct hx_client_text){ .buf = s->capture.out,
 						    .len = s->capture.out_len, .where = "stdout" };
 		texts[1] = (struct hx_client_text){ .buf = s->capture.err,
 						    .len = s->capture.err_len, .where = "stderr" };
+	}
+	/* what the capture's bound left out was never searched; but the
+	 * stderr tail was kept, and a leak at the very end is not lost */
+	if (s->stdio && s->capture.dropped > 0) {
+		s->out->canary_search_incomplete = true;
+		if (s->out->client_stderr != NULL)
+			texts[n++] = (struct hx_client_text){
+				.buf = s->out->client_stderr,
+				.len = strlen(s->out->client_stderr), .where = "stderr" };
 	}
 	for (size_t k = 0; !s->stdio && k < n; k++) {
 		const char *id = s->sc->harness.tasks[k / 2].id, *stream = k % 2 ? "stderr" : "stdout";
@@ -637,7 +649,8 @@ static void search_canaries(struct scen *s)
 	hx_client_log_search(s->out, texts, n, HX_STDIO_CAPTURE_MAX);
 	s->out->canary_bytes_searched += hx_canary_scan_dir(s->state_dir, s->out->key_canary,
 							    &s->out->canary_hits,
-							    &s->out->n_canary_hits);
+							    &s->out->n_canary_hits,
+							    &s->out->canary_search_incomplete);
 	for (size_t k = 0; !s->stdio && k < n; k++) {
 		free((char *)texts[k].path);
 		free((char *)texts[k].where);
@@ -665,6 +678,7 @@ static void grade(struct scen *s)
 		.canary_hits = out->canary_hits,
 		.n_canary_hits = out->n_canary_hits,
 		.canary_bytes_searched = out->canary_bytes_searched,
+		.canary_search_incomplete = out->canary_search_incomplete,
 	};
 
 	hx_check_run_all(&in, &out->checks, &out->n_checks);

@@ -198,6 +198,7 @@ enum fa_rc hx_stdio_start(const struct hx_stdio_spec *spec, struct hx_stdio **ou
 	c->t0_us = spec->t0_us;
 	c->capture = spec->capture;
 	hx_client_log_init(&c->log);
+	hx_client_log_canaries(&c->log, spec->key_canary, spec->body_canary);
 	*out = c;
 	rc = FA_OK;
 out:
@@ -398,6 +399,8 @@ static void read_stdout(struct hx_stdio *c)
 		if (c->capture != NULL)
 			capture(c->capture, &c->capture->out, &c->capture->out_len,
 				&c->capture->out_cap, buf, (size_t)n);
+		/* lines the capture no longer holds: the line search reports all */
+		c->log.raw_cut = c->capture == NULL || c->capture->dropped > 0;
 		feed(c, buf, (size_t)n, t_us);
 	}
 }

@@ -81,6 +81,9 @@ struct hx_stdio_spec {
 	int64_t grace_us;         /* shutdown to SIGKILL; 0 = HX_STDIO_GRACE_US */
 	struct hx_stdio_capture *capture; /* borrowed, kept by the session: every byte
 	                             of stdout and stderr goes there too; NULL = none */
+	const char *key_canary;   /* the canaries every line is searched for
+	                             (hx_client_log_canaries; copied); NULL = none */
+	const char *body_canary;
 };
 
 /* A running client session: its process, pipes and log. Opaque. */

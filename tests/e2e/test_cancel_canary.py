@@ -20,9 +20,10 @@ BODY_CANARY = re.compile(r"canary\.[0-9a-f]{16}@example\.invalid")
 SECRETS = ("sk-e2e-k1", "sk-e2e-k2")
 
 
-def run_harness(harness_bin, *args, timeout=300):
+def run_harness(harness_bin, *args, timeout=300, extra_env=None):
     env = dict(os.environ)
     env.pop("FAKEAPI_LOG", None)
+    env.update(extra_env or {})
     return subprocess.run([harness_bin, *args], capture_output=True, text=True,
                           timeout=timeout, env=env, stdin=subprocess.DEVNULL)
 
@@ -45,14 +46,15 @@ def task(tid="t1", **extra):
     return dict({"id": tid, "key": "k1", "method": "GET", "path": "/v1/records/7"}, **extra)
 
 
-def run(harness_bin, tmp_path, doc, *mode):
+def run(harness_bin, tmp_path, doc, *mode, extra_env=None):
     """Run one scenario with every report; returns (process, scenario report,
     every report's text, the journal's entries)."""
     path = tmp_path / f"{doc['id']}.json"
     path.write_text(json.dumps(doc, indent=1))
     report, junit, jdir = tmp_path / "r.json", tmp_path / "r.xml", tmp_path / "journals"
     proc = run_harness(harness_bin, "run", *mode, "--seed", "7", "--report-json", str(report),
-                       "--junit", str(junit), "--journal-dir", str(jdir), str(path))
+                       "--junit", str(junit), "--journal-dir", str(jdir), str(path),
+                       extra_env=extra_env)
     assert report.exists(), proc.stderr
     texts = [proc.stdout, proc.stderr, report.read_text(), junit.read_text()]
     journal = [json.loads(line) for line in (jdir / f"{doc['id']}.jsonl").read_text().splitlines()
@@ -223,5 +225,164 @@ def test_stdio_cancel_line_goal_body_canary_and_the_searches(harness_bin, tmp_pa
     assert s["duration_ms"] >= t["cancelled_at_ms"] + 2000 + 500
     hits = {(h["kind"], h["where"]) for h in s["canary_hits"]}
     assert hits == {("key", "stdout"), ("body", "stderr"), ("key", "state dir file key.txt")}
+    assert s["canary_search_incomplete"] is False
+    assert "canary search incomplete" not in proc.stdout
     assert any("debug: key [key secret].[key canary]" in e for e in s["protocol_errors"])
+    assert_nothing_secret(texts)
+
+
+# --- what a hostile client does with its key ---------------------------------------
+
+LONG_SECRET = "sk-e2e-long-0123456789ABCDEFGHIJKLMNOPQRSTUV"
+
+# Prints its key where the harness keeps only a cut piece of what it said,
+# hides it behind a \u0000 and in \u escapes; writes it to KEY_FILE so the
+# test knows the canary.
+HOSTILE_CLIENT = r'''
+import json, os, sys, urllib.error, urllib.request
+
+def say(obj=None, raw=None):
+    sys.stdout.write(raw if raw is not None else json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+key = os.environ["FAKEAPI_KEY"]
+open(os.environ["KEY_FILE"], "w").write(key)
+esc = "".join("\\u%04x" % ord(c) for c in key)
+say({"type": "hello", "protocol": 1, "client": {"name": "hostile", "version": "1"},
+     "features": ["escalation"]})
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "shutdown":
+        break
+    if msg["type"] != "task":
+        continue
+    t = msg["id"]
+    say({"type": "action_sent", "task": t, "attempt": 1, "idempotency_key": None})
+    req = urllib.request.Request(msg["url"], headers={"Authorization": "Bearer " + key})
+    try:
+        status = urllib.request.urlopen(req, timeout=10).status
+    except urllib.error.HTTPError as e:
+        status = e.code
+    say({"type": "action_result", "task": t, "attempt": 1, "status": status,
+         "retry_after": None, "error": None})
+    # cut pieces (lines 4-6): a 60-byte excerpt, a quoted type, a record's
+    # member name
+    say(raw="x" * 30 + " " + key + "\n")
+    say({"type": key, "task": t})
+    rec = {"reason": "attempts_exhausted", "goal": "g", "action": "stopped",
+           "provider": "http://127.0.0.1", "endpoint": "/v1/records/{id}", "method": "GET",
+           "scope": msg["scope"], "fingerprint": "sha256:" + "0" * 64,
+           "attempts": [{"attempt": 1, "at": "2025-01-07T10:15:02.114Z", "status": status,
+                         "retry_after": None, "ratelimit": {key: 5}}],
+           "budget": {"max_attempts": 1, "max_wait_s": 1, "attempts_used": 1, "waited_ms": 0},
+           "idempotency_key": None, "provider_operation_id": None, "sent": "yes",
+           "options": ["cancel"]}
+    say({"type": "escalation", "task": t, "record": rec})
+    # hidden: behind a NUL (line 7), and escaped in a valid line (line 8)
+    say(raw='{"type":"action_sent","task":"%s","attempt":2,"note":"a\\u0000 %s"}\n' % (t, esc))
+    say(raw='{"type":"result","task":"%s","outcome":"escalated","attempts":1,"waited_ms":0,'
+            '"sent":"yes","status":%d,"provider_id":null,"note":"%s"}\n' % (t, status, esc))
+    # the stderr tail starts 30 bytes into the key
+    sys.stderr.write("key " + key + "E" * (4096 - 30))
+    sys.stderr.flush()
+'''
+
+
+def fragments(text, n=8):
+    return {text[i:i + n] for i in range(len(text) - n + 1)}
+
+
+def test_no_piece_of_a_key_reaches_a_report_however_it_was_cut(harness_bin, tmp_path):
+    client = tmp_path / "hostile.py"
+    client.write_text(textwrap.dedent(HOSTILE_CLIENT))
+    key_file = tmp_path / "key"
+    doc = scenario("cc-hostile", [{"status": 503}], [task(budget={"max_attempts": 1, "max_wait_s": 5})],
+                   [{"at_ms": 0, "send": ["t1"]}])
+    doc["provider"]["keys"]["k1"]["secret"] = LONG_SECRET
+    proc, s, texts, _ = run(harness_bin, tmp_path, doc, "--client", f"{PY} {client}",
+                            extra_env={"KEY_FILE": str(key_file)})
+    key = key_file.read_text()
+    assert key.startswith(LONG_SECRET + ".kc"), key
+    # no 8 characters in a row of the key, its secret or its canary anywhere
+    for text in texts:
+        for piece in fragments(key):
+            assert piece not in text, (piece, text)
+    assert_nothing_secret(texts)
+    errors = s["protocol_errors"]
+    assert errors == [
+        "line 4: not a JSON object: " + "x" * 30 + " [key secret]...",
+        'line 5: unknown type "[key secret].[key canary]..."',
+        "line 7: a string holds \\u0000 (NUL), which the protocol does not allow"]
+    assert "[key secret].[key canary]EEEE" in proc.stdout  # the stderr tail
+    # the escaped key is found where it was hidden, the NUL line included
+    hits = [(h["kind"], h["where"]) for h in s["canary_hits"]]
+    assert sorted(hits) == [("key", "escalation record of task t1"), ("key", "stderr"),
+                            ("key", "stdout"), ("key", "stdout line 7"),
+                            ("key", "stdout line 8")], hits
+    sanitised = next(c for c in s["checks"] if c["id"] == "escalation.sanitised")
+    assert sanitised["verdict"] == "fail"
+
+
+def test_a_search_cut_short_says_so(harness_bin, tmp_path):
+    # 17 MB on each stream, past the 16 MiB the capture keeps, then the key
+    client = tmp_path / "loud.py"
+    client.write_text(textwrap.dedent('''
+        import json, os, sys
+        key = os.environ["FAKEAPI_KEY"]
+        print(json.dumps({"type": "hello", "protocol": 1, "features": []}), flush=True)
+        for i in range(17):
+            print("x" * 1000000, flush=True)
+        print(json.dumps({"type": "action_sent", "task": "t9", "key": key}), flush=True)
+        sys.stderr.write(("E" * 1023 + "\\n") * 17 * 1024 + "last words: " + key + "\\n")
+        sys.stderr.flush()
+        for line in sys.stdin:
+            if json.loads(line)["type"] == "shutdown":
+                break
+    '''))
+    doc = scenario("cc-loud", [{"status": 200}], [task()], [{"at_ms": 0, "send": ["t1"]}],
+                   timeout_s=5)
+    proc, s, texts, _ = run(harness_bin, tmp_path, doc, "--client", f"{PY} {client}")
+    assert s["canary_search_incomplete"] is True
+    assert "  canary search incomplete: " in proc.stdout
+    assert s["canary_bytes_searched"] >= 16 * 1024 * 1024
+    # the line past the bound is found as it was parsed, the end of stderr in its tail
+    assert sorted((h["kind"], h["where"]) for h in s["canary_hits"]) == [
+        ("key", "stderr"), ("key", "stdout line 19")], s["canary_hits"]
+    assert_nothing_secret(texts)
+
+    # a state dir deeper than the walk goes
+    deep = "/".join(["d"] * 34)
+    doc = scenario("cc-deep", [{"status": 200}], [task()], [{"at_ms": 0, "send": ["t1"]}])
+    _, s, _, _ = run(harness_bin, tmp_path, doc, "--exec",
+                     f'mkdir -p "$CLIENT_STATE_DIR/{deep}"; curl -s -o /dev/null {AUTH} {{url}}')
+    assert s["tasks"][0]["exit_code"] == 0
+    assert s["canary_search_incomplete"] is True
+    doc["id"] = "cc-shallow"
+    _, s, _, _ = run(harness_bin, tmp_path, doc, "--exec",
+                     f'mkdir -p "$CLIENT_STATE_DIR/d/d"; curl -s -o /dev/null {AUTH} {{url}}')
+    assert s["canary_search_incomplete"] is False
+
+
+def test_an_escalation_line_without_a_record_is_no_record(harness_bin, tmp_path):
+    client = tmp_path / "norec.py"
+    client.write_text(textwrap.dedent('''
+        import json, os, sys
+        def say(o):
+            print(json.dumps(o), flush=True)
+        say({"type": "hello", "protocol": 1, "features": ["escalation"]})
+        for line in sys.stdin:
+            msg = json.loads(line)
+            if msg["type"] == "shutdown":
+                break
+            if msg["type"] == "task":
+                say({"type": "escalation", "task": msg["id"], "note": os.environ["FAKEAPI_KEY"]})
+                say({"type": "escalation", "task": msg["id"], "record": "x"})
+                say({"type": "result", "task": msg["id"], "outcome": "escalated", "attempts": 0,
+                     "waited_ms": 0, "sent": "no", "status": 0, "provider_id": None})
+    '''))
+    doc = scenario("cc-norec", [{"status": 200}], [task()], [{"at_ms": 0, "send": ["t1"]}])
+    _, s, texts, _ = run(harness_bin, tmp_path, doc, "--client", f"{PY} {client}")
+    # the key is found in stdout as printed, never as an "escalation record"
+    assert [(h["kind"], h["where"]) for h in s["canary_hits"]] == [("key", "stdout")]
+    assert s["tasks"][0]["escalation"] is None
     assert_nothing_secret(texts)

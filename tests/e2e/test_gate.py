@@ -168,6 +168,28 @@ def test_missing_known_failing_list_exits_2(harness_bin, tmp_path):
     assert f"{tmp_path / 'nope.txt'}: cannot read: No such file or directory" in proc.stderr
 
 
+def test_known_failing_list_may_start_with_a_byte_order_mark(harness_bin, tmp_path, schema):
+    doc = scenario("kf-bom", ONE_429)
+    kf = tmp_path / "kf.txt"
+    kf.write_bytes("\ufeffwait.retry_after # saved by an editor that marks UTF-8\n".encode())
+    proc, report = grade(harness_bin, tmp_path, doc, IMPATIENT, "--known-failing", str(kf))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    validate(report, schema)
+    assert row(report, "wait.retry_after")["known_failing"] is True
+
+
+def test_known_failing_fifo_is_refused_at_once(harness_bin, tmp_path):
+    path = write(tmp_path, scenario("kf-fifo", OK_200))
+    fifo = tmp_path / "kf.fifo"
+    os.mkfifo(fifo)
+    # nobody ever writes to it: reading it would wait for good
+    proc = run_harness(harness_bin, "run", "-q", "--exec", "true",
+                       "--known-failing", str(fifo), str(path), timeout=30)
+    assert proc.returncode == 2
+    assert proc.stderr == f"fakeapi-harness: {fifo}: not a regular file\n"
+    assert proc.stdout == ""
+
+
 # --- --strict -----------------------------------------------------------------
 
 def test_strict_counts_a_check_the_scenario_made_recommended(harness_bin, tmp_path, schema):
@@ -207,6 +229,16 @@ def test_strict_counts_a_check_recommended_by_default(harness_bin, tmp_path, sch
     c = row(report, "wait.concurrency")
     assert (c["verdict"], c["required"], c["default"]) == ("fail", True, "recommended")
     assert proc.returncode == 1, proc.stdout
+
+    # listed but not counted: shown, and the summary says both facts apart
+    kf = tmp_path / "kf.txt"
+    kf.write_text("wait.concurrency # one at a time is coming\n")
+    proc, report = grade(harness_bin, tmp_path, doc, ONCE, "--known-failing", str(kf))
+    assert proc.returncode == 0, proc.stdout
+    assert report["known_failing"]["entries"][0]["state"] == "n/a"
+    assert ("  FAIL  wait.concurrency       (L2) not counted; known failing: one at a time "
+            "is coming\n") in proc.stdout
+    assert "not shown" not in proc.stdout
 
 
 # --- --repeat -----------------------------------------------------------------
@@ -458,6 +490,25 @@ def test_gate_without_a_harness_exits_2(gate, harness_bin, tmp_path):
                           timeout=60, env=env, stdin=subprocess.DEVNULL)
     assert proc.returncode == 2
     assert "fakeapi-harness not found: put it on PATH or set FAKEAPI_HARNESS" in proc.stderr
+
+
+@pytest.mark.parametrize("what", ["directory", "plain file"])
+def test_gate_harness_that_is_no_program_exits_2(gate, harness_bin, tmp_path, what):
+    if what == "directory":
+        target = tmp_path / "bin dir"
+        target.mkdir()
+        cause = f"FAKEAPI_HARNESS: {target} is a directory, not the fakeapi-harness program"
+    else:
+        target = tmp_path / "notes.txt"
+        target.write_text("not a program\n")
+        cause = f"FAKEAPI_HARNESS: {target} is not an executable file"
+    env = harness_env()
+    env["FAKEAPI_HARNESS"] = str(target)
+    proc = subprocess.run(["/bin/sh", gate, "--exec", "true"], capture_output=True, text=True,
+                          timeout=60, env=env, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2
+    assert proc.stderr == f"fakeapi-gate: {cause} (see fakeapi-gate --help)\n"
+    assert proc.stdout == ""
 
 
 def test_gate_passes_a_harness_usage_error_on(gate, harness_bin, tmp_path):

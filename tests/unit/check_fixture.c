@@ -107,7 +107,8 @@ struct hx_check_input fx_input(const struct fx *f, enum hx_mode mode)
 					.tasks = f->runs, .n_tasks = f->n_runs, .mode = mode,
 					.msgs = f->m, .n_msgs = f->n_msgs,
 					.canary_hits = f->hits, .n_canary_hits = f->n_hits,
-					.canary_bytes_searched = f->searched };
+					.canary_bytes_searched = f->searched,
+					.canary_search_incomplete = f->incomplete };
 }
 
 struct hx_check_result fx_judge(const struct fx *f, fx_check_fn *check, const char *id,

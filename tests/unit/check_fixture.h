@@ -48,6 +48,7 @@ struct fx {
 	struct hx_canary_hit hits[FX_HITS];      /* strings borrowed (literals), not released */
 	size_t n_hits;
 	size_t searched;                         /* canary_bytes_searched of the input */
+	bool incomplete;                         /* canary_search_incomplete of the input */
 };
 
 /*

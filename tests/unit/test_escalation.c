@@ -579,6 +579,13 @@ static void sanitised__is_na_without_record_search_or_stdio(void)
 	CU_ASSERT_EQUAL(r.verdict, HX_NA);
 	CU_ASSERT_TRUE(fx_has(&r, "no search for the canaries ran"));
 	hx_check_result_release(&r);
+	/* a search cut short is no clean search */
+	f.incomplete = true;
+	r = sanitised(&f, HX_MODE_STDIO, 5000);
+	CU_ASSERT_EQUAL(r.verdict, HX_NA);
+	CU_ASSERT_TRUE(fx_has(&r, "the search was cut short"));
+	hx_check_result_release(&r);
+	f.incomplete = false;
 	r = sanitised(&f, HX_MODE_EXEC, 5000);
 	CU_ASSERT_EQUAL(r.verdict, HX_NA);
 	CU_ASSERT_TRUE(fx_has(&r, "exec mode"));

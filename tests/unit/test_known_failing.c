@@ -2,10 +2,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CUnit/CUnit.h>
 
+#include "alloc.h"
 #include "known_failing.h"
 
 /* Parse @text as the file "kf.txt"; *@err gets the message. */
@@ -159,6 +161,50 @@ static void known_failing__load_reads_the_file_or_names_why_not(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, ": cannot read: Is a directory"));
 }
 
+static void known_failing__a_byte_order_mark_at_the_start_is_skipped(void)
+{
+	struct hx_known_failing *kf = NULL;
+	struct fa_err err = { "" };
+
+	CU_ASSERT_EQUAL_FATAL(parse("\xef\xbb\xbfwait.jitter # spreads too little\n", &kf, &err),
+			      FA_OK);
+	CU_ASSERT_EQUAL_FATAL(kf->n_entries, 1);
+	CU_ASSERT_STRING_EQUAL(kf->entries[0].id, "wait.jitter");
+	hx_known_failing_free(kf);
+	CU_ASSERT_EQUAL_FATAL(parse("\xef\xbb\xbf# only a comment\n", &kf, &err), FA_OK);
+	CU_ASSERT_EQUAL(kf->n_entries, 0);
+	hx_known_failing_free(kf);
+	/* anywhere else it is part of an id, which no check has */
+	CU_ASSERT_EQUAL(parse("wait.jitter\n\xef\xbb\xbf" "attempts.hidden\n", &kf, &err),
+			FA_EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg, "kf.txt:2: unknown check \"\xef\xbb\xbf" "attempts.hidden\"");
+}
+
+static void known_failing__a_fifo_is_refused_at_once(void)
+{
+	char dir[] = "/tmp/hx-kf-fifo-XXXXXX";
+	struct hx_known_failing *kf = NULL;
+	struct fa_err err = { "" };
+	char *path, *want;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+	path = fa_xasprintf("%s/kf.txt", dir);
+	want = fa_xasprintf("%s: not a regular file", path);
+	CU_ASSERT_EQUAL_FATAL(mkfifo(path, 0600), 0);
+	alarm(20); /* waiting for a writer would hang the run: end it instead */
+	CU_ASSERT_EQUAL(hx_known_failing_load(path, &kf, &err), FA_EINVAL);
+	alarm(0);
+	CU_ASSERT_PTR_NULL(kf);
+	CU_ASSERT_STRING_EQUAL(err.msg, want);
+	fa_err_clear(&err);
+	CU_ASSERT_EQUAL(hx_known_failing_load("/dev/null", &kf, &err), FA_EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg, "/dev/null: not a regular file");
+	unlink(path);
+	rmdir(dir);
+	free(path);
+	free(want);
+}
+
 void test_known_failing_register(void)
 {
 	CU_pSuite s = CU_add_suite("known_failing", NULL, NULL);
@@ -175,4 +221,8 @@ void test_known_failing_register(void)
 		    known_failing__nul_and_long_lines_are_faults);
 	CU_add_test(s, "known_failing__load_reads_the_file_or_names_why_not",
 		    known_failing__load_reads_the_file_or_names_why_not);
+	CU_add_test(s, "known_failing__a_byte_order_mark_at_the_start_is_skipped",
+		    known_failing__a_byte_order_mark_at_the_start_is_skipped);
+	CU_add_test(s, "known_failing__a_fifo_is_refused_at_once",
+		    known_failing__a_fifo_is_refused_at_once);
 }

@@ -16,6 +16,7 @@
 #include "quota.h"
 #include "route.h"
 #include "scope.h"
+#include "shape.h"
 #include "store.h"
 #include "utf8.h"
 
@@ -29,6 +30,8 @@ struct fa_provider {
 	struct fa_scopes *scopes;     /* owned */
 	struct fa_store *store;       /* owned; thread-safe on its own */
 	struct fa_quota *quota;       /* owned, guarded by lock; NULL without $.provider.quota */
+	struct fa_shape_state *shapes; /* owned, guarded by lock: seed 002's cooldown and
+	                                  503 pauses (shape.h) */
 	bool admin;                   /* /_fakeapi/ answered by the admin module */
 	char *key_suffix;             /* owned: what a secret must end with after a '.'
 	                                 (fa_provider_set_key_suffix), or NULL */
@@ -116,6 +119,7 @@ struct fa_provider *fa_provider_new(const struct fa_scenario *sc,
 	p->store = fa_store_new(&sc->store);
 	if (sc->has_quota)
 		p->quota = fa_quota_new(&sc->quota, sc->keys, sc->n_keys, seed);
+	p->shapes = fa_shape_state_new(seed);
 	p->admin = true;
 	return p;
 }
@@ -128,6 +132,7 @@ void fa_provider_free(struct fa_provider *p)
 	fa_scopes_free(p->scopes);
 	fa_store_free(p->store);
 	fa_quota_free(p->quota);
+	fa_shape_state_free(p->shapes);
 	free(p->key_suffix);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
@@ -253,16 +258,52 @@ static void error_answer(struct fa_resp *resp, int status, const char *code,
 	resp->attempt.status = status;
 }
 
+/*
+ * Seed 002's answer @spec names with "shape", over what fa_fault_respond()
+ * built (the extra headers, delay, fault, hold): its status, body and
+ * headers, and the pause its Retry-After names, which is returned. The
+ * answer goes out at @send_us (@wall_send_us on the wall clock).
+ */
+static int64_t shaped_answer(struct fa_provider *p, struct fa_resp *resp,
+			     const struct fa_response_spec *spec,
+			     const struct fa_req *req, int64_t send_us,
+			     int64_t wall_send_us)
+{
+	struct fa_shape_answer ans;
+
+	fa_shape_render(p->shapes, &spec->shape,
+			req != NULL ? fa_req_header(req, "X-AI-Deadline-Ms") : NULL,
+			send_us, wall_send_us, &ans);
+	for (size_t i = 0; i < ans.n_headers; i++)
+		fa_resp_add_header(resp, ans.headers[i].name, ans.headers[i].value);
+	fa_resp_set_json(resp, ans.status, ans.body);
+	resp->attempt.status = ans.status;
+	free(resp->attempt.retry_after);
+	resp->attempt.retry_after = fa_xstrdup(ans.headers[0].value);
+	resp->attempt.pause_until_us = send_us + (int64_t)ans.retry_after_s * 1000000;
+	fa_shape_answer_release(&ans);
+	return resp->attempt.pause_until_us;
+}
+
 /* Answer with a scripted response entry going out after its delay;
- * returns the pause it announced (fa_fault_respond). */
+ * returns the pause it announced (fa_fault_respond). A scripted 2xx is
+ * the cluster answering: ai_provider_cooldown's streak is over. */
 static int64_t scripted_answer(struct fa_provider *p, struct fa_resp *resp,
 			       const struct fa_response_spec *spec,
-			       const struct fa_params *params, int64_t auto_until_us)
+			       const struct fa_params *params, int64_t auto_until_us,
+			       const struct fa_req *req)
 {
 	int64_t delay_us = (int64_t)spec->delay_ms * 1000;
+	int64_t send_us = fa_provider_now_us(p) + delay_us;
+	int64_t wall_send_us = fa_clock_wall_us() + delay_us;
+	int64_t until;
 
-	return fa_fault_respond(spec, params, fa_provider_now_us(p) + delay_us,
-				fa_clock_wall_us() + delay_us, auto_until_us, resp);
+	until = fa_fault_respond(spec, params, send_us, wall_send_us, auto_until_us, resp);
+	if (spec->shape.shape != FA_SHAPE_NONE)
+		return shaped_answer(p, resp, spec, req, send_us, wall_send_us);
+	if (spec->status >= 200 && spec->status < 300)
+		fa_shape_cluster_ok(p->shapes);
+	return until;
 }
 
 /* The string member @field of the JSON object that is @req's body: the
@@ -562,7 +603,7 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 		/* the scope is paused: answer again without moving any cursor
 		 * and without extending the pause a compliant client waits out */
 		a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_DURING_PAUSE));
-		scripted_answer(p, resp, &p->sc->during_pause, NULL, pause_until);
+		scripted_answer(p, resp, &p->sc->during_pause, NULL, pause_until, req);
 		goto out;
 	}
 	if (reconcile(p, req, resp))
@@ -599,7 +640,7 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 		idx = fa_cursors_next(p->cursors, i, a->scope);
 		a->route = fa_xstrdup(r->id);
 		a->response_index = (int)idx;
-		until = scripted_answer(p, resp, &r->responses[idx], &params, -1);
+		until = scripted_answer(p, resp, &r->responses[idx], &params, -1, req);
 		a->fault = fa_xstrdup(fa_fault_str(fa_fault_settle(resp, req->conn_reuse)));
 		/* before any hold, delay or drop; the fault module says which
 		 * answers commit */
@@ -674,6 +715,7 @@ void fa_provider_reset(struct fa_provider *p)
 	fa_scopes_reset(p->scopes);
 	if (p->quota != NULL)
 		fa_quota_reset(p->quota);
+	fa_shape_state_reset(p->shapes);
 	pthread_mutex_unlock(&p->lock);
 	fa_store_reset(p->store);
 	fa_journal_reset(p->journal);

@@ -123,14 +123,17 @@ static const struct fa_field route_fields[] = {
 };
 
 /* $.routes[i].responses[j]; $.provider.during_pause is the same without
- * "times", which must stay first, and without the connection faults, which
- * must stay last (RS_N_FAULT of them) */
+ * "times", which must stay first, and without the connection faults and
+ * the shapes, which must stay last (RS_N_FAULT + RS_N_SHAPE of them).
+ * "status" is required unless a "shape" gives it. */
 enum { RS_TIMES, RS_STATUS, RS_HEADERS, RS_BODY, RS_RETRY_AFTER, RS_DELAY,
-       RS_FAULT, RS_FAULT_BYTES, RS_HOLD, RS_HOLD_MS };
+       RS_FAULT, RS_FAULT_BYTES, RS_HOLD, RS_HOLD_MS, RS_SHAPE, RS_RA_S,
+       RS_COOLDOWN_S, RS_DEADLINE_MS };
 #define RS_N_FAULT 4
+#define RS_N_SHAPE 4
 static const struct fa_field response_fields[] = {
 	FA_F_INT("times", 0, 1, 1000000, struct fa_response_spec, times),
-	FA_F_INT("status", REQ, 100, 599, struct fa_response_spec, status),
+	FA_F_INT("status", 0, 100, 599, struct fa_response_spec, status),
 	FA_F_CHECK("headers", FA_SCHEMA_OBJECT, 0),
 	FA_F_JSON("body", struct fa_response_spec, body),
 	FA_F_CHECK("retry_after", FA_SCHEMA_ANY, 0),
@@ -141,6 +144,14 @@ static const struct fa_field response_fields[] = {
 	{ .name = "hold", .type = FA_SCHEMA_BOOL, .store = FA_STORE_BOOL,
 	  .off = offsetof(struct fa_response_spec, hold) },
 	FA_F_INT("hold_ms", 0, 1, 600000, struct fa_response_spec, hold_ms),
+	/* seed 002's answer shapes (shape.h); "shape" maps to enum fa_shape + 1 */
+	{ .name = "shape", .type = FA_SCHEMA_STRING, .one_of = fa_shape_names },
+	FA_F_INT("retry_after_s", 0, 1, FA_SHAPE_RETRY_AFTER_MAX_S,
+		 struct fa_response_spec, shape.retry_after_s),
+	FA_F_INT("cooldown_s", 0, 1, FA_SHAPE_COOLDOWN_MAX_S,
+		 struct fa_response_spec, shape.cooldown_s),
+	FA_F_INT("deadline_ms", 0, 1, FA_SHAPE_DEADLINE_MAX_MS,
+		 struct fa_response_spec, shape.deadline_ms),
 };
 
 /* "retry_after" as a plain number: delta-seconds */
@@ -216,7 +227,7 @@ static enum fa_rc check_fault(struct fa_schema *s, const cJSON **got,
 	if (got[RS_FAULT_BYTES] != NULL && !partial)
 		return fa_schema_fail(s, "\"fault_bytes\" needs \"fault\": \"partial_body\", "
 				      "got fault \"%s\"", resp_faults[r->fault]);
-	if (partial && r->body == NULL)
+	if (partial && r->body == NULL && r->shape.shape == FA_SHAPE_NONE)
 		return fa_schema_fail(s, "\"fault\": \"partial_body\" needs a \"body\" to cut short");
 	if (partial && (r->status < 200 || r->status == 204 || r->status == 304))
 		return fa_schema_fail(s, "\"fault\": \"partial_body\" needs a status that carries "
@@ -229,6 +240,67 @@ static enum fa_rc check_fault(struct fa_schema *s, const cJSON **got,
 	return FA_OK;
 }
 
+/* "shape" and what goes with it: the shape gives the status (one given
+ * must agree), the body and the Retry-After; each tuning member belongs
+ * to the shapes it tunes. Without a shape, "status" is required. */
+static enum fa_rc check_shape(struct fa_schema *s, const cJSON **got,
+			      struct fa_response_spec *r)
+{
+	enum fa_shape sh = FA_SHAPE_NONE;
+	const struct fa_header *h;
+	const char *name;
+
+	if (got[RS_SHAPE] != NULL)
+		for (size_t i = 0; fa_shape_names[i] != NULL; i++)
+			if (strcmp(fa_shape_names[i], got[RS_SHAPE]->valuestring) == 0)
+				sh = (enum fa_shape)(i + 1);
+	r->shape.shape = sh;
+	name = fa_shape_str(sh);
+	if (sh == FA_SHAPE_NONE) {
+		if (got[RS_STATUS] == NULL)
+			return fa_schema_fail(s, "missing required key \"status\"");
+		if (got[RS_RA_S] != NULL)
+			return fa_schema_fail(s, "\"retry_after_s\" needs a \"shape\" "
+					      "(use \"retry_after\" for a scripted answer)");
+		if (got[RS_COOLDOWN_S] != NULL)
+			return fa_schema_fail(s, "\"cooldown_s\" needs \"shape\": "
+					      "\"ai_provider_cooldown\"");
+		if (got[RS_DEADLINE_MS] != NULL)
+			return fa_schema_fail(s, "\"deadline_ms\" needs \"shape\": "
+					      "\"ai_deadline_exceeded\"");
+		return FA_OK;
+	}
+	if (got[RS_STATUS] != NULL && r->status != fa_shape_status(sh))
+		return fa_schema_fail(s, "\"status\" %d does not match \"shape\": \"%s\" "
+				      "(which answers %d)", r->status, name,
+				      fa_shape_status(sh));
+	r->status = fa_shape_status(sh);
+	if (got[RS_BODY] != NULL)
+		return fa_schema_fail(s, "\"body\" cannot go with \"shape\": \"%s\" "
+				      "(the shape renders the body)", name);
+	if (got[RS_RETRY_AFTER] != NULL)
+		return fa_schema_fail(s, "\"retry_after\" cannot go with \"shape\": \"%s\" "
+				      "(the shape sends Retry-After)", name);
+	h = fa_header_find(r->headers, r->n_headers, "Retry-After");
+	if (h != NULL)
+		return fa_schema_fail(s, "header %s cannot go with \"shape\": \"%s\" "
+				      "(the shape sends Retry-After)",
+				      fa_schema_quote(h->name).s, name);
+	if (got[RS_RA_S] != NULL && fa_shape_default_retry_after(sh) == 0)
+		return fa_schema_fail(s, "\"retry_after_s\" cannot go with \"shape\": \"%s\" "
+				      "(its pause is %s)", name,
+				      sh == FA_SHAPE_AI_PROVIDER_COOLDOWN
+					      ? "the cooldown's; tune \"cooldown_s\""
+					      : "drawn 3..7 s");
+	if (got[RS_COOLDOWN_S] != NULL && sh != FA_SHAPE_AI_PROVIDER_COOLDOWN)
+		return fa_schema_fail(s, "\"cooldown_s\" needs \"shape\": "
+				      "\"ai_provider_cooldown\", got shape \"%s\"", name);
+	if (got[RS_DEADLINE_MS] != NULL && sh != FA_SHAPE_AI_DEADLINE_EXCEEDED)
+		return fa_schema_fail(s, "\"deadline_ms\" needs \"shape\": "
+				      "\"ai_deadline_exceeded\", got shape \"%s\"", name);
+	return FA_OK;
+}
+
 /* One response spec at the current path. @last: the sequence's last entry,
  * which answers for ever unless it says "times". @pause: the provider's
  * during_pause answer, which has no "times". */
@@ -238,7 +310,7 @@ static enum fa_rc read_response(struct fa_schema *s, const cJSON *obj,
 	const cJSON *got[N(response_fields)] = {0};
 	const struct fa_field *fields = response_fields + (pause ? 1 : 0);
 	const struct fa_header *h;
-	size_t n = N(response_fields) - (pause ? 1 + RS_N_FAULT : 0);
+	size_t n = N(response_fields) - (pause ? 1 + RS_N_FAULT + RS_N_SHAPE : 0);
 	enum fa_rc rc;
 	size_t mark;
 
@@ -248,9 +320,6 @@ static enum fa_rc read_response(struct fa_schema *s, const cJSON *obj,
 	rc = fa_schema_object(s, obj, fields, n, r, got + (pause ? 1 : 0));
 	if (rc != FA_OK)
 		return rc;
-	rc = check_fault(s, got, r);
-	if (rc != FA_OK)
-		return rc;
 	if (got[RS_HEADERS] != NULL) {
 		mark = fa_schema_enter(s, "headers");
 		rc = fa_header_read_list(s, got[RS_HEADERS], &r->headers, &r->n_headers);
@@ -258,6 +327,12 @@ static enum fa_rc read_response(struct fa_schema *s, const cJSON *obj,
 		if (rc != FA_OK)
 			return rc;
 	}
+	rc = check_shape(s, got, r);
+	if (rc != FA_OK)
+		return rc;
+	rc = check_fault(s, got, r);
+	if (rc != FA_OK)
+		return rc;
 	if (got[RS_RETRY_AFTER] != NULL) {
 		mark = fa_schema_enter(s, "retry_after");
 		rc = read_retry_after(s, got[RS_RETRY_AFTER], r);

@@ -11,6 +11,7 @@
 #include "quota.h"
 #include "rc.h"
 #include "retry_after.h"
+#include "shape.h"
 
 /* A header to send, in the order the file lists them. */
 struct fa_header {
@@ -68,6 +69,10 @@ struct fa_response_spec {
 	                               until the harness releases it (fa_server_release) or
 	                               hold_ms passes, then apply the fault */
 	int hold_ms;                /* longest hold, 1..600000 ms, default 60000 */
+	struct fa_shape_spec shape; /* "shape" and its tuning: seed 002's answer rendered
+	                               by the provider (shape.h) instead of status, body
+	                               and Retry-After; status is then the shape's;
+	                               routes only (not during_pause) */
 };
 
 /* The side effect a route has ($.routes[i].effect). */

@@ -33,7 +33,8 @@
 	X(canary)       \
 	X(grade)        \
 	X(known_failing) \
-	X(quota)
+	X(quota)        \
+	X(shape)
 
 #define DECLARE(m) void test_##m##_register(void) __attribute__((weak));
 TEST_MODULES(DECLARE)

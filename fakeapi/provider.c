@@ -9,6 +9,7 @@
 
 #include "admin.h"
 #include "alloc.h"
+#include "chat.h"
 #include "clock.h"
 #include "digest.h"
 #include "fault.h"
@@ -35,6 +36,9 @@ struct fa_provider {
 	bool admin;                   /* /_fakeapi/ answered by the admin module */
 	char *key_suffix;             /* owned: what a secret must end with after a '.'
 	                                 (fa_provider_set_key_suffix), or NULL */
+	uint64_t chat_seq;            /* guarded by lock: answers of chat_completions routes
+	                                 so far, the last one "chatcmpl-<n>" (chat.h); 0
+	                                 after a reset */
 };
 
 /* Request headers recorded as attempt counters, in enum fa_attempt_header order. */
@@ -487,15 +491,16 @@ static bool quota_admit(struct fa_provider *p, struct fa_resp *resp)
 }
 
 /*
- * An admitted attempt's answer is decided: a 429 or a 503 gets its quota
- * back (seed 002: neither spends quota), and the answer carries the
+ * An admitted attempt's answer is decided: a 429 or a 503 (or, with
+ * @refund, a stream ending in a shape's error frame) gets its quota back
+ * (seed 002: neither spends quota), and the answer carries the
  * rate-limit headers. Caller holds p->lock.
  */
-static void quota_settle(struct fa_provider *p, struct fa_resp *resp)
+static void quota_settle(struct fa_provider *p, struct fa_resp *resp, bool refund)
 {
 	struct fa_attempt *a = &resp->attempt;
 
-	if (resp->status == 429 || resp->status == 503) {
+	if (refund || resp->status == 429 || resp->status == 503) {
 		fa_quota_refund(p->quota, &resp->quota, fa_provider_now_us(p));
 		free(a->quota);
 		a->quota = fa_quota_decision_str(&resp->quota);
@@ -572,6 +577,8 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 	struct fa_attempt *a = &resp->attempt;
 	const struct fa_key *key;
 	struct fa_params params = { 0 };
+	struct fa_chat_req creq = { 0 };
+	bool refund = false;
 	int64_t pause_until;
 
 	if (p->admin && fa_admin_is_admin_path(req->path)) {
@@ -637,10 +644,30 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 				goto out;
 			}
 		}
+		if (r->kind == FA_ROUTE_CHAT) {
+			char why[160];
+			cJSON *bad;
+
+			if (fa_chat_parse(req->body, req->body_len, &creq, why,
+					  sizeof(why)) != FA_OK) {
+				/* the provider's own 400: no cursor moves */
+				a->route = fa_xstrdup(r->id);
+				a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_RESPOND));
+				bad = fa_chat_invalid(why);
+				fa_resp_set_json(resp, 400, bad);
+				cJSON_Delete(bad);
+				a->status = 400;
+				goto out;
+			}
+		}
 		idx = fa_cursors_next(p->cursors, i, a->scope);
 		a->route = fa_xstrdup(r->id);
 		a->response_index = (int)idx;
 		until = scripted_answer(p, resp, &r->responses[idx], &params, -1, req);
+		if (r->kind != FA_ROUTE_SCRIPTED)
+			refund = fa_chat_answer(r, &r->responses[idx], &creq,
+						r->kind == FA_ROUTE_CHAT ? ++p->chat_seq : 0,
+						fa_clock_wall_us() / 1000000, resp);
 		a->fault = fa_xstrdup(fa_fault_str(fa_fault_settle(resp, req->conn_reuse)));
 		/* before any hold, delay or drop; the fault module says which
 		 * answers commit */
@@ -662,9 +689,10 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 	error_answer(resp, 404, "not_found", "no route matches this method and path");
 out:
 	if (resp->quota_admitted)
-		quota_settle(p, resp);
+		quota_settle(p, resp, refund);
 	pthread_mutex_unlock(&p->lock);
 	fa_params_release(&params);
+	fa_chat_req_release(&creq);
 }
 
 void fa_provider_abandon(struct fa_provider *p, const struct fa_req *req,
@@ -716,6 +744,7 @@ void fa_provider_reset(struct fa_provider *p)
 	if (p->quota != NULL)
 		fa_quota_reset(p->quota);
 	fa_shape_state_reset(p->shapes);
+	p->chat_seq = 0;
 	pthread_mutex_unlock(&p->lock);
 	fa_store_reset(p->store);
 	fa_journal_reset(p->journal);

@@ -11,6 +11,8 @@
 #include "harness_spec.h"
 #include "header.h"
 #include "jsontext.h"
+#include "chat.h"
+#include "chat_spec.h"
 #include "quota_spec.h"
 #include "route.h"
 #include "schema.h"
@@ -109,7 +111,7 @@ static const struct fa_field key_fields[] = {
 /* "effect" maps to enum fa_effect + 1 */
 static const char *const effects[] = {"create", NULL};
 enum { RT_ID, RT_METHOD, RT_PATH, RT_CLASS, RT_CURSOR, RT_RESPONSES, RT_EFFECT,
-       RT_CLIENT_REF };
+       RT_CLIENT_REF, RT_KIND, RT_REPLY, RT_MODELS };
 static const struct fa_field route_fields[] = {
 	FA_F_STR("id", REQ | NONEMPTY, struct fa_route_spec, id),
 	FA_F_ONE_OF("method", REQ, fa_scenario_methods, struct fa_route_spec, method),
@@ -120,6 +122,10 @@ static const struct fa_field route_fields[] = {
 	{ .name = "effect", .type = FA_SCHEMA_STRING, .one_of = effects },
 	FA_F_STR("client_reference_field", NONEMPTY, struct fa_route_spec,
 		 client_reference_field),
+	/* the OpenAI-compatible endpoint (chat_spec.h) */
+	FA_F_ENUM("kind", 0, fa_route_kinds, struct fa_route_spec, kind),
+	FA_F_STR("reply", NONEMPTY, struct fa_route_spec, reply),
+	FA_F_CHECK("models", FA_SCHEMA_ARRAY, NONEMPTY),
 };
 
 /* $.routes[i].responses[j]; $.provider.during_pause is the same without
@@ -128,9 +134,10 @@ static const struct fa_field route_fields[] = {
  * "status" is required unless a "shape" gives it. */
 enum { RS_TIMES, RS_STATUS, RS_HEADERS, RS_BODY, RS_RETRY_AFTER, RS_DELAY,
        RS_FAULT, RS_FAULT_BYTES, RS_HOLD, RS_HOLD_MS, RS_SHAPE, RS_RA_S,
-       RS_COOLDOWN_S, RS_DEADLINE_MS };
+       RS_COOLDOWN_S, RS_DEADLINE_MS, RS_ERROR_AFTER, RS_STOP_AFTER };
 #define RS_N_FAULT 4
 #define RS_N_SHAPE 4
+#define RS_N_CHAT  2
 static const struct fa_field response_fields[] = {
 	FA_F_INT("times", 0, 1, 1000000, struct fa_response_spec, times),
 	FA_F_INT("status", 0, 100, 599, struct fa_response_spec, status),
@@ -152,6 +159,11 @@ static const struct fa_field response_fields[] = {
 		 struct fa_response_spec, shape.cooldown_s),
 	FA_F_INT("deadline_ms", 0, 1, FA_SHAPE_DEADLINE_MAX_MS,
 		 struct fa_response_spec, shape.deadline_ms),
+	/* chat_completions streams (chat_spec.h checks them against the route) */
+	FA_F_INT("error_after_chunks", 0, 0, FA_CHAT_MAX_CHUNKS,
+		 struct fa_response_spec, error_after_chunks),
+	FA_F_INT("stop_after_chunks", 0, 0, FA_CHAT_MAX_CHUNKS,
+		 struct fa_response_spec, stop_after_chunks),
 };
 
 /* "retry_after" as a plain number: delta-seconds */
@@ -310,13 +322,15 @@ static enum fa_rc read_response(struct fa_schema *s, const cJSON *obj,
 	const cJSON *got[N(response_fields)] = {0};
 	const struct fa_field *fields = response_fields + (pause ? 1 : 0);
 	const struct fa_header *h;
-	size_t n = N(response_fields) - (pause ? 1 + RS_N_FAULT + RS_N_SHAPE : 0);
+	size_t n = N(response_fields) - (pause ? 1 + RS_N_FAULT + RS_N_SHAPE + RS_N_CHAT : 0);
 	enum fa_rc rc;
 	size_t mark;
 
 	r->times = last ? 0 : 1;
 	r->fault_bytes = -1;
 	r->hold_ms = 60000;
+	r->error_after_chunks = -1;
+	r->stop_after_chunks = -1;
 	rc = fa_schema_object(s, obj, fields, n, r, got + (pause ? 1 : 0));
 	if (rc != FA_OK)
 		return rc;
@@ -453,7 +467,9 @@ static enum fa_rc read_route(struct fa_schema *s, const cJSON *obj,
 			break;
 	}
 	fa_schema_leave(s, mark);
-	return rc;
+	if (rc != FA_OK)
+		return rc;
+	return fa_chat_spec_read(s, got[RT_REPLY], got[RT_MODELS], rt);
 }
 
 static enum fa_rc read_routes(struct fa_schema *s, const cJSON *arr,
@@ -780,6 +796,7 @@ void fa_scenario_free(struct fa_scenario *sc)
 		free(rt->path);
 		free(rt->klass);
 		free(rt->client_reference_field);
+		fa_chat_spec_release(rt);
 		for (size_t j = 0; j < rt->n_responses && rt->responses != NULL; j++)
 			response_release(&rt->responses[j]);
 		free(rt->responses);

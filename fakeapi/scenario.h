@@ -73,12 +73,28 @@ struct fa_response_spec {
 	                               by the provider (shape.h) instead of status, body
 	                               and Retry-After; status is then the shape's;
 	                               routes only (not during_pause) */
+	int error_after_chunks;     /* "error_after_chunks": on a chat_completions route, a
+	                               shaped answer to a stream sends this many chunks of
+	                               the reply before its error frame, 0..FA_CHAT_MAX_CHUNKS
+	                               (chat.h); -1 = not given (0) */
+	int stop_after_chunks;      /* "stop_after_chunks": on a chat_completions route, a 2xx
+	                               stream is closed after this many chunks, without
+	                               [DONE] (journaled as partial_body),
+	                               0..FA_CHAT_MAX_CHUNKS; -1 = not given */
 };
 
 /* The side effect a route has ($.routes[i].effect). */
 enum fa_effect {
 	FA_EFFECT_NONE = 0, /* a read: nothing is stored */
 	FA_EFFECT_CREATE,   /* "create": a 2xx answer (or a committing fault) stores a record */
+};
+
+/* What a route plays ($.routes[i].kind). */
+enum fa_route_kind {
+	FA_ROUTE_SCRIPTED = 0, /* "scripted" (default): the responses as written */
+	FA_ROUTE_CHAT,         /* "chat_completions": a 2xx response is rendered as an
+	                          OpenAI-compatible chat completion or stream (chat.h) */
+	FA_ROUTE_MODELS,       /* "models": a 2xx response is rendered as the model list */
 };
 
 /* One route ($.routes[i]). */
@@ -94,6 +110,13 @@ struct fa_route_spec {
 	char *client_reference_field;        /* "client_reference_field": top-level body member
 	                                        holding the client's reference; default
 	                                        "client_reference" on an effect route, else NULL */
+	enum fa_route_kind kind;             /* "kind", default FA_ROUTE_SCRIPTED */
+	char *reply;                         /* chat_completions: "reply", the assistant's text,
+	                                        1..FA_CHAT_REPLY_MAX bytes; default
+	                                        FA_CHAT_DEFAULT_REPLY */
+	char **models;                       /* models: "models", 1..FA_CHAT_MAX_MODELS unique
+	                                        names; default {FA_CHAT_DEFAULT_MODEL} */
+	size_t n_models;
 };
 
 /* Which idempotency contract the provider follows ($.provider.idempotency). */

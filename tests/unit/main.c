@@ -34,7 +34,8 @@
 	X(grade)        \
 	X(known_failing) \
 	X(quota)        \
-	X(shape)
+	X(shape)        \
+	X(chat)
 
 #define DECLARE(m) void test_##m##_register(void) __attribute__((weak));
 TEST_MODULES(DECLARE)

@@ -464,7 +464,7 @@ static void scenario__unknown_key_lists_the_allowed_ones(void)
 		{ ", \"during_pause\": {\"status\": 429, \"x\": 1}", ROUTE_OK, NULL,
 		  "t.json: $.provider.during_pause: unknown key \"x\" (allowed: status, headers, body, retry_after, delay_ms)" },
 		{ "", "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", \"x\": 1, \"responses\": [{\"status\": 200}]}]", NULL,
-		  "t.json: $.routes[0]: unknown key \"x\" (allowed: id, method, path, class, cursor, responses, effect, client_reference_field)" },
+		  "t.json: $.routes[0]: unknown key \"x\" (allowed: id, method, path, class, cursor, responses, effect, client_reference_field, kind, reply, models)" },
 		{ "", "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", \"responses\": [{\"status\": 200, \"retry_after\": {\"seconds\": 1, \"x\": 1}}]}]", NULL,
 		  "t.json: $.routes[0].responses[0].retry_after: unknown key \"x\" (allowed: seconds, form)" },
 		{ "", ROUTE_OK, "{\"x\": 1}",

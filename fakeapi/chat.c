@@ -1,0 +1,411 @@
+/* chat.c -- the OpenAI-compatible endpoint: chat completions, SSE chunks, models. */
+#include "chat.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "alloc.h"
+#include "jsontext.h"
+#include "provider.h"
+#include "scenario.h"
+
+int fa_chat_tokens(size_t len)
+{
+	size_t t = (len + 3) / 4;
+
+	return t > 0x7fffffff ? 0x7fffffff : (int)t;
+}
+
+void fa_chat_req_release(struct fa_chat_req *r)
+{
+	if (r == NULL)
+		return;
+	free(r->model);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The tokens of one message's "content": a string, an array of parts
+ * whose "text" members count, or null. -1 for anything else. */
+static int content_tokens(const cJSON *c)
+{
+	const cJSON *part, *text;
+	int n = 0;
+
+	if (c == NULL || cJSON_IsNull(c))
+		return 0;
+	if (cJSON_IsString(c))
+		return fa_chat_tokens(strlen(c->valuestring));
+	if (!cJSON_IsArray(c))
+		return -1;
+	cJSON_ArrayForEach(part, c) {
+		if (!cJSON_IsObject(part))
+			return -1;
+		text = cJSON_GetObjectItemCaseSensitive(part, "text");
+		if (cJSON_IsString(text))
+			n += fa_chat_tokens(strlen(text->valuestring));
+	}
+	return n;
+}
+
+/* A positive integer that fits an int, or -1. */
+static int positive_int(const cJSON *v)
+{
+	if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 0x7fffffff ||
+	    v->valuedouble != (double)(int)v->valuedouble)
+		return -1;
+	return (int)v->valuedouble;
+}
+
+enum fa_rc fa_chat_parse(const char *body, size_t len, struct fa_chat_req *out,
+			 char *msg, size_t msg_len)
+{
+	cJSON *root = NULL;
+	const cJSON *v, *m;
+	size_t i = 0;
+	int t;
+
+	memset(out, 0, sizeof(*out));
+	if (body == NULL || fa_jsontext_parse(body, len, "body", &root, NULL) != FA_OK) {
+		snprintf(msg, msg_len, "the request body is not valid JSON");
+		return FA_EINVAL;
+	}
+	if (!cJSON_IsObject(root)) {
+		snprintf(msg, msg_len, "the request body must be a JSON object");
+		goto bad;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(root, "messages");
+	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0) {
+		snprintf(msg, msg_len, "'messages' must be a non-empty array");
+		goto bad;
+	}
+	cJSON_ArrayForEach(m, v) {
+		const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
+
+		if (!cJSON_IsObject(m) || !cJSON_IsString(role)) {
+			snprintf(msg, msg_len, "'messages[%zu]' must be an object with a string 'role'", i);
+			goto bad;
+		}
+		t = content_tokens(cJSON_GetObjectItemCaseSensitive(m, "content"));
+		if (t < 0) {
+			snprintf(msg, msg_len, "'messages[%zu].content' must be a string, an array of parts or null", i);
+			goto bad;
+		}
+		out->prompt_tokens = out->prompt_tokens > 0x7fffffff - t ? 0x7fffffff
+									 : out->prompt_tokens + t;
+		i++;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(root, "model");
+	if (v != NULL && !cJSON_IsString(v)) {
+		snprintf(msg, msg_len, "'model' must be a string");
+		goto bad;
+	}
+	out->model = fa_xstrdup(v != NULL ? v->valuestring : FA_CHAT_DEFAULT_MODEL);
+	v = cJSON_GetObjectItemCaseSensitive(root, "stream");
+	if (v != NULL && !cJSON_IsBool(v) && !cJSON_IsNull(v)) {
+		snprintf(msg, msg_len, "'stream' must be a boolean");
+		goto bad;
+	}
+	out->stream = cJSON_IsTrue(v);
+	v = cJSON_GetObjectItemCaseSensitive(root, "max_tokens");
+	if (v == NULL || cJSON_IsNull(v))
+		v = cJSON_GetObjectItemCaseSensitive(root, "max_completion_tokens");
+	if (v != NULL && !cJSON_IsNull(v)) {
+		out->max_tokens = positive_int(v);
+		if (out->max_tokens < 0) {
+			snprintf(msg, msg_len, "'max_tokens' must be a positive integer");
+			goto bad;
+		}
+	}
+	cJSON_Delete(root);
+	return FA_OK;
+bad:
+	cJSON_Delete(root);
+	fa_chat_req_release(out);
+	return FA_EINVAL;
+}
+
+cJSON *fa_chat_invalid(const char *message)
+{
+	cJSON *body = cJSON_CreateObject();
+	cJSON *e = cJSON_AddObjectToObject(body, "error");
+
+	cJSON_AddStringToObject(e, "type", "invalid_request_error");
+	cJSON_AddStringToObject(e, "code", "invalid_request");
+	cJSON_AddStringToObject(e, "message", message);
+	return body;
+}
+
+/* The members every completion and chunk starts with. */
+static cJSON *head(const char *object, const struct fa_chat_req *r, uint64_t seq,
+		   int64_t created_s)
+{
+	cJSON *o = cJSON_CreateObject();
+	char id[40];
+
+	snprintf(id, sizeof(id), "chatcmpl-%llu", (unsigned long long)seq);
+	cJSON_AddStringToObject(o, "id", id);
+	cJSON_AddStringToObject(o, "object", object);
+	cJSON_AddNumberToObject(o, "created", (double)created_s);
+	cJSON_AddStringToObject(o, "model", r->model != NULL ? r->model : FA_CHAT_DEFAULT_MODEL);
+	return o;
+}
+
+cJSON *fa_chat_completion(const struct fa_chat_req *r, const char *reply,
+			  uint64_t seq, int64_t created_s)
+{
+	cJSON *o = head("chat.completion", r, seq, created_s);
+	cJSON *choice = cJSON_CreateObject();
+	cJSON *m, *u;
+	int c = fa_chat_tokens(strlen(reply));
+
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "choices"), choice);
+	cJSON_AddNumberToObject(choice, "index", 0);
+	m = cJSON_AddObjectToObject(choice, "message");
+	cJSON_AddStringToObject(m, "role", "assistant");
+	cJSON_AddStringToObject(m, "content", reply);
+	cJSON_AddStringToObject(choice, "finish_reason", "stop");
+	u = cJSON_AddObjectToObject(o, "usage");
+	cJSON_AddNumberToObject(u, "prompt_tokens", r->prompt_tokens);
+	cJSON_AddNumberToObject(u, "completion_tokens", c);
+	cJSON_AddNumberToObject(u, "total_tokens", (double)r->prompt_tokens + c);
+	return o;
+}
+
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+size_t fa_chat_pieces(const char *reply, size_t *starts)
+{
+	size_t n = 0, i = 0;
+
+	while (reply[i] != '\0') {
+		size_t start = i;
+
+		while (blank(reply[i]))
+			i++;
+		if (reply[i] == '\0' && n > 0)
+			break; /* trailing blanks: part of the last piece */
+		while (reply[i] != '\0' && !blank(reply[i]))
+			i++;
+		if (starts != NULL)
+			starts[n] = start;
+		n++;
+	}
+	return n;
+}
+
+cJSON *fa_chat_error_frame(const cJSON *shape_body, int retry_after_s)
+{
+	const cJSON *e = cJSON_GetObjectItemCaseSensitive(shape_body, "error");
+	cJSON *frame = cJSON_CreateObject();
+	cJSON *copy = cJSON_IsObject(e) ? cJSON_Duplicate(e, true) : cJSON_CreateObject();
+
+	if (cJSON_GetObjectItemCaseSensitive(copy, "retryAfter") == NULL)
+		cJSON_AddNumberToObject(copy, "retryAfter", retry_after_s);
+	cJSON_AddItemToObject(frame, "error", copy);
+	return frame;
+}
+
+/* Append "data: " + the compact JSON of @o + "\n\n" to @s. */
+static void frame(struct fa_chat_stream *s, const cJSON *o)
+{
+	char *json = fa_xcheck(cJSON_PrintUnformatted(o), "cJSON_PrintUnformatted");
+	size_t n = strlen(json);
+
+	s->body = fa_xrealloc(s->body, s->len + n + 9);
+	memcpy(s->body + s->len, "data: ", 6);
+	memcpy(s->body + s->len + 6, json, n);
+	memcpy(s->body + s->len + 6 + n, "\n\n", 3);
+	s->len += n + 8;
+	free(json);
+}
+
+/* A chat.completion.chunk with @piece (@n bytes; NULL: the empty delta
+ * and finish_reason "stop"). */
+static void chunk(struct fa_chat_stream *s, const struct fa_chat_req *r, uint64_t seq,
+		  int64_t created_s, const char *piece, size_t n)
+{
+	cJSON *o = head("chat.completion.chunk", r, seq, created_s);
+	cJSON *choice = cJSON_CreateObject();
+	cJSON *delta;
+
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "choices"), choice);
+	cJSON_AddNumberToObject(choice, "index", 0);
+	delta = cJSON_AddObjectToObject(choice, "delta");
+	if (piece != NULL) {
+		char *text = fa_xmalloc(n + 1);
+
+		memcpy(text, piece, n);
+		text[n] = '\0';
+		cJSON_AddStringToObject(delta, "content", text);
+		free(text);
+		cJSON_AddNullToObject(choice, "finish_reason");
+	} else {
+		cJSON_AddStringToObject(choice, "finish_reason", "stop");
+	}
+	frame(s, o);
+	cJSON_Delete(o);
+}
+
+void fa_chat_sse(const struct fa_chat_req *r, const char *reply, uint64_t seq,
+		 int64_t created_s, const cJSON *error, int error_after,
+		 int stop_after, struct fa_chat_stream *out)
+{
+	size_t rlen = strlen(reply);
+	size_t *starts = fa_xmalloc((rlen + 1) * sizeof(*starts));
+	size_t n = fa_chat_pieces(reply, starts);
+	size_t *ends = fa_xmalloc((n + 2) * sizeof(*ends));
+	size_t send = n;
+
+	memset(out, 0, sizeof(*out));
+	out->body = fa_xstrdup("");
+	if (error != NULL && (size_t)(error_after < 0 ? 0 : error_after) < n)
+		send = (size_t)(error_after < 0 ? 0 : error_after);
+	for (size_t i = 0; i < send; i++) {
+		size_t end = i + 1 < n ? starts[i + 1] : rlen;
+
+		chunk(out, r, seq, created_s, reply + starts[i], end - starts[i]);
+		ends[out->n_chunks++] = out->len;
+	}
+	if (error != NULL)
+		frame(out, error);
+	else
+		chunk(out, r, seq, created_s, NULL, 0);
+	ends[out->n_chunks++] = out->len;
+	out->body = fa_xrealloc(out->body, out->len + 15);
+	memcpy(out->body + out->len, "data: [DONE]\n\n", 15);
+	out->len += 14;
+	out->cut = out->len;
+	if (stop_after >= 0)
+		out->cut = stop_after == 0 ? 0
+			   : ends[(size_t)stop_after < out->n_chunks ? (size_t)stop_after - 1
+								     : out->n_chunks - 1];
+	free(starts);
+	free(ends);
+}
+
+void fa_chat_stream_release(struct fa_chat_stream *s)
+{
+	if (s == NULL)
+		return;
+	free(s->body);
+	memset(s, 0, sizeof(*s));
+}
+
+cJSON *fa_chat_models(char *const *models, size_t n)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *data;
+
+	cJSON_AddStringToObject(o, "object", "list");
+	data = cJSON_AddArrayToObject(o, "data");
+	for (size_t i = 0; i < n; i++) {
+		cJSON *m = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(m, "id", models[i]);
+		cJSON_AddStringToObject(m, "object", "model");
+		cJSON_AddNumberToObject(m, "created", 0);
+		cJSON_AddStringToObject(m, "owned_by", "fakeapi");
+		cJSON_AddItemToArray(data, m);
+	}
+	return o;
+}
+
+/* Remove every header named @name (case-insensitive) from @r. */
+static void resp_drop_header(struct fa_resp *r, const char *name)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < r->n_headers; i++) {
+		if (strcasecmp(r->headers[i].name, name) == 0) {
+			free(r->headers[i].name);
+			free(r->headers[i].value);
+			continue;
+		}
+		r->headers[k++] = r->headers[i];
+	}
+	r->n_headers = k;
+}
+
+/* @sse becomes @resp's 200 text/event-stream body (the whole stream at
+ * once, so every chunk arrives together). */
+static void sse_answer(struct fa_resp *resp, struct fa_chat_stream *sse)
+{
+	resp_drop_header(resp, "Content-Type");
+	free(resp->body);
+	resp->body = sse->body; /* the answer owns it now */
+	resp->body_len = sse->len;
+	sse->body = NULL;
+	resp->status = 200;
+	resp->attempt.status = 200;
+	fa_resp_add_header(resp, "Content-Type", "text/event-stream");
+	fa_resp_add_header(resp, "Cache-Control", "no-cache");
+}
+
+/* A shape's answer to a stream: the 200 stream ending in its error frame. */
+static void shaped_stream(const struct fa_route_spec *r, const struct fa_response_spec *spec,
+			  const struct fa_chat_req *creq, uint64_t seq, int64_t created_s,
+			  struct fa_resp *resp)
+{
+	const char *ra = resp->attempt.retry_after;
+	struct fa_chat_stream sse;
+	cJSON *o = NULL, *frame;
+
+	if (resp->body != NULL)
+		fa_jsontext_parse(resp->body, resp->body_len, "shape", &o, NULL);
+	frame = fa_chat_error_frame(o, ra != NULL ? (int)strtol(ra, NULL, 10) : 0);
+	cJSON_Delete(o);
+	fa_chat_sse(creq, r->reply, seq, created_s, frame,
+		    spec->error_after_chunks < 0 ? 0 : spec->error_after_chunks, -1, &sse);
+	cJSON_Delete(frame);
+	resp_drop_header(resp, "Retry-After");
+	resp_drop_header(resp, "X-AI-Admission");
+	resp_drop_header(resp, "X-AI-Deadline-Ms");
+	free(resp->attempt.retry_after);
+	resp->attempt.retry_after = NULL;
+	sse_answer(resp, &sse);
+	fa_chat_stream_release(&sse);
+}
+
+bool fa_chat_answer(const struct fa_route_spec *r, const struct fa_response_spec *spec,
+		    const struct fa_chat_req *creq, uint64_t seq, int64_t created_s,
+		    struct fa_resp *resp)
+{
+	struct fa_chat_stream sse;
+	cJSON *o;
+	bool ok2xx = resp->status >= 200 && resp->status < 300;
+
+	if (r->kind == FA_ROUTE_MODELS && ok2xx) {
+		o = fa_chat_models(r->models, r->n_models);
+		fa_resp_set_json(resp, resp->status, o);
+		cJSON_Delete(o);
+	}
+	if (r->kind != FA_ROUTE_CHAT)
+		return false;
+	if (spec->shape.shape != FA_SHAPE_NONE) {
+		if (!creq->stream)
+			return false;
+		shaped_stream(r, spec, creq, seq, created_s, resp);
+		return true;
+	}
+	if (!ok2xx)
+		return false;
+	if (!creq->stream) {
+		o = fa_chat_completion(creq, r->reply, seq, created_s);
+		fa_resp_set_json(resp, resp->status, o);
+		cJSON_Delete(o);
+		return false;
+	}
+	fa_chat_sse(creq, r->reply, seq, created_s, NULL, 0, spec->stop_after_chunks, &sse);
+	if (spec->stop_after_chunks >= 0) {
+		resp->fault = FA_RESP_PARTIAL_BODY;
+		resp->fault_bytes = (int)sse.cut;
+	}
+	sse_answer(resp, &sse);
+	fa_chat_stream_release(&sse);
+	return false;
+}

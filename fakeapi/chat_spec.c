@@ -1,0 +1,121 @@
+/* chat_spec.c -- a route's "kind" and the chat endpoint's route and response options. */
+#include "chat_spec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "chat.h"
+
+const char *const fa_route_kinds[] = {"scripted", "chat_completions", "models", NULL};
+
+#define MODEL_NAME_MAX 256
+
+static enum fa_rc read_models(struct fa_schema *s, const cJSON *arr,
+			      struct fa_route_spec *rt)
+{
+	const cJSON *m;
+	size_t i = 0, mark;
+	enum fa_rc rc = FA_OK;
+
+	if (fa_schema_count(arr) > FA_CHAT_MAX_MODELS)
+		return fa_schema_fail(s, "expected at most %d models, got %zu",
+				      FA_CHAT_MAX_MODELS, fa_schema_count(arr));
+	rt->models = fa_xcalloc(fa_schema_count(arr), sizeof(*rt->models));
+	cJSON_ArrayForEach(m, arr) {
+		mark = fa_schema_enter_index(s, i);
+		if (!cJSON_IsString(m) || m->valuestring[0] == '\0' ||
+		    strlen(m->valuestring) > MODEL_NAME_MAX)
+			rc = fa_schema_fail_got(s, m, "string of 1..%d bytes", MODEL_NAME_MAX);
+		for (size_t k = 0; rc == FA_OK && k < i; k++)
+			if (strcmp(rt->models[k], m->valuestring) == 0)
+				rc = fa_schema_fail(s, "duplicate model %s (first at [%zu])",
+						    fa_schema_quote(m->valuestring).s, k);
+		fa_schema_leave(s, mark);
+		if (rc != FA_OK)
+			return rc;
+		rt->models[i] = fa_xstrdup(m->valuestring);
+		rt->n_models = ++i;
+	}
+	return FA_OK;
+}
+
+/* The chat options of response @r of a route of @kind. */
+static enum fa_rc check_response(struct fa_schema *s, enum fa_route_kind kind,
+				 const struct fa_response_spec *r)
+{
+	bool ok2xx = r->status >= 200 && r->status < 300;
+
+	if (kind != FA_ROUTE_SCRIPTED && ok2xx && r->body != NULL)
+		return fa_schema_fail(s, "\"body\" cannot go with a 2xx answer on a \"kind\": "
+				      "\"%s\" route (the provider renders it)", fa_route_kinds[kind]);
+	if (kind != FA_ROUTE_CHAT && (r->error_after_chunks >= 0 || r->stop_after_chunks >= 0))
+		return fa_schema_fail(s, "\"%s\" needs a route with \"kind\": \"chat_completions\"",
+				      r->error_after_chunks >= 0 ? "error_after_chunks"
+								 : "stop_after_chunks");
+	if (r->error_after_chunks >= 0 && r->shape.shape == FA_SHAPE_NONE)
+		return fa_schema_fail(s, "\"error_after_chunks\" needs a \"shape\" "
+				      "(the error frame is the shape's)");
+	if (r->stop_after_chunks >= 0 &&
+	    (!ok2xx || r->shape.shape != FA_SHAPE_NONE || r->fault != FA_RESP_RESPOND))
+		return fa_schema_fail(s, "\"stop_after_chunks\" needs a 2xx \"status\" without "
+				      "\"shape\" or \"fault\", got status %d", r->status);
+	return FA_OK;
+}
+
+enum fa_rc fa_chat_spec_read(struct fa_schema *s, const cJSON *reply,
+			     const cJSON *models, struct fa_route_spec *rt)
+{
+	enum fa_rc rc = FA_OK;
+	size_t mark, mark2;
+
+	if (reply != NULL && rt->kind != FA_ROUTE_CHAT)
+		return fa_schema_fail(s, "\"reply\" needs \"kind\": \"chat_completions\"");
+	if (models != NULL && rt->kind != FA_ROUTE_MODELS)
+		return fa_schema_fail(s, "\"models\" needs \"kind\": \"models\"");
+	if (rt->kind != FA_ROUTE_SCRIPTED && rt->effect != FA_EFFECT_NONE)
+		return fa_schema_fail(s, "\"effect\" cannot go with \"kind\": \"%s\"",
+				      fa_route_kinds[rt->kind]);
+	if (reply != NULL && strlen(reply->valuestring) > FA_CHAT_REPLY_MAX) {
+		mark = fa_schema_enter(s, "reply");
+		rc = fa_schema_fail(s, "expected at most %d bytes, got %zu",
+				    FA_CHAT_REPLY_MAX, strlen(reply->valuestring));
+		fa_schema_leave(s, mark);
+		return rc;
+	}
+	if (models != NULL) {
+		mark = fa_schema_enter(s, "models");
+		rc = read_models(s, models, rt);
+		fa_schema_leave(s, mark);
+		if (rc != FA_OK)
+			return rc;
+	}
+	mark = fa_schema_enter(s, "responses");
+	for (size_t j = 0; rc == FA_OK && j < rt->n_responses; j++) {
+		mark2 = fa_schema_enter_index(s, j);
+		rc = check_response(s, rt->kind, &rt->responses[j]);
+		fa_schema_leave(s, mark2);
+	}
+	fa_schema_leave(s, mark);
+	if (rc != FA_OK)
+		return rc;
+	if (rt->kind == FA_ROUTE_CHAT && rt->reply == NULL)
+		rt->reply = fa_xstrdup(FA_CHAT_DEFAULT_REPLY);
+	if (rt->kind == FA_ROUTE_MODELS && rt->models == NULL) {
+		rt->models = fa_xcalloc(1, sizeof(*rt->models));
+		rt->models[0] = fa_xstrdup(FA_CHAT_DEFAULT_MODEL);
+		rt->n_models = 1;
+	}
+	return FA_OK;
+}
+
+void fa_chat_spec_release(struct fa_route_spec *rt)
+{
+	free(rt->reply);
+	for (size_t i = 0; i < rt->n_models && rt->models != NULL; i++)
+		free(rt->models[i]);
+	free(rt->models);
+	rt->reply = NULL;
+	rt->models = NULL;
+	rt->n_models = 0;
+}

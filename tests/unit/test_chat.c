@@ -1,0 +1,440 @@
+/* test_chat.c -- the OpenAI-compatible endpoint: parsing, tokens, completions, SSE, models. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <CUnit/CUnit.h>
+
+#include "chat.h"
+#include "clock.h"
+#include "provider.h"
+#include "scenario.h"
+
+static const cJSON *get(const cJSON *o, const char *name)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, name);
+}
+
+static enum fa_rc parse(const char *body, struct fa_chat_req *r, char *msg)
+{
+	return fa_chat_parse(body, body != NULL ? strlen(body) : 0, r, msg, 160);
+}
+
+static void chat__tokens_are_bytes_over_four_rounded_up(void)
+{
+	CU_ASSERT_EQUAL(fa_chat_tokens(0), 0);
+	CU_ASSERT_EQUAL(fa_chat_tokens(1), 1);
+	CU_ASSERT_EQUAL(fa_chat_tokens(4), 1);
+	CU_ASSERT_EQUAL(fa_chat_tokens(5), 2);
+	CU_ASSERT_EQUAL(fa_chat_tokens(4000), 1000);
+}
+
+static void chat__parse_reads_model_stream_tokens_and_prompt(void)
+{
+	struct fa_chat_req r;
+	char msg[160];
+
+	/* "hello there" 11 bytes -> 3; "é!" 3 bytes -> 1; parts "abcd" + "abcde" -> 1 + 2 */
+	CU_ASSERT_EQUAL_FATAL(parse("{\"model\": \"m-1\", \"stream\": true, \"max_tokens\": 50,"
+				    " \"messages\": [{\"role\": \"system\", \"content\": \"hello there\"},"
+				    " {\"role\": \"user\", \"content\": \"\xc3\xa9!\"},"
+				    " {\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"abcd\"},"
+				    "  {\"type\": \"text\", \"text\": \"abcde\"}]},"
+				    " {\"role\": \"assistant\", \"content\": null}]}", &r, msg), FA_OK);
+	CU_ASSERT_STRING_EQUAL(r.model, "m-1");
+	CU_ASSERT_TRUE(r.stream);
+	CU_ASSERT_EQUAL(r.max_tokens, 50);
+	CU_ASSERT_EQUAL(r.prompt_tokens, 3 + 1 + 1 + 2);
+	fa_chat_req_release(&r);
+	CU_ASSERT_EQUAL_FATAL(parse("{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}]}",
+				    &r, msg), FA_OK);
+	CU_ASSERT_STRING_EQUAL(r.model, FA_CHAT_DEFAULT_MODEL);
+	CU_ASSERT_FALSE(r.stream);
+	CU_ASSERT_EQUAL(r.max_tokens, 0);
+	fa_chat_req_release(&r);
+}
+
+static void chat__parse_refuses_what_is_no_chat_request(void)
+{
+	static const struct {
+		const char *body, *msg;
+	} bad[] = {
+		{ NULL, "the request body is not valid JSON" },
+		{ "{\"messages\": [", "the request body is not valid JSON" },
+		{ "[]", "the request body must be a JSON object" },
+		{ "{\"model\": \"m\"}", "'messages' must be a non-empty array" },
+		{ "{\"messages\": []}", "'messages' must be a non-empty array" },
+		{ "{\"messages\": [{\"content\": \"x\"}]}",
+		  "'messages[0]' must be an object with a string 'role'" },
+		{ "{\"messages\": [{\"role\": \"user\", \"content\": 5}]}",
+		  "'messages[0].content' must be a string, an array of parts or null" },
+		{ "{\"messages\": [{\"role\": \"user\"}], \"model\": 3}", "'model' must be a string" },
+		{ "{\"messages\": [{\"role\": \"user\"}], \"stream\": \"yes\"}",
+		  "'stream' must be a boolean" },
+		{ "{\"messages\": [{\"role\": \"user\"}], \"max_tokens\": 0}",
+		  "'max_tokens' must be a positive integer" },
+		{ "{\"messages\": [{\"role\": \"user\"}], \"max_tokens\": 1.5}",
+		  "'max_tokens' must be a positive integer" },
+	};
+	struct fa_chat_req r;
+	char msg[160];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		msg[0] = '\0';
+		CU_ASSERT_EQUAL(parse(bad[i].body, &r, msg), FA_EINVAL);
+		CU_ASSERT_STRING_EQUAL(msg, bad[i].msg);
+		CU_ASSERT_PTR_NULL(r.model);
+	}
+}
+
+static void chat__completion_has_every_field_and_usage(void)
+{
+	struct fa_chat_req r = { .model = "m-2", .prompt_tokens = 9 };
+	cJSON *o = fa_chat_completion(&r, "Hello there, world", 42, 1700000000);
+	const cJSON *c, *u;
+
+	CU_ASSERT_STRING_EQUAL(get(o, "id")->valuestring, "chatcmpl-42");
+	CU_ASSERT_STRING_EQUAL(get(o, "object")->valuestring, "chat.completion");
+	CU_ASSERT_EQUAL(get(o, "created")->valuedouble, 1700000000);
+	CU_ASSERT_STRING_EQUAL(get(o, "model")->valuestring, "m-2");
+	CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(get(o, "choices")), 1);
+	c = cJSON_GetArrayItem(get(o, "choices"), 0);
+	CU_ASSERT_EQUAL(get(c, "index")->valuedouble, 0);
+	CU_ASSERT_STRING_EQUAL(get(get(c, "message"), "role")->valuestring, "assistant");
+	CU_ASSERT_STRING_EQUAL(get(get(c, "message"), "content")->valuestring,
+			       "Hello there, world");
+	CU_ASSERT_STRING_EQUAL(get(c, "finish_reason")->valuestring, "stop");
+	u = get(o, "usage");
+	CU_ASSERT_EQUAL(get(u, "prompt_tokens")->valuedouble, 9);
+	CU_ASSERT_EQUAL(get(u, "completion_tokens")->valuedouble, 5); /* 18 bytes */
+	CU_ASSERT_EQUAL(get(u, "total_tokens")->valuedouble, 14);
+	cJSON_Delete(o);
+}
+
+static void chat__pieces_are_words_that_add_up_to_the_reply(void)
+{
+	static const char *const replies[] = {
+		"Hello from the fake model.", "  lead", "trail  ", "one", "a\tb\nc", "",
+	};
+	static const size_t counts[] = { 5, 1, 1, 1, 3, 0 };
+	size_t starts[32];
+
+	for (size_t i = 0; i < sizeof(replies) / sizeof(replies[0]); i++) {
+		size_t n = fa_chat_pieces(replies[i], starts);
+
+		CU_ASSERT_EQUAL(n, counts[i]);
+		if (n > 0)
+			CU_ASSERT_EQUAL(starts[0], 0);
+		for (size_t k = 1; k < n; k++)
+			CU_ASSERT(starts[k] > starts[k - 1]);
+	}
+	fa_chat_pieces("Hello from", starts);
+	CU_ASSERT_EQUAL(starts[1], 5); /* " from": the blank goes with the word after it */
+}
+
+/* The frames of @s (up to @max), each the text after "data: ". */
+static size_t frames(const char *body, char out[][1024], size_t max)
+{
+	size_t n = 0;
+	const char *p = body;
+
+	while (n < max && strncmp(p, "data: ", 6) == 0) {
+		const char *end = strstr(p, "\n\n");
+
+		if (end == NULL)
+			break;
+		snprintf(out[n++], 1024, "%.*s", (int)(end - p - 6), p + 6);
+		p = end + 2;
+	}
+	return *p == '\0' ? n : (size_t)-1;
+}
+
+static void chat__stream_reassembles_and_ends_with_stop_then_done(void)
+{
+	struct fa_chat_req r = { .model = "m", .prompt_tokens = 1 };
+	struct fa_chat_stream s;
+	char f[16][1024], text[256] = "";
+	size_t n;
+
+	fa_chat_sse(&r, "Hello from the fake model.", 7, 100, NULL, 0, -1, &s);
+	n = frames(s.body, f, 16);
+	CU_ASSERT_EQUAL_FATAL(n, 7);
+	CU_ASSERT_EQUAL(s.n_chunks, 6);
+	CU_ASSERT_EQUAL(s.cut, s.len);
+	CU_ASSERT_EQUAL(strlen(s.body), s.len);
+	for (size_t i = 0; i < 5; i++) {
+		cJSON *o = cJSON_Parse(f[i]);
+		const cJSON *c = cJSON_GetArrayItem(get(o, "choices"), 0);
+
+		CU_ASSERT_STRING_EQUAL(get(o, "id")->valuestring, "chatcmpl-7");
+		CU_ASSERT_STRING_EQUAL(get(o, "object")->valuestring, "chat.completion.chunk");
+		CU_ASSERT_EQUAL(get(o, "created")->valuedouble, 100);
+		CU_ASSERT_TRUE(cJSON_IsNull(get(c, "finish_reason")));
+		strncat(text, get(get(c, "delta"), "content")->valuestring,
+			sizeof(text) - strlen(text) - 1);
+		cJSON_Delete(o);
+	}
+	CU_ASSERT_STRING_EQUAL(text, "Hello from the fake model.");
+	CU_ASSERT_PTR_NOT_NULL(strstr(f[5], "\"delta\":{},\"finish_reason\":\"stop\""));
+	CU_ASSERT_STRING_EQUAL(f[6], "[DONE]");
+	fa_chat_stream_release(&s);
+}
+
+static void chat__error_frame_comes_last_after_n_chunks(void)
+{
+	struct fa_chat_req r = { .model = "m" };
+	struct fa_chat_stream s;
+	cJSON *shape = cJSON_Parse("{\"error\": {\"code\": \"pool_exhausted\","
+				   " \"type\": \"server_error\", \"retryAfter\": 5}}");
+	cJSON *pacing = cJSON_Parse("{\"success\": false, \"error\": {\"code\": \"ai_pacing_limited\"}}");
+	cJSON *frame = fa_chat_error_frame(shape, 9), *frame2 = fa_chat_error_frame(pacing, 9);
+	char f[16][1024];
+
+	/* a retryAfter of its own stays; the pacing envelope gets one */
+	CU_ASSERT_EQUAL(get(get(frame, "error"), "retryAfter")->valuedouble, 5);
+	CU_ASSERT_EQUAL(get(get(frame2, "error"), "retryAfter")->valuedouble, 9);
+	CU_ASSERT_PTR_NULL(get(frame2, "success"));
+	fa_chat_sse(&r, "a b c d", 1, 0, frame, 2, -1, &s);
+	CU_ASSERT_EQUAL_FATAL(frames(s.body, f, 16), 4);
+	CU_ASSERT_PTR_NOT_NULL(strstr(f[0], "\"content\":\"a\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(f[1], "\"content\":\" b\""));
+	CU_ASSERT_STRING_EQUAL(f[2], "{\"error\":{\"code\":\"pool_exhausted\","
+				     "\"type\":\"server_error\",\"retryAfter\":5}}");
+	CU_ASSERT_STRING_EQUAL(f[3], "[DONE]");
+	fa_chat_stream_release(&s);
+	/* more chunks asked than the reply has: all of them, then the error */
+	fa_chat_sse(&r, "a b", 1, 0, frame, 10, -1, &s);
+	CU_ASSERT_EQUAL(frames(s.body, f, 16), 4);
+	CU_ASSERT_PTR_NOT_NULL(strstr(f[2], "pool_exhausted"));
+	fa_chat_stream_release(&s);
+	cJSON_Delete(frame);
+	cJSON_Delete(frame2);
+	cJSON_Delete(shape);
+	cJSON_Delete(pacing);
+}
+
+static void chat__stop_after_cuts_at_a_frame_boundary_before_done(void)
+{
+	struct fa_chat_req r = { .model = "m" };
+	struct fa_chat_stream s;
+	char f[16][1024];
+	char *head;
+
+	fa_chat_sse(&r, "a b c", 1, 0, NULL, 0, 2, &s);
+	head = strndup(s.body, s.cut);
+	CU_ASSERT_EQUAL(frames(head, f, 16), 2);
+	CU_ASSERT_PTR_NULL(strstr(head, "[DONE]"));
+	free(head);
+	fa_chat_stream_release(&s);
+	fa_chat_sse(&r, "a b c", 1, 0, NULL, 0, 0, &s);
+	CU_ASSERT_EQUAL(s.cut, 0);
+	fa_chat_stream_release(&s);
+	/* past the last chunk: every chunk (the stop one too), never [DONE] */
+	fa_chat_sse(&r, "a b c", 1, 0, NULL, 0, 99, &s);
+	CU_ASSERT_EQUAL(s.cut, s.len - strlen("data: [DONE]\n\n"));
+	fa_chat_stream_release(&s);
+}
+
+static void chat__models_list_each_name(void)
+{
+	char *names[] = { "a", "b" };
+	cJSON *o = fa_chat_models(names, 2);
+	char *text = cJSON_PrintUnformatted(o);
+
+	CU_ASSERT_STRING_EQUAL(text, "{\"object\":\"list\",\"data\":["
+			       "{\"id\":\"a\",\"object\":\"model\",\"created\":0,\"owned_by\":\"fakeapi\"},"
+			       "{\"id\":\"b\",\"object\":\"model\",\"created\":0,\"owned_by\":\"fakeapi\"}]}");
+	free(text);
+	cJSON_Delete(o);
+}
+
+static const char *const scenario_text =
+	"{\"id\": \"c\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"s1\", \"user\": \"u\"}}},"
+	" \"routes\": ["
+	"  {\"id\": \"chat\", \"kind\": \"chat_completions\", \"method\": \"POST\","
+	"   \"path\": \"/v1/chat/completions\", \"reply\": \"one two\","
+	"   \"responses\": [{\"status\": 200, \"times\": 2},"
+	"    {\"shape\": \"db_transient\", \"error_after_chunks\": 1},"
+	"    {\"status\": 200, \"stop_after_chunks\": 1}]},"
+	"  {\"id\": \"models\", \"kind\": \"models\", \"method\": \"GET\", \"path\": \"/v1/models\","
+	"   \"responses\": [{\"status\": 200}]}]}";
+
+static const char *resp_header(const struct fa_resp *r, const char *name)
+{
+	for (size_t i = 0; i < r->n_headers; i++)
+		if (strcasecmp(r->headers[i].name, name) == 0)
+			return r->headers[i].value;
+	return NULL;
+}
+
+static void decide(struct fa_provider *p, const char *method, const char *path,
+		   const char *body, struct fa_resp *r)
+{
+	struct fa_header h = { .name = "Authorization", .value = "Bearer s1" };
+	struct fa_req q = { .method = method, .path = path, .conn_id = 1,
+			    .headers = &h, .n_headers = 1, .body = body,
+			    .body_len = body != NULL ? strlen(body) : 0,
+			    .t_arrival_us = fa_provider_now_us(p),
+			    .wall_us = fa_clock_wall_us() };
+
+	memset(r, 0, sizeof(*r));
+	fa_provider_decide(p, &q, r);
+}
+
+static void finish(struct fa_provider *p, struct fa_resp *r)
+{
+	fa_provider_finish(p, r, fa_provider_now_us(p), fa_provider_now_us(p),
+			   FA_DELIVERED_COMPLETE);
+	fa_resp_release(r);
+}
+
+#define MSG "\"messages\": [{\"role\": \"user\", \"content\": \"12345\"}]"
+
+static void chat__provider_plays_the_endpoint(void)
+{
+	struct fa_scenario *sc = NULL;
+	struct fa_journal *j = NULL;
+	struct fa_provider *p;
+	struct fa_err err = { 0 };
+	struct fa_resp r;
+
+	CU_ASSERT_EQUAL_FATAL(fa_scenario_parse(scenario_text, strlen(scenario_text),
+						"c.json", &sc, &err), FA_OK);
+	CU_ASSERT_EQUAL(sc->routes[0].kind, FA_ROUTE_CHAT);
+	CU_ASSERT_EQUAL(sc->routes[1].kind, FA_ROUTE_MODELS);
+	CU_ASSERT_EQUAL_FATAL(sc->routes[1].n_models, 1);
+	CU_ASSERT_STRING_EQUAL(sc->routes[1].models[0], FA_CHAT_DEFAULT_MODEL);
+	CU_ASSERT_EQUAL(sc->routes[0].responses[1].error_after_chunks, 1);
+	CU_ASSERT_EQUAL(sc->routes[0].responses[0].stop_after_chunks, -1);
+	CU_ASSERT_EQUAL_FATAL(fa_journal_new(NULL, &j, &err), FA_OK);
+	p = fa_provider_new(sc, j, 3, fa_clock_mono_us());
+
+	/* a bad request is 400 and moves no cursor */
+	decide(p, "POST", "/v1/chat/completions", "{\"model\": \"x\"}", &r);
+	CU_ASSERT_EQUAL(r.status, 400);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"code\":\"invalid_request\""));
+	CU_ASSERT_EQUAL(r.attempt.response_index, -1);
+	finish(p, &r);
+	decide(p, "POST", "/v1/chat/completions", "{\"model\": \"x\", " MSG "}", &r);
+	CU_ASSERT_EQUAL(r.status, 200);
+	CU_ASSERT_EQUAL(r.attempt.response_index, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"id\":\"chatcmpl-1\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"content\":\"one two\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"usage\":{\"prompt_tokens\":2,"
+				      "\"completion_tokens\":2,\"total_tokens\":4}"));
+	CU_ASSERT_STRING_EQUAL(resp_header(&r, "Content-Type"), "application/json");
+	finish(p, &r);
+	decide(p, "POST", "/v1/chat/completions", "{\"stream\": true, " MSG "}", &r);
+	CU_ASSERT_EQUAL(r.status, 200);
+	CU_ASSERT_STRING_EQUAL(resp_header(&r, "Content-Type"), "text/event-stream");
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"id\":\"chatcmpl-2\""));
+	CU_ASSERT(r.body_len > 14 && memcmp(r.body + r.body_len - 14, "data: [DONE]\n\n", 14) == 0);
+	CU_ASSERT_EQUAL(r.fault, FA_RESP_RESPOND);
+	finish(p, &r);
+	/* the shape: a 200 stream whose last frame is the error, no Retry-After header */
+	decide(p, "POST", "/v1/chat/completions", "{\"stream\": true, " MSG "}", &r);
+	CU_ASSERT_EQUAL(r.status, 200);
+	CU_ASSERT_EQUAL(r.attempt.status, 200);
+	CU_ASSERT_PTR_NULL(resp_header(&r, "Retry-After"));
+	CU_ASSERT_PTR_NULL(r.attempt.retry_after);
+	CU_ASSERT(r.attempt.pause_until_us > 0);
+	CU_ASSERT_STRING_EQUAL(resp_header(&r, "Content-Type"), "text/event-stream");
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"content\":\"one\""));
+	CU_ASSERT_PTR_NULL(strstr(r.body, "\" two\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "data: {\"error\":{\"code\":\"db_transient\""));
+	finish(p, &r);
+	/* stop_after_chunks: a partial body of exactly one frame */
+	decide(p, "POST", "/v1/chat/completions", "{\"stream\": true, " MSG "}", &r);
+	CU_ASSERT_EQUAL(r.fault, FA_RESP_PARTIAL_BODY);
+	CU_ASSERT_STRING_EQUAL(r.attempt.fault, "partial_body");
+	CU_ASSERT_EQUAL_FATAL(r.fault_bytes, (int)(strstr(r.body, "\n\n") + 2 - r.body));
+	finish(p, &r);
+	/* the same entry without a stream: a whole completion */
+	decide(p, "POST", "/v1/chat/completions", "{" MSG "}", &r);
+	CU_ASSERT_EQUAL(r.fault, FA_RESP_RESPOND);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"object\":\"chat.completion\""));
+	finish(p, &r);
+	decide(p, "GET", "/v1/models", NULL, &r);
+	CU_ASSERT_EQUAL(r.status, 200);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"id\":\"fake-model-1\""));
+	finish(p, &r);
+	/* a reset numbers completions from 1 again */
+	fa_provider_reset(p);
+	decide(p, "POST", "/v1/chat/completions", "{" MSG "}", &r);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"id\":\"chatcmpl-1\""));
+	finish(p, &r);
+	fa_provider_free(p);
+	fa_journal_free(j);
+	fa_scenario_free(sc);
+}
+
+static const char *const quota_text =
+	"{\"id\": \"q\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"s1\", \"user\": \"u\"}},"
+	" \"quota\": {\"per_key\": 1, \"per_user\": 10, \"period_s\": 60}},"
+	" \"routes\": [{\"id\": \"chat\", \"kind\": \"chat_completions\", \"method\": \"POST\","
+	"   \"path\": \"/c\", \"responses\": [{\"shape\": \"pool_exhausted\", \"times\": 2},"
+	"   {\"status\": 200}]}]}";
+
+/* seed 002: a shape spends no quota, in a stream too; a completed stream does */
+static void chat__shaped_stream_spends_no_quota(void)
+{
+	struct fa_scenario *sc = NULL;
+	struct fa_journal *j = NULL;
+	struct fa_provider *p;
+	struct fa_err err = { 0 };
+	struct fa_resp r;
+
+	CU_ASSERT_EQUAL_FATAL(fa_scenario_parse(quota_text, strlen(quota_text), "q.json",
+						&sc, &err), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(fa_journal_new(NULL, &j, &err), FA_OK);
+	p = fa_provider_new(sc, j, 3, fa_clock_mono_us());
+	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	CU_ASSERT_EQUAL(r.status, 200);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "pool_exhausted"));
+	finish(p, &r);
+	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "pool_exhausted"));
+	finish(p, &r);
+	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	CU_ASSERT_EQUAL(r.status, 200);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "data: [DONE]"));
+	CU_ASSERT_PTR_NULL(strstr(r.body, "error"));
+	finish(p, &r);
+	/* the one request of the minute is spent now */
+	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	CU_ASSERT_EQUAL(r.status, 429);
+	CU_ASSERT_STRING_EQUAL(r.attempt.fault, "quota");
+	finish(p, &r);
+	fa_provider_free(p);
+	fa_journal_free(j);
+	fa_scenario_free(sc);
+}
+
+void test_chat_register(void)
+{
+	CU_pSuite suite = CU_add_suite("chat", NULL, NULL);
+
+	CU_add_test(suite, "chat__tokens_are_bytes_over_four_rounded_up",
+		    chat__tokens_are_bytes_over_four_rounded_up);
+	CU_add_test(suite, "chat__parse_reads_model_stream_tokens_and_prompt",
+		    chat__parse_reads_model_stream_tokens_and_prompt);
+	CU_add_test(suite, "chat__parse_refuses_what_is_no_chat_request",
+		    chat__parse_refuses_what_is_no_chat_request);
+	CU_add_test(suite, "chat__completion_has_every_field_and_usage",
+		    chat__completion_has_every_field_and_usage);
+	CU_add_test(suite, "chat__pieces_are_words_that_add_up_to_the_reply",
+		    chat__pieces_are_words_that_add_up_to_the_reply);
+	CU_add_test(suite, "chat__stream_reassembles_and_ends_with_stop_then_done",
+		    chat__stream_reassembles_and_ends_with_stop_then_done);
+	CU_add_test(suite, "chat__error_frame_comes_last_after_n_chunks",
+		    chat__error_frame_comes_last_after_n_chunks);
+	CU_add_test(suite, "chat__stop_after_cuts_at_a_frame_boundary_before_done",
+		    chat__stop_after_cuts_at_a_frame_boundary_before_done);
+	CU_add_test(suite, "chat__models_list_each_name",
+		    chat__models_list_each_name);
+	CU_add_test(suite, "chat__provider_plays_the_endpoint",
+		    chat__provider_plays_the_endpoint);
+	CU_add_test(suite, "chat__shaped_stream_spends_no_quota",
+		    chat__shaped_stream_spends_no_quota);
+}

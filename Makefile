@@ -119,3 +119,15 @@ clean:
 	rm -rf build
 
 -include $(shell find build -name '*.d' 2>/dev/null)
+
+# The official openai SDK for Node.js (major 6, pinned by its lockfile),
+# graded through its exec adapter on the chat endpoint's 429, 503 and
+# stream scenarios (README.md, "Real SDKs"). Needs node and npm; never
+# part of `make test` or `make demo`. Like any graded run it may exit 1.
+OPENAI_NODE = client-under-test/adapters/openai-node
+.PHONY: grade-openai-node
+grade-openai-node:
+	@$(MAKE) -s $(BUILD)/fakeapi-harness
+	@test -d $(OPENAI_NODE)/node_modules || (cd $(OPENAI_NODE) && npm ci --no-audit --no-fund)
+	$(BUILD)/fakeapi-harness run --exec 'node $(OPENAI_NODE)/adapter.mjs {body_file}' \
+		--report-json $(BUILD)/openai-node.json scenarios/provider/openai-node/suite.json

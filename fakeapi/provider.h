@@ -138,8 +138,13 @@ int64_t fa_provider_now_us(const struct fa_provider *p);
  * first: a replay, 409, 422 or 400 from it moves no cursor; otherwise the
  * cursor advances, and an answer that commits (fa_fault_commits) stores a
  * record before any delay, hold or drop, its body naming the record's
- * "{provider_id}". No route is 404. The scope's in-flight count is raised
- * here and dropped by fa_provider_finish(). Thread-safe.
+ * "{provider_id}". A response with a "shape" is rendered by shape.h
+ * (seed 002's answers). A route of kind "chat_completions" parses the
+ * request first (an unusable body is 400 and moves no cursor) and answers
+ * a completion or an SSE stream (chat.h), a shape in a stream as its last
+ * error frame; a route of kind "models" lists the models. No route is 404.
+ * The scope's in-flight count is raised here and dropped by
+ * fa_provider_finish(). Thread-safe.
  */
 void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 			struct fa_resp *resp);

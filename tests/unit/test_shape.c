@@ -423,7 +423,7 @@ static void shape__provider_renders_refunds_and_journals_the_pause(void)
 	CU_ASSERT_EQUAL(r.status, 503);
 	CU_ASSERT_STRING_EQUAL(r.attempt.quota, "refunded replica 1");
 	CU_ASSERT_STRING_EQUAL(resp_header(&r, "X-Extra"), "1");
-	first_pool = atoi(resp_header(&r, "Retry-After"));
+	first_pool = (int)strtol(resp_header(&r, "Retry-After"), NULL, 10);
 	CU_ASSERT(first_pool >= 3 && first_pool <= 7);
 	/* the instant Retry-After names, counted from when the answer goes out */
 	CU_ASSERT(r.attempt.pause_until_us >= r.attempt.t_arrival_us + first_pool * S);
@@ -442,7 +442,7 @@ static void shape__provider_renders_refunds_and_journals_the_pause(void)
 	/* a reset replays the 503 draws from the seed */
 	fa_provider_reset(p);
 	decide(p, "/p", &r);
-	CU_ASSERT_EQUAL(atoi(resp_header(&r, "Retry-After")), first_pool);
+	CU_ASSERT_EQUAL((int)strtol(resp_header(&r, "Retry-After"), NULL, 10), first_pool);
 	finish(p, &r);
 	fa_provider_free(p);
 	fa_journal_free(j);

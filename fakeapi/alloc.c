@@ -39,6 +39,20 @@ void *fa_xrealloc(void *ptr, size_t size)
 	return p;
 }
 
+void *fa_xgrow(void *p, size_t *cap, size_t need, size_t first)
+{
+	size_t c = *cap;
+
+	if (need <= c)
+		return p;
+	if (c == 0)
+		c = first ? first : 1;
+	while (c < need)
+		c *= 2;
+	*cap = c;
+	return fa_xrealloc(p, c);
+}
+
 char *fa_xstrdup(const char *s)
 {
 	return s == NULL ? NULL : fa_xstrndup(s, strlen(s));

@@ -16,6 +16,14 @@ char *fa_xstrdup(const char *s);
 char *fa_xstrndup(const char *s, size_t n);
 char *fa_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * Make the buffer @p of *@cap bytes hold at least @need bytes: when it is
+ * smaller, its capacity doubles (starting from @first bytes, > 0) until it
+ * does, and the buffer is reallocated. Returns the buffer (the same or a
+ * new one; the caller's, released with free()) and updates *@cap.
+ */
+void *fa_xgrow(void *p, size_t *cap, size_t need, size_t first);
+
 /* @p, or abort naming @what when it is NULL: for libraries (cJSON) that
  * return NULL only when allocation fails. */
 void *fa_xcheck(void *p, const char *what);

@@ -26,14 +26,7 @@ struct buf {
 
 static void buf_add(struct buf *b, const char *s, size_t n)
 {
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		b->s = fa_xrealloc(b->s, cap);
-		b->cap = cap;
-	}
+	b->s = fa_xgrow(b->s, &b->cap, b->len + n + 1, 64);
 	memcpy(b->s + b->len, s, n);
 	b->len += n;
 	b->s[b->len] = '\0';

@@ -271,14 +271,7 @@ static void queue(struct hx_stdio *c, const cJSON *json)
 		return;
 	text = fa_xcheck(cJSON_PrintUnformatted(json), "protocol line");
 	len = strlen(text);
-	if (c->pending_len + len + 1 > c->pending_cap) {
-		size_t cap = c->pending_cap ? c->pending_cap : 4096;
-
-		while (cap < c->pending_len + len + 1)
-			cap *= 2;
-		c->pending = fa_xrealloc(c->pending, cap);
-		c->pending_cap = cap;
-	}
+	c->pending = fa_xgrow(c->pending, &c->pending_cap, c->pending_len + len + 1, 4096);
 	memcpy(c->pending + c->pending_len, text, len);
 	c->pending[c->pending_len + len] = '\n';
 	c->pending_len += len + 1;
@@ -349,14 +342,7 @@ static void add_to_line(struct hx_stdio *c, const char *p, size_t n)
 		c->line_cut = true;
 		n = HX_CLIENT_LOG_MAX_LINE - c->line_len;
 	}
-	if (c->line_len + n > c->line_cap) {
-		size_t cap = c->line_cap ? c->line_cap : 4096;
-
-		while (cap < c->line_len + n)
-			cap *= 2;
-		c->line = fa_xrealloc(c->line, cap);
-		c->line_cap = cap;
-	}
+	c->line = fa_xgrow(c->line, &c->line_cap, c->line_len + n, 4096);
 	memcpy(c->line + c->line_len, p, n);
 	c->line_len += n;
 }

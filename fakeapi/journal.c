@@ -45,7 +45,7 @@ struct fa_journal {
 
 /* How a member is stored; drives both directions so they cannot drift. */
 enum kind { K_U64, K_I64, K_INT, K_UINT, K_STR, K_WALL, K_SHA, K_HEADERS,
-	    K_BOOL, K_DELIVERY, K_PAUSE };
+	    K_BOOL, K_DELIVERY, K_PAUSE, K_OPT_INT };
 
 struct field {
 	const char *name; /* JSON member */
@@ -83,6 +83,9 @@ static const struct field fields[] = {
 	F("pause_until_us", K_PAUSE, pause_until_us),
 	F("quota", K_STR, quota),
 	F("in_flight", K_INT, in_flight),
+	F("tokens", K_OPT_INT, tokens),
+	F("stream_chunks", K_OPT_INT, stream_chunks), /* null unless stream_end */
+	F("stream_end", K_STR, stream_end),
 };
 #undef F
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -150,6 +153,13 @@ cJSON *fa_attempt_to_json(const struct fa_attempt *a)
 			break;
 		case K_DELIVERY:
 			cJSON_AddStringToObject(obj, name, fa_delivery_str(*(const enum fa_delivery *)p));
+			break;
+		case K_OPT_INT:
+			if (*(const int *)p == -1 ||
+			    (p == &a->stream_chunks && a->stream_end == NULL))
+				cJSON_AddNullToObject(obj, name);
+			else
+				cJSON_AddNumberToObject(obj, name, *(const int *)p);
 			break;
 		case K_PAUSE:
 			if (*(const int64_t *)p == -1)
@@ -250,7 +260,14 @@ static const struct { double lo, hi; const char *want; } int_range[] = {
 	[K_INT] = { -2147483648.0, 2147483647.0, "integer" },
 	[K_UINT] = { 0, 4294967295.0, "integer >= 0" },
 	[K_PAUSE] = { -MAX_SAFE_INT, MAX_SAFE_INT, "integer or null" },
+	[K_OPT_INT] = { 0, 2147483647.0, "integer >= 0 or null" },
 };
+
+/* Members added after the first journals were written: missing is null. */
+static bool optional_member(const struct field *f)
+{
+	return f->kind == K_OPT_INT || strcmp(f->name, "stream_end") == 0;
+}
 
 /* One member into @a; on a type error sets @err and returns false. */
 static bool get_field(const cJSON *obj, const struct field *f,
@@ -261,18 +278,23 @@ static bool get_field(const cJSON *obj, const struct field *f,
 	const char *want = NULL;
 	int64_t i = 0;
 
+	if (v == NULL && optional_member(f)) {
+		if (f->kind == K_OPT_INT)
+			*(int *)p = -1;
+		return true;
+	}
 	if (v == NULL) {
 		fa_err_set(err, "$.%s: missing", f->name);
 		return false;
 	}
 	switch (f->kind) {
-	case K_U64: case K_I64: case K_INT: case K_UINT: case K_PAUSE:
-		if (f->kind == K_PAUSE && cJSON_IsNull(v))
+	case K_U64: case K_I64: case K_INT: case K_UINT: case K_PAUSE: case K_OPT_INT:
+		if ((f->kind == K_PAUSE || f->kind == K_OPT_INT) && cJSON_IsNull(v))
 			i = -1;
 		else if (!get_int(v, int_range[f->kind].lo, int_range[f->kind].hi, &i))
 			want = int_range[f->kind].want;
 		if (f->kind == K_U64) *(uint64_t *)p = (uint64_t)i;
-		else if (f->kind == K_INT) *(int *)p = (int)i;
+		else if (f->kind == K_INT || f->kind == K_OPT_INT) *(int *)p = (int)i;
 		else if (f->kind == K_UINT) *(unsigned *)p = (unsigned)i;
 		else *(int64_t *)p = i;
 		break;

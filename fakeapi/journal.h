@@ -63,6 +63,19 @@ struct fa_attempt {
 	                                -1 = none sent or not parseable */
 	char *quota;                 /* quota decision ("admitted replica 1", "limited per-key replica 2", "refunded replica 1"); NULL without $.provider.quota */
 	int in_flight;               /* requests of this scope in flight on arrival, itself included */
+	int tokens;                  /* seed 001's cost of a chat completion request: its
+	                                estimated prompt tokens plus max_tokens (chat.h,
+	                                fa_chat_tokens); -1 = not a chat request (JSON null) */
+	int stream_chunks;           /* a streamed reply (text/event-stream): content chunks
+	                                (frames carrying a piece of the reply) written to the
+	                                connection before the stream ended; meaningful only
+	                                with stream_end (JSON null without it) */
+	char *stream_end;            /* how that stream ended: "done" ([DONE] after the
+	                                whole reply), "error_frame" (a seed 002 error frame,
+	                                then [DONE]), "cut" (closed without [DONE]),
+	                                "stall" (went silent; closed or ended by a
+	                                stream_idle_timeout frame), "client_gone" (the client
+	                                closed first); NULL = not a stream */
 };
 
 /* Release what @a owns (not @a itself). NULL is accepted. */
@@ -78,13 +91,16 @@ const char *fa_delivery_str(enum fa_delivery d);
  * idempotency_key, client_reference, body_sha256, attempt_headers (object
  * of the three header names), status, fault, committed, delivered,
  * conn_id, conn_reuse, retry_after, pause_until_us (null when -1), quota,
- * in_flight. Caller frees with cJSON_Delete.
+ * in_flight, tokens (null when -1), stream_chunks (null when stream_end is
+ * NULL), stream_end. Caller frees with cJSON_Delete.
  */
 cJSON *fa_attempt_to_json(const struct fa_attempt *a);
 
 /* Fill @out from a JSON object as fa_attempt_to_json() writes it (extra
- * members such as "prev" are ignored). FA_EINVAL with "$.member: ..." in
- * @err when a member is missing or has the wrong type. */
+ * members such as "prev" are ignored; tokens, stream_chunks and stream_end
+ * may be missing, as in journals written before they existed: -1, -1,
+ * NULL). FA_EINVAL with "$.member: ..." in @err when another member is
+ * missing or a member has the wrong type. */
 enum fa_rc fa_attempt_from_json(const cJSON *obj, struct fa_attempt *out,
 				struct fa_err *err);
 

@@ -236,6 +236,7 @@ static const struct fa_key *describe(const struct fa_provider *p,
 	a->conn_id = req->conn_id;
 	a->conn_reuse = req->conn_reuse;
 	a->pause_until_us = -1;
+	a->tokens = -1;
 	if (secret != NULL)
 		key = key_of(p, secret);
 	if (key != NULL) {

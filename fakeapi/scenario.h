@@ -81,6 +81,16 @@ struct fa_response_spec {
 	                               stream is closed after this many chunks, without
 	                               [DONE] (journaled as partial_body),
 	                               0..FA_CHAT_MAX_CHUNKS; -1 = not given */
+	int chunk_delay_ms;         /* "chunk_delay_ms": on a chat_completions route, a
+	                               stream's frames go out this many ms apart (the first
+	                               at once), 0..60000; 0 = all at once (default) */
+	int stall_after_chunks;     /* "stall_after_chunks": on a chat_completions route, a
+	                               2xx stream goes silent after this many chunks
+	                               (seed 002's stream_idle_timeout),
+	                               0..FA_CHAT_MAX_CHUNKS; -1 = not given */
+	int stall_ms;               /* "stall_ms": how long it stays silent, 1..600000 ms,
+	                               then the stream_idle_timeout error frame and [DONE];
+	                               needs stall_after_chunks; default 30000 */
 };
 
 /* The side effect a route has ($.routes[i].effect). */
@@ -195,6 +205,21 @@ struct fa_event_spec {
 	                           no result yet */
 };
 
+/*
+ * $.harness.pacing: the rate limits the client is told (stdio task lines
+ * carry them) and graded on (wait.pacing): per key, RPM requests and TPM
+ * tokens (seed 001's cost: estimated prompt tokens plus max_tokens) per
+ * period_s, each a token bucket of that capacity refilling continuously
+ * over the period, full at the start.
+ */
+struct fa_pacing_spec {
+	bool given;   /* $.harness.pacing present */
+	int rpm;      /* requests per period per key, 1..1000000; 0 = no request limit */
+	int tpm;      /* tokens per period per key, 1..100000000; 0 = no token limit
+	                 (at least one of rpm and tpm is set) */
+	int period_s; /* 1..86400 s, default $.provider.quota.period_s, else 60 */
+};
+
 /* The $.harness block. */
 struct fa_harness_spec {
 	struct fa_task_spec *tasks;   /* owned */
@@ -203,6 +228,7 @@ struct fa_harness_spec {
 	size_t n_events;
 	cJSON *expect;                /* owned object: check id -> parameters; NULL = none */
 	int timeout_s;                /* whole scenario, 1..3600, default 60 */
+	struct fa_pacing_spec pacing; /* $.harness.pacing */
 };
 
 /* A loaded, validated scenario. Every pointer is owned by it. */
@@ -224,6 +250,12 @@ struct fa_scenario {
 	bool has_quota;               /* $.provider.quota given: the quota model meters
 	                                 every request with a valid key (quota.h) */
 	struct fa_quota_spec quota;   /* $.provider.quota; zero unless has_quota */
+	bool retry_after_ms;          /* $.provider.retry_after_ms (default false): every
+	                                 quota 429 and shaped answer that carries a
+	                                 delta-seconds Retry-After also carries
+	                                 retry-after-ms, the exact pause in ms (as OpenAI's
+	                                 API does); the journal's pause_until_us is then
+	                                 that exact instant */
 	struct fa_route_spec *routes; /* n_routes >= 1 */
 	size_t n_routes;
 	bool has_harness;             /* $.harness given */

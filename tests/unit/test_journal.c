@@ -67,6 +67,9 @@ static void fill(struct fa_attempt *a, int i)
 	a->pause_until_us = 10002000 + i;
 	a->quota = fa_xstrdup("allowed");
 	a->in_flight = 4;
+	a->tokens = 1234;
+	a->stream_chunks = 7;
+	a->stream_end = fa_xstrdup("error_frame");
 }
 
 /* An attempt with nothing but times: every string NULL. */
@@ -79,6 +82,7 @@ static void fill_bare(struct fa_attempt *a)
 	a->wall_us = 0;
 	a->response_index = -1;
 	a->pause_until_us = -1;
+	a->tokens = -1;
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -116,6 +120,10 @@ static void assert_same(const struct fa_attempt *x, const struct fa_attempt *y)
 	CU_ASSERT_EQUAL(x->pause_until_us, y->pause_until_us);
 	CU_ASSERT(str_eq(x->quota, y->quota));
 	CU_ASSERT_EQUAL(x->in_flight, y->in_flight);
+	CU_ASSERT_EQUAL(x->tokens, y->tokens);
+	if (x->stream_end != NULL) /* without it the count is not written */
+		CU_ASSERT_EQUAL(x->stream_chunks, y->stream_chunks);
+	CU_ASSERT(str_eq(x->stream_end, y->stream_end));
 }
 
 static struct fa_journal *journal_new(const char *path)
@@ -175,7 +183,8 @@ static void json_members_in_contract_order_with_nulls(void)
 		"user", "scope", "idempotency_key", "client_reference",
 		"body_sha256", "attempt_headers", "status", "fault", "committed",
 		"delivered", "conn_id", "conn_reuse", "retry_after",
-		"pause_until_us", "quota", "in_flight",
+		"pause_until_us", "quota", "in_flight", "tokens", "stream_chunks",
+		"stream_end",
 	};
 	static const char *const hdrs[] = {
 		"x-stainless-retry-count", "amz-sdk-request", "grpc-previous-rpc-attempts",
@@ -217,7 +226,8 @@ static void json_members_in_contract_order_with_nulls(void)
 	text = cJSON_PrintUnformatted(obj);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "{\"seq\":0,\"t_arrival_us\":5,\"t_response_us\":-1,"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, ",\"pause_until_us\":null,\"quota\":null,\"in_flight\":0}"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, ",\"pause_until_us\":null,\"quota\":null,\"in_flight\":0,"
+				     "\"tokens\":null,\"stream_chunks\":null,\"stream_end\":null}"));
 	cJSON_free(text);
 	cJSON_Delete(obj);
 }

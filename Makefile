@@ -35,7 +35,7 @@ CLIENTS    = $(if $(CLIENT_SRC),$(addprefix $(BUILD)/clients/,reference $(DEFECT
 
 BINS = $(BUILD)/fakeapi $(BUILD)/fakeapi-harness $(BUILD)/unit-tests $(CLIENTS)
 
-.PHONY: all asan deps test unit e2e demo bench lint fmt clean
+.PHONY: all asan deps sdk-deps test unit e2e demo bench lint fmt clean
 all: $(BINS)
 
 $(BUILD)/obj/%.o: %.c
@@ -80,11 +80,17 @@ unit: deps
 	$(MAKE) asan
 	build/asan/unit-tests
 
-e2e: deps
+e2e: deps sdk-deps
 	$(MAKE) asan
 	FAKEAPI_BUILD=build/asan $(PYTHON) -m pytest -q -n 2 tests/e2e
 
-test: deps
+# The openai SDK for Node.js that tests/e2e/test_openai_node.py grades,
+# installed from its lockfile (the npm registry) when it is not there yet.
+sdk-deps: deps
+	@test -d $(OPENAI_NODE)/node_modules/openai || \
+		(cd $(OPENAI_NODE) && npm ci --no-audit --no-fund --loglevel=error)
+
+test: deps sdk-deps
 	$(MAKE) asan
 	build/asan/unit-tests
 	FAKEAPI_BUILD=build/asan $(PYTHON) -m pytest -q -n 2 tests/e2e
@@ -122,12 +128,12 @@ clean:
 
 # The official openai SDK for Node.js (major 6, pinned by its lockfile),
 # graded through its exec adapter on the chat endpoint's 429, 503 and
-# stream scenarios (README.md, "Real SDKs"). Needs node and npm; never
-# part of `make test` or `make demo`. Like any graded run it may exit 1.
+# stream scenarios (README.md, "Real SDKs"). Needs node and npm;
+# tests/e2e/test_openai_node.py runs the same suite under `make test`.
+# Like any graded run it may exit 1.
 OPENAI_NODE = client-under-test/adapters/openai-node
 .PHONY: grade-openai-node
-grade-openai-node:
+grade-openai-node: sdk-deps
 	@$(MAKE) -s $(BUILD)/fakeapi-harness
-	@test -d $(OPENAI_NODE)/node_modules || (cd $(OPENAI_NODE) && npm ci --no-audit --no-fund)
-	$(BUILD)/fakeapi-harness run --exec 'node $(OPENAI_NODE)/adapter.mjs {body_file}' \
+	$(BUILD)/fakeapi-harness run --jobs 4 --exec 'node $(OPENAI_NODE)/adapter.mjs {body_file}' \
 		--report-json $(BUILD)/openai-node.json scenarios/provider/openai-node/suite.json

@@ -1,0 +1,138 @@
+"""The official openai SDK for Node.js, graded through its exec adapter.
+
+client-under-test/adapters/openai-node runs one chat completion per task
+with the SDK as shipped (major 6, pinned by its lockfile; `make test`
+installs it with `npm ci`). The suite scenarios/provider/openai-node is
+run once for the module; each test then reads one fact from the report or
+from the provider's journal of that scenario. What the SDK does is
+recorded as it is, failures included: a test here fails when the SDK's
+behaviour (or the harness's verdict on it) changes, not when the SDK
+breaks a rule.
+"""
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import REPO
+
+ADAPTER = REPO / "client-under-test" / "adapters" / "openai-node"
+SUITE = REPO / "scenarios" / "provider" / "openai-node" / "suite.json"
+TOLERANCE_US = 50_000  # wait.retry_after's default tolerance
+
+
+@pytest.fixture(scope="module")
+def graded(harness_bin, tmp_path_factory):
+    """Run the suite once: (report, {scenario id: [journal entries]})."""
+    assert shutil.which("node"), "node missing: ci/install-deps installs it"
+    assert (ADAPTER / "node_modules" / "openai").is_dir(), \
+        "the openai SDK is not installed: run `make sdk-deps`"
+    out = tmp_path_factory.mktemp("openai-node")
+    report_path = out / "report.json"
+    proc = subprocess.run(
+        [harness_bin, "run", "-q", "--jobs", "4", "--seed", "11",
+         "--exec", f"node {ADAPTER / 'adapter.mjs'} {{body_file}}",
+         "--journal-dir", str(out / "journals"), "--report-json", str(report_path),
+         str(SUITE)],
+        capture_output=True, text=True, timeout=300)
+    assert report_path.exists(), proc.stdout + proc.stderr
+    report = json.loads(report_path.read_text())
+    journals = {}
+    for s in report["scenarios"]:
+        assert s["error"] is None, s["error"]
+        lines = (out / "journals" / f"{s['id']}.jsonl").read_text().splitlines()
+        journals[s["id"]] = [json.loads(line) for line in lines]
+    return report, journals, proc
+
+
+def verdicts(report, scenario_id):
+    s = next(s for s in report["scenarios"] if s["id"] == scenario_id)
+    return {c["id"]: c for c in s["checks"]}
+
+
+def retry_gap_us(entries):
+    """The first retry's arrival minus the first answer's, µs."""
+    assert len(entries) >= 2, entries
+    return entries[1]["t_arrival_us"] - entries[0]["t_response_us"]
+
+
+def test_the_sdk_counts_its_retries_in_x_stainless_retry_count(graded):
+    _, journals, _ = graded
+    entries = journals["openai-node-429-retry-after-2"]
+    counts = [e["attempt_headers"]["x-stainless-retry-count"] for e in entries]
+    assert counts == ["0", "1"], counts
+    assert [e["status"] for e in entries] == [429, 200]
+
+
+@pytest.mark.parametrize("scenario,pause_s", [
+    ("openai-node-429-retry-after-2", 2),
+    ("openai-node-429-retry-after-60", 60),
+])
+def test_the_sdk_waits_the_whole_retry_after(graded, scenario, pause_s):
+    report, journals, _ = graded
+    entries = journals[scenario]
+    assert entries[0]["status"] == 429 and entries[0]["retry_after"] == str(pause_s)
+    assert retry_gap_us(entries) >= pause_s * 1_000_000 - TOLERANCE_US
+    assert verdicts(report, scenario)["wait.retry_after"]["verdict"] == "pass"
+
+
+def test_the_sdk_waits_a_503s_seeded_retry_after(graded):
+    report, journals, _ = graded
+    entries = journals["openai-node-503-pool-exhausted"]
+    assert entries[0]["status"] == 503
+    pause_s = int(entries[0]["retry_after"])
+    assert 3 <= pause_s <= 7  # seed 002: drawn from 3..7 s
+    assert retry_gap_us(entries) >= pause_s * 1_000_000 - TOLERANCE_US
+    assert entries[-1]["status"] == 200
+
+
+def test_the_sdk_does_not_retry_a_stream_that_ended_in_an_error_frame(graded):
+    _, journals, _ = graded
+    entries = journals["openai-node-stream-error-frame"]
+    assert len(entries) == 1, entries
+    assert entries[0]["status"] == 200
+
+
+def test_a_past_retry_after_date_does_not_make_the_sdk_loop(graded):
+    report, journals, _ = graded
+    entries = journals["openai-node-429-retry-after-past-date"]
+    assert len(entries) <= 3, [e["seq"] for e in entries]  # its own max_retries 2
+    assert verdicts(report, "openai-node-429-retry-after-past-date")[
+        "attempts.bounded"]["verdict"] == "pass"
+
+
+def test_eight_sdk_workers_come_back_as_one_wave(graded):
+    """The SDK honours Retry-After to the millisecond and adds no jitter of
+    its own, so eight processes told the same pause retry together: the
+    report says so with the wave as evidence (seed 002 asks clients for
+    100-1000 ms of their own jitter on top)."""
+    report, journals, _ = graded
+    checks = verdicts(report, "openai-node-eight-workers-one-pause")
+    jitter = checks["wait.jitter"]
+    assert jitter["verdict"] == "fail", jitter
+    assert "one wave" in jitter["detail"] and "8 tasks" in jitter["detail"]
+    assert len(jitter["evidence"]) >= 8
+    assert checks["wait.retry_after"]["verdict"] == "pass"
+    entries = journals["openai-node-eight-workers-one-pause"]
+    assert sorted(e["status"] for e in entries) == [200] * 8 + [429] * 8
+
+
+def test_the_sdk_does_not_retry_a_422(graded):
+    report, journals, _ = graded
+    entries = journals["openai-node-422-no-retry"]
+    assert [e["status"] for e in entries] == [422]
+    assert verdicts(report, "openai-node-422-no-retry")[
+        "classify.no_retry_4xx"]["verdict"] == "pass"
+
+
+def test_the_report_grades_the_sdk_and_says_why_it_failed(graded):
+    report, _, proc = graded
+    assert report["mode"] == "exec"
+    by_id = {c["id"]: c["verdict"] for c in report["checks"]}
+    assert by_id["wait.jitter"] == "fail"
+    assert by_id["attempts.bounded"] == "pass"
+    assert by_id["wait.retry_after"] == "pass"
+    assert by_id["classify.no_retry_4xx"] == "pass"
+    assert report["level"] == "L1"  # L2 fails on wait.jitter
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # a required check failed

@@ -210,6 +210,19 @@ cJSON *fa_chat_error_frame(const cJSON *shape_body, int retry_after_s)
 	return frame;
 }
 
+cJSON *fa_chat_stall_frame(int retry_after_s)
+{
+	cJSON *frame = cJSON_CreateObject();
+	cJSON *e = cJSON_AddObjectToObject(frame, "error");
+
+	cJSON_AddStringToObject(e, "code", "stream_idle_timeout");
+	cJSON_AddStringToObject(e, "type", "server_error");
+	cJSON_AddStringToObject(e, "message", "the model cluster went silent in the middle "
+				"of the answer; send the request again after retryAfter seconds");
+	cJSON_AddNumberToObject(e, "retryAfter", retry_after_s);
+	return frame;
+}
+
 /* Append "data: " + the compact JSON of @o + "\n\n" to @s. */
 static void frame(struct fa_chat_stream *s, const cJSON *o)
 {
@@ -271,6 +284,7 @@ void fa_chat_sse(const struct fa_chat_req *r, const char *reply, uint64_t seq,
 		chunk(out, r, seq, created_s, reply + starts[i], end - starts[i]);
 		ends[out->n_chunks++] = out->len;
 	}
+	out->n_content = out->n_chunks;
 	if (error != NULL)
 		frame(out, error);
 	else
@@ -294,6 +308,39 @@ void fa_chat_stream_release(struct fa_chat_stream *s)
 		return;
 	free(s->body);
 	memset(s, 0, sizeof(*s));
+}
+
+#define DONE_FRAME "data: [DONE]\n\n"
+
+size_t fa_chat_frame_end(const char *body, size_t len, size_t pos)
+{
+	size_t done = sizeof(DONE_FRAME) - 1;
+
+	for (size_t i = pos; i + 1 < len; i++) {
+		if (body[i] != '\n' || body[i + 1] != '\n')
+			continue;
+		i += 2;
+		if (len - i >= done && memcmp(body + i, DONE_FRAME, done) == 0)
+			i += done; /* [DONE] goes with the frame before it */
+		return i;
+	}
+	return len;
+}
+
+int fa_chat_chunks_sent(const char *body, size_t len, int n_content, size_t bytes)
+{
+	size_t pos = 0;
+	int n = 0;
+
+	/* content frames never carry [DONE] after them: a stop chunk or an
+	 * error frame always follows the last one */
+	while (n < n_content && pos < len) {
+		pos = fa_chat_frame_end(body, len, pos);
+		if (pos > bytes)
+			break;
+		n++;
+	}
+	return n;
 }
 
 cJSON *fa_chat_models(char *const *models, size_t n)
@@ -331,10 +378,24 @@ static void resp_drop_header(struct fa_resp *r, const char *name)
 	r->n_headers = k;
 }
 
-/* @sse becomes @resp's 200 text/event-stream body (the whole stream at
- * once, so every chunk arrives together). */
-static void sse_answer(struct fa_resp *resp, struct fa_chat_stream *sse)
+/* The retryAfter of a stall's frame, s: the entry's retry_after_s, else 1. */
+static int stall_retry_after(const struct fa_response_spec *spec)
 {
+	return spec->shape.retry_after_s > 0 ? spec->shape.retry_after_s : 1;
+}
+
+/* @sse becomes @resp's 200 text/event-stream body, paced as @spec says,
+ * ending as @end says when every byte goes out. */
+static void sse_answer(struct fa_resp *resp, const struct fa_response_spec *spec,
+		       struct fa_chat_stream *sse, const char *end)
+{
+	resp->stream_end = end;
+	resp->stream_content = (int)sse->n_content;
+	resp->chunk_delay_ms = spec->chunk_delay_ms;
+	if (spec->stall_after_chunks >= 0) {
+		resp->stall_ms = spec->stall_ms;
+		resp->stall_retry_after_s = stall_retry_after(spec);
+	}
 	resp_drop_header(resp, "Content-Type");
 	free(resp->body);
 	resp->body = sse->body; /* the answer owns it now */
@@ -367,7 +428,7 @@ static void shaped_stream(const struct fa_route_spec *r, const struct fa_respons
 	resp_drop_header(resp, "X-AI-Deadline-Ms");
 	free(resp->attempt.retry_after);
 	resp->attempt.retry_after = NULL;
-	sse_answer(resp, &sse);
+	sse_answer(resp, spec, &sse, resp->fault == FA_RESP_PARTIAL_BODY ? "cut" : "error_frame");
 	fa_chat_stream_release(&sse);
 }
 
@@ -376,7 +437,7 @@ bool fa_chat_answer(const struct fa_route_spec *r, const struct fa_response_spec
 		    struct fa_resp *resp)
 {
 	struct fa_chat_stream sse;
-	cJSON *o;
+	cJSON *o, *stall;
 	bool ok2xx = resp->status >= 200 && resp->status < 300;
 
 	if (r->kind == FA_ROUTE_MODELS && ok2xx) {
@@ -400,12 +461,17 @@ bool fa_chat_answer(const struct fa_route_spec *r, const struct fa_response_spec
 		cJSON_Delete(o);
 		return false;
 	}
-	fa_chat_sse(creq, r->reply, seq, created_s, NULL, 0, spec->stop_after_chunks, &sse);
+	/* seed 002's stream_idle_timeout: the silence, then its error frame */
+	stall = spec->stall_after_chunks < 0 ? NULL : fa_chat_stall_frame(stall_retry_after(spec));
+	fa_chat_sse(creq, r->reply, seq, created_s, stall, spec->stall_after_chunks,
+		    spec->stop_after_chunks, &sse);
+	cJSON_Delete(stall);
 	if (spec->stop_after_chunks >= 0) {
 		resp->fault = FA_RESP_PARTIAL_BODY;
 		resp->fault_bytes = (int)sse.cut;
 	}
-	sse_answer(resp, &sse);
+	sse_answer(resp, spec, &sse, resp->fault == FA_RESP_PARTIAL_BODY ? "cut"
+				     : spec->stall_after_chunks >= 0 ? "stall" : "done");
 	fa_chat_stream_release(&sse);
 	return false;
 }

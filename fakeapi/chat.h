@@ -26,7 +26,11 @@ struct fa_response_spec;
 #define FA_CHAT_DEFAULT_REPLY "This is a deterministic reply from the fake model."
 #define FA_CHAT_REPLY_MAX     65536          /* "reply": 1..this bytes */
 #define FA_CHAT_MAX_MODELS    64             /* "models": 1..this names */
-#define FA_CHAT_MAX_CHUNKS    100000         /* "error_after_chunks", "stop_after_chunks" */
+#define FA_CHAT_MAX_CHUNKS    100000         /* "error_after_chunks", "stop_after_chunks",
+                                                "stall_after_chunks" */
+#define FA_CHAT_CHUNK_DELAY_MAX_MS 60000     /* "chunk_delay_ms": 0..this */
+#define FA_CHAT_STALL_MAX_MS  600000         /* "stall_ms": 1..this */
+#define FA_CHAT_STALL_DEFAULT_MS 30000       /* "stall_ms" when not given */
 
 /*
  * Seed 001's "estimated prompt tokens": ceil(@len / 4) for a text of @len
@@ -91,11 +95,20 @@ size_t fa_chat_pieces(const char *reply, size_t *starts);
  */
 cJSON *fa_chat_error_frame(const cJSON *shape_body, int retry_after_s);
 
+/*
+ * The frame a stall ends with (seed 002's stream_idle_timeout: the cluster
+ * went silent mid-answer): {"error": {"code": "stream_idle_timeout",
+ * "type": "server_error", "message": "...", "retryAfter": @retry_after_s}}.
+ * Caller deletes it.
+ */
+cJSON *fa_chat_stall_frame(int retry_after_s);
+
 /* A rendered SSE body. */
 struct fa_chat_stream {
 	char *body;      /* owned, NUL-terminated, len bytes */
 	size_t len;
 	size_t n_chunks; /* "data: {...}\n\n" frames before [DONE] (or the cut) */
+	size_t n_content; /* of those, the first ones carrying a piece of the reply */
 	size_t cut;      /* bytes of the first @stop_after chunks (fa_chat_sse), else len */
 };
 
@@ -118,6 +131,21 @@ void fa_chat_sse(const struct fa_chat_req *r, const char *reply, uint64_t seq,
 /* NULL accepted. */
 void fa_chat_stream_release(struct fa_chat_stream *s);
 
+/*
+ * Where the frame of SSE @body (@len bytes, as fa_chat_sse renders it)
+ * that starts at byte @pos ends: just past its "\n\n" (@len when none
+ * follows). A "data: [DONE]\n\n" right after it belongs to it, so a paced
+ * stream sends [DONE] with the frame before it. @pos >= @len gives @len.
+ */
+size_t fa_chat_frame_end(const char *body, size_t len, size_t pos);
+
+/*
+ * Content chunks among the first @bytes of SSE @body (@len bytes) whose
+ * first @n_content frames carry a piece of the reply: how many of those
+ * frames end at or before @bytes (a frame cut short does not count).
+ */
+int fa_chat_chunks_sent(const char *body, size_t len, int n_content, size_t bytes);
+
 /* GET /v1/models: {"object": "list", "data": [{"id", "object": "model",
  * "created": 0, "owned_by": "fakeapi"}, ...]} for the @n names of
  * @models. Caller deletes it. */
@@ -135,7 +163,12 @@ cJSON *fa_chat_models(char *const *models, size_t n);
  * a 200 whose last frame before [DONE] is the shape's error, after
  * error_after_chunks chunks, with its Retry-After and X-AI-* headers
  * removed and attempt.retry_after cleared (attempt.pause_until_us stays:
- * the frame's retryAfter names it). Any other answer stays as it is.
+ * the frame's retryAfter names it). With stall_after_chunks, the first
+ * N chunks go, then the stall frame (fa_chat_stall_frame, retryAfter the
+ * entry's retry_after_s or 1) and [DONE]. Every stream sets @resp's
+ * stream members (provider.h: stream_end, stream_content, chunk_delay_ms,
+ * stall_ms, stall_retry_after_s) for the server, which paces it and
+ * journals how it ended. Any other answer stays as it is.
  * Returns true for such a shaped stream (it spends no quota).
  */
 bool fa_chat_answer(const struct fa_route_spec *r, const struct fa_response_spec *spec,

@@ -6,6 +6,7 @@
 
 #include "alloc.h"
 #include "chat.h"
+#include "fault.h"
 
 const char *const fa_route_kinds[] = {"scripted", "chat_completions", "models", NULL};
 
@@ -40,12 +41,51 @@ static enum fa_rc read_models(struct fa_schema *s, const cJSON *arr,
 	return FA_OK;
 }
 
+/* "chunk_delay_ms" and the stall (seed 002's stream_idle_timeout) of
+ * response @r of a route of @kind. */
+static enum fa_rc check_pacing(struct fa_schema *s, enum fa_route_kind kind,
+			       const struct fa_response_spec *r)
+{
+	bool ok2xx = r->status >= 200 && r->status < 300;
+	bool stall = r->stall_after_chunks >= 0;
+
+	if (kind != FA_ROUTE_CHAT && (r->chunk_delay_ms > 0 || stall))
+		return fa_schema_fail(s, "\"%s\" needs a route with \"kind\": \"chat_completions\"",
+				      stall ? "stall_after_chunks" : "chunk_delay_ms");
+	if (r->chunk_delay_ms > 0 && !ok2xx && r->shape.shape == FA_SHAPE_NONE)
+		return fa_schema_fail(s, "\"chunk_delay_ms\" needs a 2xx \"status\" or a "
+				      "\"shape\" (a stream), got status %d", r->status);
+	if (!stall)
+		return FA_OK;
+	if (r->stop_after_chunks >= 0)
+		return fa_schema_fail(s, "\"stall_after_chunks\" cannot go with "
+				      "\"stop_after_chunks\" (a stalled stream ends with its "
+				      "stream_idle_timeout frame)");
+	if (r->error_after_chunks >= 0)
+		return fa_schema_fail(s, "\"stall_after_chunks\" cannot go with "
+				      "\"error_after_chunks\" (a stalled stream ends with its "
+				      "stream_idle_timeout frame)");
+	if (r->shape.shape != FA_SHAPE_NONE)
+		return fa_schema_fail(s, "\"stall_after_chunks\" cannot go with \"shape\": \"%s\" "
+				      "(a stalled stream ends with its stream_idle_timeout frame)",
+				      fa_shape_str(r->shape.shape));
+	if (r->fault != FA_RESP_RESPOND)
+		return fa_schema_fail(s, "\"stall_after_chunks\" cannot go with \"fault\": \"%s\"",
+				      fa_fault_str(fa_fault_of(r->fault, 0)));
+	if (!ok2xx)
+		return fa_schema_fail(s, "\"stall_after_chunks\" needs a 2xx \"status\", got "
+				      "status %d", r->status);
+	return FA_OK;
+}
+
 /* The chat options of response @r of a route of @kind. */
 static enum fa_rc check_response(struct fa_schema *s, enum fa_route_kind kind,
 				 const struct fa_response_spec *r)
 {
 	bool ok2xx = r->status >= 200 && r->status < 300;
 
+	if (check_pacing(s, kind, r) != FA_OK)
+		return FA_EINVAL;
 	if (kind != FA_ROUTE_SCRIPTED && ok2xx && r->body != NULL)
 		return fa_schema_fail(s, "\"body\" cannot go with a 2xx answer on a \"kind\": "
 				      "\"%s\" route (the provider renders it)", fa_route_kinds[kind]);

@@ -22,7 +22,11 @@ extern const char *const fa_route_kinds[];
  * response has no "body" (the provider renders it); "error_after_chunks"
  * only on a chat_completions route and with a "shape"; "stop_after_chunks"
  * only on a chat_completions route, with a 2xx status, no shape and no
- * "fault". Fills the defaults (FA_CHAT_DEFAULT_REPLY, one model
+ * "fault"; "chunk_delay_ms" (> 0) only on a chat_completions route, with a
+ * 2xx status or a shape; "stall_after_chunks" only on a chat_completions
+ * route, with a 2xx status and without "stop_after_chunks",
+ * "error_after_chunks", a shape or a "fault" (the loader has checked that
+ * "stall_ms" comes with it). Fills the defaults (FA_CHAT_DEFAULT_REPLY, one model
  * FA_CHAT_DEFAULT_MODEL). Errors are recorded through @s; whatever was
  * read stays in @rt for fa_chat_spec_release().
  */

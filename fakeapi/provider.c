@@ -1,6 +1,7 @@
 /* provider.c -- the fake provider: decides the answer to one request. */
 #include "provider.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "fault.h"
 #include "jsontext.h"
 #include "quota.h"
+#include "reconcile.h"
 #include "route.h"
 #include "scope.h"
 #include "shape.h"
@@ -60,6 +62,38 @@ static bool resp_has_header(const struct fa_resp *r, const char *name)
 		if (strcasecmp(r->headers[i].name, name) == 0)
 			return true;
 	return false;
+}
+
+/* Drop every header @name (any letter case) from @r. */
+static void resp_drop_header(struct fa_resp *r, const char *name)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->n_headers; i++) {
+		if (strcasecmp(r->headers[i].name, name) == 0) {
+			free(r->headers[i].name);
+			free(r->headers[i].value);
+			continue;
+		}
+		r->headers[n++] = r->headers[i];
+	}
+	r->n_headers = n;
+}
+
+/*
+ * $.provider.retry_after_ms: beside a delta-seconds Retry-After the
+ * provider wrote itself, `retry-after-ms: @ms` (the exact pause; the
+ * OpenAI SDKs read it before Retry-After). Nothing without the flag.
+ */
+static void add_retry_after_ms(const struct fa_provider *p, struct fa_resp *resp,
+			       int64_t ms)
+{
+	char buf[32];
+
+	if (!p->sc->retry_after_ms)
+		return;
+	snprintf(buf, sizeof(buf), "%lld", (long long)(ms < 0 ? 0 : ms));
+	fa_resp_add_header(resp, "retry-after-ms", buf);
 }
 
 void fa_resp_set_json(struct fa_resp *r, int status, const cJSON *body)
@@ -286,8 +320,18 @@ static int64_t shaped_answer(struct fa_provider *p, struct fa_resp *resp,
 	free(resp->attempt.retry_after);
 	resp->attempt.retry_after = fa_xstrdup(ans.headers[0].value);
 	resp->attempt.pause_until_us = send_us + (int64_t)ans.retry_after_s * 1000000;
+	add_retry_after_ms(p, resp, (int64_t)ans.retry_after_s * 1000);
 	fa_shape_answer_release(&ans);
 	return resp->attempt.pause_until_us;
+}
+
+/* Does @spec write a Retry-After header literally (any letter case)? */
+static bool literal_retry_after(const struct fa_response_spec *spec)
+{
+	for (size_t i = 0; i < spec->n_headers; i++)
+		if (strcasecmp(spec->headers[i].name, "Retry-After") == 0)
+			return true;
+	return false;
 }
 
 /* Answer with a scripted response entry going out after its delay;
@@ -306,6 +350,19 @@ static int64_t scripted_answer(struct fa_provider *p, struct fa_resp *resp,
 	until = fa_fault_respond(spec, params, send_us, wall_send_us, auto_until_us, resp);
 	if (spec->shape.shape != FA_SHAPE_NONE)
 		return shaped_answer(p, resp, spec, req, send_us, wall_send_us);
+	/* only a Retry-After the provider wrote in delta form (a literal
+	 * header is sent as written): the entry's, or during_pause's rest */
+	if (spec->has_retry_after && spec->ra_form == FA_RA_DELTA) {
+		add_retry_after_ms(p, resp, spec->ra_seconds * 1000);
+	} else if (!spec->has_retry_after && auto_until_us >= 0 &&
+		   p->sc->retry_after_ms && !literal_retry_after(spec)) {
+		int64_t left = auto_until_us - send_us;
+		int64_t ms = left <= 0 ? 0 : (left + 999) / 1000;
+
+		add_retry_after_ms(p, resp, ms);
+		until = send_us + ms * 1000;
+		resp->attempt.pause_until_us = until;
+	}
 	if (spec->status >= 200 && spec->status < 300)
 		fa_shape_cluster_ok(p->shapes);
 	return until;
@@ -457,12 +514,14 @@ static void quota_headers(const struct fa_provider *p, struct fa_resp *resp,
 }
 
 /*
- * Ask the quota model about this attempt (valid key, whole body). True
- * when it is admitted (resp->quota_admitted set; fa_provider_finish()
- * ends it); false when it was refused and @resp holds seed 002's platform
- * 429. Caller holds p->lock.
+ * Ask the quota model about this attempt (valid key, whole body), which
+ * reserves @cost tokens (seed 001; 0 when it is not a chat completion).
+ * True when it is admitted (resp->quota_admitted set; fa_provider_finish()
+ * ends it); false when it was refused and @resp holds the answer: seed
+ * 002's platform 429, or the 400 tokens_over_limit for a cost no bucket
+ * can ever hold. Caller holds p->lock.
  */
-static bool quota_admit(struct fa_provider *p, struct fa_resp *resp)
+static bool quota_admit(struct fa_provider *p, struct fa_resp *resp, int64_t cost)
 {
 	struct fa_attempt *a = &resp->attempt;
 	struct fa_quota_decision *d = &resp->quota;
@@ -470,24 +529,36 @@ static bool quota_admit(struct fa_provider *p, struct fa_resp *resp)
 	char buf[32];
 	cJSON *body;
 
-	if (fa_quota_admit(p->quota, a->key, a->user, now, d) != FA_OK)
+	if (fa_quota_admit(p->quota, a->key, a->user, cost, now, d) != FA_OK)
 		return true; /* cannot happen: the model knows every key */
 	a->quota = fa_quota_decision_str(d);
 	if (d->admitted) {
 		resp->quota_admitted = true;
 		return true;
 	}
+	a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_QUOTA));
+	if (d->over_capacity) {
+		/* no pause helps: no Retry-After */
+		quota_headers(p, resp, d);
+		body = fa_quota_over_capacity_body(d);
+		fa_resp_set_json(resp, 400, body);
+		cJSON_Delete(body);
+		a->status = 400;
+		return false;
+	}
 	snprintf(buf, sizeof(buf), "%d", d->retry_after_s);
 	fa_resp_add_header(resp, "Retry-After", buf);
+	add_retry_after_ms(p, resp, d->retry_after_ms);
 	fa_resp_add_header(resp, "X-RateLimit-Scope", fa_quota_scope_str(d->scope));
 	quota_headers(p, resp, d);
 	body = fa_quota_error_body(d);
 	fa_resp_set_json(resp, 429, body);
 	cJSON_Delete(body);
 	a->status = 429;
-	a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_QUOTA));
 	a->retry_after = fa_xstrdup(buf);
-	a->pause_until_us = now + (int64_t)d->retry_after_s * 1000000;
+	/* the exact pause when the answer names it in ms */
+	a->pause_until_us = now + (p->sc->retry_after_ms ? d->retry_after_ms * 1000
+							  : (int64_t)d->retry_after_s * 1000000);
 	return false;
 }
 
@@ -509,67 +580,40 @@ static void quota_settle(struct fa_provider *p, struct fa_resp *resp, bool refun
 	quota_headers(p, resp, &resp->quota);
 }
 
-/* The id of GET /v1/operations/{id}, or NULL for another path. */
-static const char *operation_path_key(const char *path)
+/*
+ * The route that answers @req, its template's parameters (cleaned to
+ * UTF-8) into @params and its index into @idx; NULL when none matches or
+ * a reconciliation read answers it. A pure lookup: nothing moves.
+ */
+static const struct fa_route_spec *find_route(const struct fa_provider *p,
+					      const struct fa_req *req,
+					      struct fa_params *params, size_t *idx)
 {
-	static const char prefix[] = "/v1/operations/";
-	const char *k;
-
-	if (strncmp(path, prefix, sizeof(prefix) - 1) != 0)
+	if (fa_reconcile_is_read(&p->sc->store, req))
 		return NULL;
-	k = path + sizeof(prefix) - 1;
-	return k[0] != '\0' && strchr(k, '/') == NULL ? k : NULL;
+	for (size_t i = 0; i < p->sc->n_routes; i++) {
+		const struct fa_route_spec *r = &p->sc->routes[i];
+
+		if (strcmp(r->method, req->method) != 0 ||
+		    !fa_route_match(r->path, req->path, params))
+			continue;
+		for (size_t k = 0; k < params->n; k++) {
+			char *v = fa_utf8_clean(params->value[k]);
+
+			free(params->value[k]);
+			params->value[k] = v;
+		}
+		*idx = i;
+		return r;
+	}
+	return NULL;
 }
 
-/*
- * The reconciliation reads, when the scenario keeps them on:
- * GET /v1/records?client_reference=R -> 200 {"records": [...]} and
- * GET /v1/operations/{key} -> 200 {"idempotency_key", "status", "record"}
- * or 404 operation_not_found. They are attempts (journaled, route
- * "_reconcile_records" / "_reconcile_operation", fault "respond") that move
- * no cursor. True when @req was one and @resp holds the answer. Caller
- * holds p->lock.
- */
-static bool reconcile(struct fa_provider *p, const struct fa_req *req,
-		      struct fa_resp *resp)
+/* seed 001: what a chat request reserves, its estimated prompt tokens
+ * plus max_tokens (the prompt alone without max_tokens). */
+static int64_t chat_cost(const struct fa_chat_req *creq)
 {
-	struct fa_attempt *a = &resp->attempt;
-	const char *ref = fa_req_query(req, "client_reference");
-	const char *key = operation_path_key(req->path);
-	cJSON *body, *found;
-
-	if (strcmp(req->method, "GET") != 0)
-		return false;
-	if (p->sc->store.by_client_reference && ref != NULL &&
-	    strcmp(req->path, "/v1/records") == 0) {
-		a->route = fa_xstrdup("_reconcile_records");
-		free(a->client_reference);
-		a->client_reference = fa_utf8_clean(ref);
-		body = cJSON_CreateObject();
-		cJSON_AddItemToObject(body, "records",
-				      fa_store_by_client_reference(p->store, a->client_reference));
-		fa_resp_set_json(resp, 200, body);
-		cJSON_Delete(body);
-		a->status = 200;
-	} else if (p->sc->store.by_operation && key != NULL) {
-		char *clean = fa_utf8_clean(key);
-
-		a->route = fa_xstrdup("_reconcile_operation");
-		found = fa_store_by_key(p->store, clean, fa_provider_now_us(p));
-		free(clean);
-		if (found != NULL) {
-			fa_resp_set_json(resp, 200, found);
-			cJSON_Delete(found);
-			a->status = 200;
-		} else {
-			error_answer(resp, 404, "operation_not_found",
-				     "no operation with this Idempotency-Key");
-		}
-	} else {
-		return false;
-	}
-	a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_RESPOND));
-	return true;
+	return (int64_t)creq->prompt_tokens + creq->max_tokens;
 }
 
 void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
@@ -577,10 +621,14 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 {
 	struct fa_attempt *a = &resp->attempt;
 	const struct fa_key *key;
+	const struct fa_route_spec *r;
 	struct fa_params params = { 0 };
 	struct fa_chat_req creq = { 0 };
+	enum fa_rc chat_rc = FA_OK;
+	char why[160] = "";
 	bool refund = false;
-	int64_t pause_until;
+	int64_t pause_until, cost = 0, until;
+	size_t i = 0, idx;
 
 	if (p->admin && fa_admin_is_admin_path(req->path)) {
 		fa_admin_handle(p, req, resp);
@@ -603,8 +651,19 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 		error_answer(resp, 413, "request_too_large", "request body too large");
 		goto out;
 	}
-	/* seed 002: after the key check, before any answer is chosen */
-	if (p->quota != NULL && !quota_admit(p, resp))
+	/* seed 001: the quota must know what a chat request costs, so its
+	 * route is found and its body read first */
+	r = find_route(p, req, &params, &i);
+	if (r != NULL && r->kind == FA_ROUTE_CHAT) {
+		chat_rc = fa_chat_parse(req->body, req->body_len, &creq, why, sizeof(why));
+		if (chat_rc == FA_OK) {
+			cost = chat_cost(&creq);
+			a->tokens = cost > INT_MAX ? INT_MAX : (int)cost;
+		}
+	}
+	/* seed 002: after the key check, before any answer is chosen; an
+	 * unusable chat body (its 400 below) is not metered at all */
+	if (p->quota != NULL && chat_rc == FA_OK && !quota_admit(p, resp, cost))
 		goto out;
 	pause_until = fa_scopes_pause_until(p->scopes, a->scope);
 	if (p->sc->has_during_pause && pause_until > req->t_arrival_us) {
@@ -614,80 +673,66 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 		scripted_answer(p, resp, &p->sc->during_pause, NULL, pause_until, req);
 		goto out;
 	}
-	if (reconcile(p, req, resp))
+	if (fa_reconcile_answer(&p->sc->store, p->store, req, fa_provider_now_us(p), resp))
 		goto out;
-	for (size_t i = 0; i < p->sc->n_routes; i++) {
-		const struct fa_route_spec *r = &p->sc->routes[i];
-		size_t idx;
-		int64_t until;
-
-		if (strcmp(r->method, req->method) != 0 ||
-		    !fa_route_match(r->path, req->path, &params))
-			continue;
-		for (size_t k = 0; k < params.n; k++) {
-			char *v = fa_utf8_clean(params.value[k]);
-
-			free(params.value[k]);
-			params.value[k] = v;
-		}
-		if (r->effect != FA_EFFECT_NONE) {
-			a->client_reference = body_reference(req, r->client_reference_field);
-			if (p->sc->store.profile != FA_IDEM_NONE &&
-			    !key_well_formed(fa_req_header(req, "Idempotency-Key"))) {
-				a->route = fa_xstrdup(r->id);
-				a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_IDEM_INVALID));
-				error_answer(resp, 400, "idempotency_key_invalid",
-					     "Idempotency-Key must be 1 to 255 printable ASCII characters");
-				goto out;
-			}
-			if (!idempotency_layer(p, resp)) {
-				a->route = fa_xstrdup(r->id);
-				goto out;
-			}
-		}
-		if (r->kind == FA_ROUTE_CHAT) {
-			char why[160];
-			cJSON *bad;
-
-			if (fa_chat_parse(req->body, req->body_len, &creq, why,
-					  sizeof(why)) != FA_OK) {
-				/* the provider's own 400: no cursor moves */
-				a->route = fa_xstrdup(r->id);
-				a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_RESPOND));
-				bad = fa_chat_invalid(why);
-				fa_resp_set_json(resp, 400, bad);
-				cJSON_Delete(bad);
-				a->status = 400;
-				goto out;
-			}
-		}
-		idx = fa_cursors_next(p->cursors, i, a->scope);
-		a->route = fa_xstrdup(r->id);
-		a->response_index = (int)idx;
-		until = scripted_answer(p, resp, &r->responses[idx], &params, -1, req);
-		if (r->kind != FA_ROUTE_SCRIPTED)
-			refund = fa_chat_answer(r, &r->responses[idx], &creq,
-						r->kind == FA_ROUTE_CHAT ? ++p->chat_seq : 0,
-						fa_clock_wall_us() / 1000000, resp);
-		a->fault = fa_xstrdup(fa_fault_str(fa_fault_settle(resp, req->conn_reuse)));
-		/* before any hold, delay or drop; the fault module says which
-		 * answers commit */
-		if (r->effect != FA_EFFECT_NONE && fa_fault_commits(resp->fault, resp->status))
-			commit_write(p, r, &r->responses[idx], &params, resp);
-		/* an answer that goes out (or drops) at once is settled now: the
-		 * client may send the same key again as soon as it has it, before
-		 * fa_provider_finish() runs; a delayed or held one stays in
-		 * flight until then */
-		if (r->effect != FA_EFFECT_NONE && resp->delay_ms == 0 && !resp->hold)
-			fa_store_end(p->store, store_key(a), a->conn_id, fa_provider_now_us(p));
-		/* only an answer whose headers go out announces its pause */
-		if (until > req->t_arrival_us && (resp->fault == FA_RESP_RESPOND ||
-						  resp->fault == FA_RESP_PARTIAL_BODY))
-			fa_scopes_pause(p->scopes, a->scope, until);
+	if (r == NULL) {
+		a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_NO_ROUTE));
+		error_answer(resp, 404, "not_found", "no route matches this method and path");
 		goto out;
 	}
-	a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_NO_ROUTE));
-	error_answer(resp, 404, "not_found", "no route matches this method and path");
+	if (r->effect != FA_EFFECT_NONE) {
+		a->client_reference = body_reference(req, r->client_reference_field);
+		if (p->sc->store.profile != FA_IDEM_NONE &&
+		    !key_well_formed(fa_req_header(req, "Idempotency-Key"))) {
+			a->route = fa_xstrdup(r->id);
+			a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_IDEM_INVALID));
+			error_answer(resp, 400, "idempotency_key_invalid",
+				     "Idempotency-Key must be 1 to 255 printable ASCII characters");
+			goto out;
+		}
+		if (!idempotency_layer(p, resp)) {
+			a->route = fa_xstrdup(r->id);
+			goto out;
+		}
+	}
+	if (chat_rc != FA_OK) {
+		/* the provider's own 400: no cursor moves */
+		cJSON *bad = fa_chat_invalid(why);
+
+		a->route = fa_xstrdup(r->id);
+		a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_RESPOND));
+		fa_resp_set_json(resp, 400, bad);
+		cJSON_Delete(bad);
+		a->status = 400;
+		goto out;
+	}
+	idx = fa_cursors_next(p->cursors, i, a->scope);
+	a->route = fa_xstrdup(r->id);
+	a->response_index = (int)idx;
+	until = scripted_answer(p, resp, &r->responses[idx], &params, -1, req);
+	if (r->kind != FA_ROUTE_SCRIPTED) {
+		refund = fa_chat_answer(r, &r->responses[idx], &creq,
+					r->kind == FA_ROUTE_CHAT ? ++p->chat_seq : 0,
+					fa_clock_wall_us() / 1000000, resp);
+		/* a shape turned into a stream's last frame sends no Retry-After */
+		if (!resp_has_header(resp, "Retry-After"))
+			resp_drop_header(resp, "retry-after-ms");
+	}
+	a->fault = fa_xstrdup(fa_fault_str(fa_fault_settle(resp, req->conn_reuse)));
+	/* before any hold, delay or drop; the fault module says which
+	 * answers commit */
+	if (r->effect != FA_EFFECT_NONE && fa_fault_commits(resp->fault, resp->status))
+		commit_write(p, r, &r->responses[idx], &params, resp);
+	/* an answer that goes out (or drops) at once is settled now: the
+	 * client may send the same key again as soon as it has it, before
+	 * fa_provider_finish() runs; a delayed or held one stays in
+	 * flight until then */
+	if (r->effect != FA_EFFECT_NONE && resp->delay_ms == 0 && !resp->hold)
+		fa_store_end(p->store, store_key(a), a->conn_id, fa_provider_now_us(p));
+	/* only an answer whose headers go out announces its pause */
+	if (until > req->t_arrival_us && (resp->fault == FA_RESP_RESPOND ||
+					  resp->fault == FA_RESP_PARTIAL_BODY))
+		fa_scopes_pause(p->scopes, a->scope, until);
 out:
 	if (resp->quota_admitted)
 		quota_settle(p, resp, refund);

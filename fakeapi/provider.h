@@ -45,6 +45,20 @@ struct fa_resp {
 	bool hold;                   /* keep the answer suspended until fa_server_release()
 	                                or hold_ms passes, then delay_ms, then the fault */
 	int hold_ms;                 /* longest hold, ms (1..600000) */
+	const char *stream_end;      /* static; not NULL for a text/event-stream answer
+	                                (chat.h) whose body is "data: ...\n\n" frames:
+	                                attempt.stream_end when every byte went out
+	                                ("done", "error_frame", "cut", "stall"); the
+	                                server journals stream_chunks and stream_end */
+	int stream_content;          /* frames at the body's start carrying a piece of the
+	                                reply (fa_chat_chunks_sent counts them) */
+	int chunk_delay_ms;          /* a stream's frames go this many ms apart, the first
+	                                at once (0..60000); 0 = at once, Content-Length */
+	int stall_ms;                /* > 0: the stream goes silent this long (1..600000 ms)
+	                                before the frame after its stream_content frames,
+	                                the stream_idle_timeout frame */
+	int stall_retry_after_s;     /* that frame's retryAfter, s: pause_until_us is
+	                                set from it when the frame goes out */
 	bool journaled;              /* false for admin traffic */
 	struct fa_attempt attempt;   /* the journal entry in progress (journaled only) */
 	char *scope;                 /* owned: scope whose in-flight count to drop, or NULL */
@@ -119,16 +133,29 @@ int64_t fa_provider_now_us(const struct fa_provider *p);
  * Decide the answer to @req into @resp (zeroed by the caller). Admin paths
  * (/_fakeapi/...) are answered by the admin module and not journaled.
  * Otherwise: a missing or unknown key is 401 (no cursor moves, no quota
- * spent); a body over FA_PROVIDER_MAX_BODY is 413; when the scenario has
- * $.provider.quota the quota model (quota.h) decides next: a refusal is
- * seed 002's platform 429 (body from fa_quota_error_body(), Retry-After,
+ * spent); a body over FA_PROVIDER_MAX_BODY is 413. Then the route that
+ * will answer is looked up (nothing moves); on a chat_completions route
+ * the body is parsed now, and its cost (seed 001: estimated prompt tokens
+ * plus max_tokens) goes into the journal's `tokens` (with or without a
+ * quota; -1 on any other route or for an unusable body, whose 400 comes
+ * in its place below and is not metered). When the scenario has
+ * $.provider.quota the quota model (quota.h) decides next, for one
+ * request and that many tokens (0 off chat routes): a refusal is seed
+ * 002's platform 429 (body from fa_quota_error_body(), Retry-After,
  * X-RateLimit-Scope, the scenario's rate-limit headers; journal fault
- * "quota", pause_until_us the instant Retry-After names) and moves no
- * cursor; an admitted request whose answer turns out to be a 429 or a 503
- * gets its quota back (seed 002: neither spends quota); every answer the
- * model governs carries the rate-limit headers of the bucket it used,
+ * "quota", pause_until_us the instant Retry-After names) or, for a cost
+ * over a whole bucket, 400 tokens_over_limit without Retry-After
+ * (fa_quota_over_capacity_body()), and moves no cursor; an admitted
+ * request whose answer turns out to be a 429 or a 503 gets its quota back,
+ * tokens included (seed 002: neither spends quota); every answer the
+ * model governs carries the rate-limit headers of the buckets it used,
  * unless the scripted answer sets the same header itself, and the
- * journal's `quota` field says what happened. Then, inside an
+ * journal's `quota` field says what happened. With
+ * $.provider.retry_after_ms every delta-seconds Retry-After the provider
+ * writes itself (the quota's 429, a shape, a response's retry_after,
+ * during_pause's own) comes with `retry-after-ms`, the exact pause in ms,
+ * and pause_until_us is that exact instant; a literal header in a
+ * response's "headers" is left alone. Then, inside an
  * announced pause of the scope the during_pause answer goes out when the
  * scenario has one; then the reconciliation reads the scenario keeps on
  * (GET /v1/records?client_reference=R, GET /v1/operations/{key}) are

@@ -13,11 +13,12 @@ _Static_assert(sizeof(enum fa_quota_headers) == sizeof(int), "enum size");
 
 /* in enum order: the index is the value */
 static const char *const spreads[] = {"round_robin", "random", NULL};
-static const char *const header_styles[] = {"x", "ietf", "legacy", "none", NULL};
+static const char *const header_styles[] = {"x", "ietf", "legacy", "none", "openai", NULL};
 
 /* $.provider.quota */
 enum { QT_PER_KEY, QT_PER_USER, QT_PERIOD, QT_REPLICAS, QT_SPREAD, QT_KEY_LIMITS,
-       QT_IN_FLIGHT, QT_HEADERS };
+       QT_IN_FLIGHT, QT_HEADERS, QT_TPM_KEY, QT_TPM_USER, QT_RPD_KEY, QT_TPD_KEY,
+       QT_DAY };
 static const struct fa_field quota_fields[] = {
 	FA_F_INT("per_key", 0, 1, FA_QUOTA_LIMIT_MAX, struct fa_quota_spec, per_key),
 	FA_F_INT("per_user", 0, 1, FA_QUOTA_LIMIT_MAX, struct fa_quota_spec, per_user),
@@ -28,6 +29,12 @@ static const struct fa_field quota_fields[] = {
 	FA_F_INT("max_in_flight_per_key", 0, 1, FA_QUOTA_IN_FLIGHT_MAX,
 		 struct fa_quota_spec, max_in_flight_per_key),
 	FA_F_ENUM("headers", 0, header_styles, struct fa_quota_spec, headers),
+	/* seed 001: tokens per minute, requests and tokens per day */
+	FA_F_INT("tpm_per_key", 0, 1, FA_QUOTA_TOKENS_MAX, struct fa_quota_spec, tpm_per_key),
+	FA_F_INT("tpm_per_user", 0, 1, FA_QUOTA_TOKENS_MAX, struct fa_quota_spec, tpm_per_user),
+	FA_F_INT("rpd_per_key", 0, 1, FA_QUOTA_LIMIT_MAX, struct fa_quota_spec, rpd_per_key),
+	FA_F_INT("tpd_per_key", 0, 1, FA_QUOTA_TOKENS_MAX, struct fa_quota_spec, tpd_per_key),
+	FA_F_INT("day_s", 0, 1, FA_QUOTA_DAY_MAX_S, struct fa_quota_spec, day_s),
 };
 
 /* $.provider.quota.key_limits.<key id> */

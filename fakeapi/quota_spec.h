@@ -15,8 +15,11 @@
  * period_s (1..FA_QUOTA_PERIOD_MAX_S), replicas (1..FA_QUOTA_REPLICAS_MAX),
  * spread ("round_robin" | "random"), key_limits (an object: key id ->
  * 1..FA_QUOTA_LIMIT_MAX; every id must be in $.provider.keys),
- * max_in_flight_per_key (1..FA_QUOTA_IN_FLIGHT_MAX) and headers ("x" |
- * "ietf" | "legacy" | "none"); defaults as quota.h says. sc->keys must
+ * max_in_flight_per_key (1..FA_QUOTA_IN_FLIGHT_MAX), headers ("x" |
+ * "ietf" | "legacy" | "none" | "openai"), tpm_per_key, tpm_per_user,
+ * tpd_per_key (1..FA_QUOTA_TOKENS_MAX), rpd_per_key
+ * (1..FA_QUOTA_LIMIT_MAX) and day_s (1..FA_QUOTA_DAY_MAX_S); defaults as
+ * quota.h says. sc->keys must
  * already be read. Errors are recorded through @s as fa_scenario_parse()
  * describes; on FA_EINVAL whatever was read stays in sc->quota for
  * fa_quota_spec_release().

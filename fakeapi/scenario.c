@@ -72,7 +72,7 @@ static const struct fa_field suite_entry_field =
 
 /* $.provider */
 enum { PV_KEYS, PV_USERS, PV_SCOPE, PV_PAUSE, PV_IDEMPOTENCY, PV_RECONCILIATION,
-       PV_QUOTA };
+       PV_QUOTA, PV_RETRY_AFTER_MS };
 static const struct fa_field provider_fields[] = {
 	FA_F_CHECK("keys", FA_SCHEMA_OBJECT, REQ | NONEMPTY),
 	FA_F_CHECK("users", FA_SCHEMA_OBJECT, 0),
@@ -81,6 +81,8 @@ static const struct fa_field provider_fields[] = {
 	FA_F_CHECK("idempotency", FA_SCHEMA_OBJECT, 0),
 	FA_F_CHECK("reconciliation", FA_SCHEMA_OBJECT, 0),
 	FA_F_CHECK("quota", FA_SCHEMA_OBJECT, 0),
+	{ .name = "retry_after_ms", .type = FA_SCHEMA_BOOL, .store = FA_STORE_BOOL,
+	  .off = offsetof(struct fa_scenario, retry_after_ms) },
 };
 
 /* $.provider.idempotency; "profile" maps to enum fa_idem_profile + 1 */
@@ -134,10 +136,11 @@ static const struct fa_field route_fields[] = {
  * "status" is required unless a "shape" gives it. */
 enum { RS_TIMES, RS_STATUS, RS_HEADERS, RS_BODY, RS_RETRY_AFTER, RS_DELAY,
        RS_FAULT, RS_FAULT_BYTES, RS_HOLD, RS_HOLD_MS, RS_SHAPE, RS_RA_S,
-       RS_COOLDOWN_S, RS_DEADLINE_MS, RS_ERROR_AFTER, RS_STOP_AFTER };
+       RS_COOLDOWN_S, RS_DEADLINE_MS, RS_ERROR_AFTER, RS_STOP_AFTER, RS_CHUNK_DELAY,
+       RS_STALL_AFTER, RS_STALL_MS };
 #define RS_N_FAULT 4
 #define RS_N_SHAPE 4
-#define RS_N_CHAT  2
+#define RS_N_CHAT  5
 static const struct fa_field response_fields[] = {
 	FA_F_INT("times", 0, 1, 1000000, struct fa_response_spec, times),
 	FA_F_INT("status", 0, 100, 599, struct fa_response_spec, status),
@@ -164,6 +167,11 @@ static const struct fa_field response_fields[] = {
 		 struct fa_response_spec, error_after_chunks),
 	FA_F_INT("stop_after_chunks", 0, 0, FA_CHAT_MAX_CHUNKS,
 		 struct fa_response_spec, stop_after_chunks),
+	FA_F_INT("chunk_delay_ms", 0, 0, FA_CHAT_CHUNK_DELAY_MAX_MS,
+		 struct fa_response_spec, chunk_delay_ms),
+	FA_F_INT("stall_after_chunks", 0, 0, FA_CHAT_MAX_CHUNKS,
+		 struct fa_response_spec, stall_after_chunks),
+	FA_F_INT("stall_ms", 0, 1, FA_CHAT_STALL_MAX_MS, struct fa_response_spec, stall_ms),
 };
 
 /* "retry_after" as a plain number: delta-seconds */
@@ -271,7 +279,8 @@ static enum fa_rc check_shape(struct fa_schema *s, const cJSON **got,
 	if (sh == FA_SHAPE_NONE) {
 		if (got[RS_STATUS] == NULL)
 			return fa_schema_fail(s, "missing required key \"status\"");
-		if (got[RS_RA_S] != NULL)
+		/* a stall's stream_idle_timeout frame names its pause too */
+		if (got[RS_RA_S] != NULL && got[RS_STALL_AFTER] == NULL)
 			return fa_schema_fail(s, "\"retry_after_s\" needs a \"shape\" "
 					      "(use \"retry_after\" for a scripted answer)");
 		if (got[RS_COOLDOWN_S] != NULL)
@@ -331,9 +340,13 @@ static enum fa_rc read_response(struct fa_schema *s, const cJSON *obj,
 	r->hold_ms = 60000;
 	r->error_after_chunks = -1;
 	r->stop_after_chunks = -1;
+	r->stall_after_chunks = -1;
+	r->stall_ms = FA_CHAT_STALL_DEFAULT_MS;
 	rc = fa_schema_object(s, obj, fields, n, r, got + (pause ? 1 : 0));
 	if (rc != FA_OK)
 		return rc;
+	if (got[RS_STALL_MS] != NULL && got[RS_STALL_AFTER] == NULL)
+		return fa_schema_fail(s, "\"stall_ms\" needs \"stall_after_chunks\"");
 	if (got[RS_HEADERS] != NULL) {
 		mark = fa_schema_enter(s, "headers");
 		rc = fa_header_read_list(s, got[RS_HEADERS], &r->headers, &r->n_headers);

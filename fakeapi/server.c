@@ -16,6 +16,7 @@
 #include <microhttpd.h>
 
 #include "alloc.h"
+#include "chat.h"
 #include "clock.h"
 #include "fault.h"
 #include "log.h"
@@ -55,6 +56,8 @@ struct request {
 	bool dropped;             /* the connection was closed on purpose (a fault) */
 	struct fa_resp resp;
 	int64_t t_response_us;    /* -1 until queued */
+	size_t stream_sent;       /* a stream: body bytes handed to libmicrohttpd */
+	bool stream_gone;         /* a stream: its client was found gone after a wait */
 };
 
 /* A request whose answer waits (suspended connection): for a hold, which
@@ -64,6 +67,8 @@ struct held {
 	int64_t due_us;      /* monotonic µs since start: end of the hold or the delay */
 	struct request *req;
 	bool hold;           /* a "hold" (counted by fa_server_held), not a delay */
+	bool stream;         /* a stream waiting for its next frame (its content reader
+	                        suspended it; the answer is already queued) */
 };
 
 struct fa_server {
@@ -255,6 +260,163 @@ static enum MHD_Result queue_partial(struct fa_server *s, struct request *r)
 }
 
 /*
+ * A text/event-stream answer (resp.stream_end set; chat.h), read out by
+ * libmicrohttpd through stream_read(). At once, it is one body with a
+ * Content-Length. Paced (chunk_delay_ms) or stalling (stall_ms), it goes
+ * chunked, a frame at a time: at each frame boundary whose time has not
+ * come the reader suspends the connection and returns 0; the timer thread
+ * resumes it when due, so no pool thread ever waits. A cut stream (fault
+ * partial_body) ends with an error after its first fault_bytes bytes.
+ */
+struct stream {
+	struct fa_server *s;
+	struct request *r;   /* borrowed: libmicrohttpd reads no more once the request
+	                        completed (request_completed frees it) */
+	char *body;          /* owned copy, len bytes */
+	size_t len;
+	size_t limit;        /* bytes to hand out: len, or the cut */
+	bool cut;            /* end with an error at limit (no [DONE]) */
+	bool paced;          /* a frame at a time */
+	int frame;           /* frames started so far */
+	size_t frame_end;    /* end of the frame being handed out */
+	int64_t last_us;     /* when the last frame started (or the headers went) */
+	bool waited;         /* the reader suspended the connection at frame_end */
+};
+
+static bool park(struct fa_server *s, struct request *r, int64_t due, bool hold,
+		 bool stream);
+
+/* The client closed its end (a read finds EOF or an error); a suspended
+ * connection does not notice it by itself. */
+static bool peer_gone(struct request *r)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(r->mhd, MHD_CONNECTION_INFO_CONNECTION_FD);
+	char c;
+	ssize_t n;
+
+	if (ci == NULL)
+		return false;
+	n = recv(ci->connect_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/* The wait before frame @st->frame: stall_ms before the one after the
+ * content frames when the stream stalls, chunk_delay_ms between frames. */
+static int64_t frame_wait_us(const struct stream *st)
+{
+	const struct fa_resp *a = &st->r->resp;
+
+	if (a->stall_ms > 0 && st->frame == a->stream_content)
+		return (int64_t)a->stall_ms * 1000;
+	return st->frame == 0 ? 0 : (int64_t)a->chunk_delay_ms * 1000;
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct stream *st = cls;
+	struct request *r = st->r;
+	size_t end = st->limit, n;
+
+	if (pos >= st->limit) {
+		r->stream_sent = st->limit;
+		return st->cut ? MHD_CONTENT_READER_END_WITH_ERROR
+			       : MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	if (st->paced && pos >= st->frame_end) {
+		int64_t now = fa_provider_now_us(st->s->p);
+		int64_t due = st->last_us + frame_wait_us(st);
+
+		if (st->waited) {
+			st->waited = false;
+			if (peer_gone(r)) {
+				r->stream_gone = true;
+				return MHD_CONTENT_READER_END_WITH_ERROR;
+			}
+		}
+		if (now < due && park(st->s, r, due, false, true)) {
+			st->waited = true;
+			return 0;
+		}
+		if (r->resp.stall_ms > 0 && st->frame == r->resp.stream_content)
+			r->resp.attempt.pause_until_us =
+				now + (int64_t)r->resp.stall_retry_after_s * 1000000;
+		st->frame_end = fa_chat_frame_end(st->body, st->len, (size_t)pos);
+		st->frame++;
+		st->last_us = now;
+	}
+	if (st->paced && st->frame_end < end)
+		end = st->frame_end;
+	n = end - (size_t)pos;
+	if (n > max)
+		n = max;
+	memcpy(buf, st->body + pos, n);
+	r->stream_sent = (size_t)pos + n;
+	return (ssize_t)n;
+}
+
+static void stream_free(void *cls)
+{
+	struct stream *st = cls;
+
+	free(st->body);
+	free(st);
+}
+
+static enum MHD_Result queue_stream(struct fa_server *s, struct request *r)
+{
+	const struct fa_resp *a = &r->resp;
+	struct stream *st = fa_xcalloc(1, sizeof(*st));
+	struct MHD_Response *resp;
+	enum MHD_Result ok;
+
+	st->s = s;
+	st->r = r;
+	st->len = a->body_len;
+	st->body = fa_xmalloc(a->body_len + 1);
+	memcpy(st->body, a->body, a->body_len);
+	st->cut = a->fault == FA_RESP_PARTIAL_BODY;
+	st->limit = st->cut ? fa_fault_partial_len(a->fault_bytes, a->body_len) : a->body_len;
+	st->paced = a->chunk_delay_ms > 0 || a->stall_ms > 0;
+	st->last_us = fa_provider_now_us(s->p);
+	/* paced: chunked (no length); else the length of the whole body, a
+	 * cut one included, as for any partial body */
+	resp = MHD_create_response_from_callback(st->paced ? MHD_SIZE_UNKNOWN : a->body_len,
+						 16 * 1024, stream_read, st, stream_free);
+	if (resp == NULL) {
+		stream_free(st);
+		return MHD_NO;
+	}
+	for (size_t i = 0; i < a->n_headers; i++)
+		MHD_add_response_header(resp, a->headers[i].name, a->headers[i].value);
+	r->state = REQ_QUEUED;
+	r->dropped = st->cut;
+	r->t_response_us = fa_provider_now_us(s->p);
+	ok = MHD_queue_response(r->mhd, (unsigned)a->status, resp);
+	MHD_destroy_response(resp);
+	return ok;
+}
+
+/* The journal's stream_chunks and stream_end for a stream whose headers
+ * went out, from what its reader handed out and how the request ended. */
+static void stream_journal(struct request *r, enum MHD_RequestTerminationCode toe)
+{
+	struct fa_attempt *at = &r->resp.attempt;
+	const struct fa_resp *a = &r->resp;
+	bool cut = a->fault == FA_RESP_PARTIAL_BODY;
+	size_t limit = cut ? fa_fault_partial_len(a->fault_bytes, a->body_len) : a->body_len;
+	bool whole = !r->stream_gone && r->stream_sent >= limit &&
+		     (cut || toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+
+	if (a->stream_end == NULL || r->t_response_us < 0)
+		return;
+	at->stream_chunks = fa_chat_chunks_sent(a->body, a->body_len, a->stream_content,
+						r->stream_sent);
+	free(at->stream_end);
+	at->stream_end = fa_xstrdup(!whole ? "client_gone" : cut ? "cut" : a->stream_end);
+}
+
+/*
  * A connection fault instead of the answer. Returning MHD_NO from the
  * access handler makes libmicrohttpd shut the write side and close: the
  * client reads a clean EOF. A reset needs more: SO_LINGER 0 is not enough
@@ -284,6 +446,8 @@ static enum MHD_Result answer(struct fa_server *s, struct request *r)
 	case FA_RESP_RESPOND:
 		break;
 	case FA_RESP_PARTIAL_BODY:
+		if (r->resp.stream_end != NULL)
+			return queue_stream(s, r);
 		return queue_partial(s, r);
 	case FA_RESP_DROP_BEFORE_COMMIT:
 	case FA_RESP_DROP_AFTER_COMMIT:
@@ -291,31 +455,44 @@ static enum MHD_Result answer(struct fa_server *s, struct request *r)
 	case FA_RESP_CLOSE_IDLE:
 		return drop(r);
 	}
+	if (r->resp.stream_end != NULL)
+		return queue_stream(s, r);
 	return queue_answer(s, r);
 }
 
-/* Suspend @r for its hold (hold_ms at most) or else its delay; the timer
- * thread or fa_server_release() resumes it. False when the server is
- * stopping: nothing may stay suspended then, so the answer goes at once. */
-static bool suspend(struct fa_server *s, struct request *r)
+/* Suspend @r until @due (µs since start) on the timer list: for its hold
+ * (@hold; hold_ms at most, fa_server_release() may end it early), its
+ * delay, or (@stream, from its content reader) its next frame. The timer
+ * thread resumes it. False when the server is stopping: nothing may stay
+ * suspended then, so the answer (or the rest of the stream) goes at once. */
+static bool park(struct fa_server *s, struct request *r, int64_t due, bool hold,
+		 bool stream)
 {
-	bool hold = r->resp.hold;
-	int ms = hold ? r->resp.hold_ms : r->resp.delay_ms;
-	int64_t due = fa_provider_now_us(s->p) + (int64_t)ms * 1000;
 	bool ok = false;
 
 	pthread_mutex_lock(&s->lock);
 	if (s->stopping)
 		goto out;
-	r->state = REQ_HELD;
+	if (!stream)
+		r->state = REQ_HELD;
 	MHD_suspend_connection(r->mhd);
 	s->held = fa_xrealloc(s->held, (s->n_held + 1) * sizeof(*s->held));
-	s->held[s->n_held++] = (struct held){ .due_us = due, .req = r, .hold = hold };
+	s->held[s->n_held++] = (struct held){ .due_us = due, .req = r, .hold = hold,
+					      .stream = stream };
 	pthread_cond_signal(&s->wake);
 	ok = true;
 out:
 	pthread_mutex_unlock(&s->lock);
 	return ok;
+}
+
+/* Suspend @r for its hold or else its delay (park). */
+static bool suspend(struct fa_server *s, struct request *r)
+{
+	bool hold = r->resp.hold;
+	int ms = hold ? r->resp.hold_ms : r->resp.delay_ms;
+
+	return park(s, r, fa_provider_now_us(s->p) + (int64_t)ms * 1000, hold, false);
 }
 
 static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mhd,
@@ -375,6 +552,7 @@ static void request_completed(void *cls, struct MHD_Connection *mhd,
 		how = FA_DELIVERED_COMPLETE;
 	else
 		how = FA_DELIVERED_CLIENT_GONE;
+	stream_journal(r, toe);
 	fa_provider_finish(s->p, &r->resp, r->t_response_us,
 			   fa_provider_now_us(s->p), how);
 	request_free(r);
@@ -405,9 +583,11 @@ static void connection_notify(void *cls, struct MHD_Connection *mhd,
 static void release_held(struct fa_server *s, size_t i)
 {
 	struct request *r = s->held[i].req;
+	bool stream = s->held[i].stream;
 
 	s->held[i] = s->held[--s->n_held];
-	r->state = REQ_READY;
+	if (!stream)
+		r->state = REQ_READY; /* a stream's answer is queued already */
 	MHD_resume_connection(r->mhd);
 }
 

@@ -1,8 +1,11 @@
 """The OpenAI-compatible endpoint over HTTP: completions, streams, a shape as the last
-frame, a stream cut short, the model list and the 400 for a bad request."""
+frame, a stream cut short, paced and stalling streams and how the journal says each
+stream ended, the model list and the 400 for a bad request."""
 import http.client
 import json
 import math
+import socket
+import threading
 import time
 from urllib.parse import urlparse
 
@@ -103,6 +106,16 @@ def test_stream_chunks_reassemble_and_end_with_done(p):
     p.sent += 1
     e = p.journal()["entries"][0]
     assert (e["route"], e["status"], e["fault"]) == ("chat", 200, "respond")
+    assert (e["stream_chunks"], e["stream_end"]) == (len(REPLY.split()), "done")
+    # at once: one body with its length
+    assert int(h["content-length"]) == len(body)
+
+
+def test_a_completion_is_no_stream_in_the_journal(p):
+    status, _, _ = p.request("POST", "/v1/chat/completions", key=KEY, body=chat_body())
+    assert status == 200
+    e = p.journal()["entries"][0]
+    assert (e["stream_chunks"], e["stream_end"]) == (None, None)
 
 
 def test_shape_is_the_last_frame_after_n_chunks(p):
@@ -123,6 +136,7 @@ def test_shape_is_the_last_frame_after_n_chunks(p):
     e = p.journal()["entries"][0]
     assert (e["route"], e["status"], e["fault"], e["retry_after"]) == ("chat-pool", 200,
                                                                        "respond", None)
+    assert (e["stream_chunks"], e["stream_end"]) == (2, "error_frame")
     pause = e["pause_until_us"] - e["t_response_us"]
     assert (err["error"]["retryAfter"] - 0.2) * 1e6 <= pause <= err["error"]["retryAfter"] * 1e6
     # the next answer of the route is a normal stream again
@@ -148,6 +162,7 @@ def test_stop_after_chunks_cuts_the_stream_without_done(p):
     p.sent += 1
     e = p.journal()["entries"][0]
     assert (e["route"], e["status"], e["fault"]) == ("chat-stop", 200, "partial_body")
+    assert (e["stream_chunks"], e["stream_end"]) == (2, "cut")
     # the entry after it streams whole
     _, _, body, whole = raw_post(p, "/v1/stop/chat/completions", chat_body(stream=True))
     assert whole and frames(body)[-1] == "[DONE]"
@@ -179,3 +194,158 @@ def test_bad_request_is_400_and_moves_no_cursor(p, body, why):
 def test_unknown_key_is_401(p):
     status, _, _ = p.request("POST", "/v1/chat/completions", key="sk-wrong", body=chat_body())
     assert status == 401
+
+
+# Paced and stalling streams (scenarios/provider/chat-stream-faults.json). Every
+# timing is read from the journal, never from the test's own clock.
+
+STREAM_REPLY = "one two three four"
+
+
+@pytest.fixture
+def sp(provider, repo_root):
+    return provider(repo_root / "scenarios/provider/chat-stream-faults.json")
+
+
+def content(f):
+    """The reply text carried by SSE frames @f (JSON chunks)."""
+    return "".join(json.loads(x)["choices"][0]["delta"].get("content", "")
+                   for x in f if x != "[DONE]" and "choices" in json.loads(x))
+
+
+def span_ms(e):
+    return (e["t_done_us"] - e["t_response_us"]) / 1000
+
+
+def test_paced_stream_spaces_its_frames_and_goes_chunked(sp):
+    status, h, body, whole = raw_post(sp, "/v1/paced/chat/completions", chat_body(stream=True))
+    assert status == 200 and whole
+    assert h["content-type"] == "text/event-stream"
+    assert h.get("transfer-encoding") == "chunked" and "content-length" not in h
+    f = frames(body)
+    assert f[-1] == "[DONE]" and content(f) == STREAM_REPLY
+    sp.sent += 1
+    e = sp.journal()["entries"][0]
+    assert (e["status"], e["fault"], e["delivered"]) == (200, "respond", "complete")
+    assert (e["stream_chunks"], e["stream_end"]) == (4, "done")
+    # four chunks and the stop chunk ([DONE] goes with it): five frames, 200 ms apart
+    assert 4 * 200 - 20 <= span_ms(e) < 4 * 200 + 2000
+
+
+def test_paced_shape_ends_with_its_error_frame(sp):
+    status, _, body, whole = raw_post(sp, "/v1/paced-pool/chat/completions",
+                                      chat_body(stream=True))
+    assert status == 200 and whole
+    f = frames(body)
+    assert len(f) == 4 and f[-1] == "[DONE]"
+    assert json.loads(f[2])["error"]["code"] == "pool_exhausted"
+    sp.sent += 1
+    e = sp.journal()["entries"][0]
+    assert (e["stream_chunks"], e["stream_end"]) == (2, "error_frame")
+    # two chunks, then the error frame with [DONE]: two gaps of 150 ms
+    assert 2 * 150 - 20 <= span_ms(e) < 2 * 150 + 2000
+
+
+def open_stream(sp, path):
+    """Send a streaming request on a raw socket; returns the socket."""
+    u = urlparse(sp.url)
+    s = socket.create_connection((u.hostname, u.port), timeout=10)
+    body = json.dumps(chat_body(stream=True)).encode()
+    s.sendall(b"POST " + path.encode() + b" HTTP/1.1\r\nHost: x\r\n"
+              b"Authorization: Bearer " + KEY.encode() + b"\r\n"
+              b"Content-Type: application/json\r\n"
+              b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    sp.sent += 1
+    return s
+
+
+def test_client_that_gives_up_during_a_stall_is_journaled_gone(sp):
+    s = open_stream(sp, "/v1/stall/chat/completions")
+    got = b""
+    try:
+        while got.count(b'"content":') < 2:
+            chunk = s.recv(65536)
+            assert chunk, got
+            got += chunk
+        # then nothing: the client's read timeout fires and it closes
+        s.settimeout(0.3)
+        with pytest.raises(socket.timeout):
+            while True:
+                chunk = s.recv(65536)
+                assert chunk, got
+                got += chunk
+    finally:
+        s.close()
+    assert b"stream_idle_timeout" not in got and b"[DONE]" not in got
+    assert got.count(b'"content":') == 2
+    e = sp.journal()["entries"][0]
+    assert (e["status"], e["delivered"]) == (200, "client_gone")
+    assert (e["stream_chunks"], e["stream_end"]) == (2, "client_gone")
+    assert e["pause_until_us"] is None  # the idle-timeout frame never went out
+    # noticed no later than the end of the 1.5 s silence
+    assert span_ms(e) < 1500 + 1000
+
+
+def test_client_that_leaves_a_paced_stream_is_noticed_at_the_next_frame(sp):
+    s = open_stream(sp, "/v1/paced/chat/completions")
+    got = b""
+    try:
+        while b'"content":' not in got:
+            chunk = s.recv(65536)
+            assert chunk, got
+            got += chunk
+    finally:
+        s.close()
+    e = sp.journal()["entries"][0]
+    assert (e["delivered"], e["stream_end"]) == ("client_gone", "client_gone")
+    assert 1 <= e["stream_chunks"] < 4
+    # not the whole 800 ms stream: gone by the frame after the close
+    assert span_ms(e) < 800
+
+
+def test_stall_that_runs_its_course_ends_with_stream_idle_timeout(sp):
+    status, h, body, whole = raw_post(sp, "/v1/stall-ends/chat/completions",
+                                      chat_body(stream=True))
+    assert status == 200 and whole
+    assert "retry-after" not in h
+    f = frames(body)
+    assert len(f) == 3 and f[-1] == "[DONE]"
+    assert content(f[:1]) == "one"
+    err = json.loads(f[1])["error"]
+    assert list(err) == ["code", "type", "message", "retryAfter"]
+    assert (err["code"], err["type"], err["retryAfter"]) == ("stream_idle_timeout",
+                                                             "server_error", 2)
+    sp.sent += 1
+    e = sp.journal()["entries"][0]
+    assert (e["status"], e["fault"], e["delivered"], e["retry_after"]) == (
+        200, "respond", "complete", None)
+    assert (e["stream_chunks"], e["stream_end"]) == (1, "stall")
+    # one chunk at once, then 1 s of silence, then the frame
+    assert 1000 - 20 <= span_ms(e) < 1000 + 2000
+    # the frame's retryAfter is the pause, counted from when it went out
+    assert 2e6 <= e["pause_until_us"] - e["t_response_us"] <= e["t_done_us"] - e["t_response_us"] + 2e6
+
+
+def test_paced_streams_hold_no_pool_thread(sp):
+    """Eight 1 s streams on the four-thread pool: all done in about 1 s, not 2."""
+    results = []
+
+    def one():
+        results.append(raw_post(sp, "/v1/paced-1s/chat/completions", chat_body(stream=True)))
+
+    threads = [threading.Thread(target=one) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [(r[0], r[3]) for r in results] == [(200, True)] * 8
+    sp.sent += 8
+    entries = sp.journal()["entries"]
+    assert len(entries) == 8
+    for e in entries:
+        assert (e["stream_chunks"], e["stream_end"]) == (4, "done")
+        assert span_ms(e) >= 4 * 250 - 20
+    first = min(e["t_arrival_us"] for e in entries)
+    last = max(e["t_done_us"] for e in entries)
+    # a pool thread held per stream would take two rounds: 2 s or more
+    assert (last - first) / 1000 < 1800

@@ -154,3 +154,171 @@ def test_three_replicas_divide_the_seed_limits(provider, repo_root):
         '"per-key";r=198;t=0']
     assert [e["quota"] for e in by_arrival(p.journal())] == [
         "admitted replica 1", "admitted replica 2", "admitted replica 3", "admitted replica 1"]
+
+
+# Seed 001's tokens: scenarios/provider/quota-tokens-per-minute.json meters
+# 6 requests and 3000 tokens per minute per key. A chat request reserves
+# its estimated prompt tokens, ceil(bytes / 4), plus max_tokens.
+TOKENS = "scenarios/provider/quota-tokens-per-minute.json"
+CLASSIFY, DOCS = "sk-tokens-classify", "sk-tokens-docs"
+CHAT = "/v1/chat/completions"
+
+
+def chat(prompt_bytes, max_tokens=None):
+    body = {"model": "fake-model-1",
+            "messages": [{"role": "user", "content": "x" * prompt_bytes}]}
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+    return body
+
+
+def tokens_scenario(repo_root, **provider):
+    sc = json.loads((repo_root / TOKENS).read_text())
+    sc["provider"].update(provider)
+    return sc
+
+
+def test_many_short_prompts_run_out_of_requests_while_tokens_remain(provider, repo_root):
+    p = provider(repo_root / TOKENS)
+    # 40 bytes = 10 tokens, plus max_tokens 10: 20 tokens each, 140 of 3000
+    got = [p.request("POST", CHAT, key=CLASSIFY, body=chat(40, 10)) for _ in range(7)]
+    assert [g[0] for g in got] == [200] * 6 + [429]
+    assert json.loads(got[0][2])["usage"]["prompt_tokens"] == 10
+    assert [g[1]["x-ratelimit-remaining"] for g in got[:6]] == ["5", "4", "3", "2", "1", "0"]
+    assert {g[1]["x-ratelimit-limit-tokens"] for g in got} == {"3000"}
+    status, headers, body = got[6]
+    # the requests ran out; 2880 tokens (and what refilled since) remain
+    assert 2880 <= int(headers["x-ratelimit-remaining-tokens"]) < 3000
+    assert headers["x-ratelimit-reset-tokens"] == "0"
+    # 6 per minute: a request every 10 s
+    assert headers["retry-after"] == "10"
+    assert "retry-after-ms" not in headers
+    assert json.loads(body) == {"error": {
+        "type": "rate_limit_exceeded", "code": "rate_limit_exceeded",
+        "message": "Rate limit exceeded (per-key). Limit: 6 per minute. Retry after 10 seconds.",
+        "scope": "per-key", "limit": 6, "retryAfter": 10}}
+    entries = by_arrival(p.journal())
+    assert [e["tokens"] for e in entries] == [20] * 7
+    assert [e["quota"] for e in entries] == ["admitted replica 1"] * 6 + [
+        "limited per-key replica 1"]
+    assert entries[6]["fault"] == "quota" and entries[6]["route"] is None
+
+
+def test_few_huge_prompts_run_out_of_tokens_while_requests_remain(provider, repo_root):
+    p = provider(repo_root / TOKENS)
+    # 3200 bytes = 800 tokens, plus max_tokens 200: 1000 tokens each
+    got = [p.request("POST", CHAT, key=DOCS, body=chat(3200, 200)) for _ in range(4)]
+    assert [g[0] for g in got] == [200, 200, 200, 429]
+    status, headers, body = got[3]
+    assert headers["x-ratelimit-remaining"] == "3", "requests are not what ran out"
+    assert int(headers["x-ratelimit-remaining-tokens"]) < 1000
+    # 1000 tokens at 50 per s: 20 s, less what refilled since
+    assert headers["retry-after"] == "20"
+    assert headers["x-ratelimit-reset-tokens"] == "20"
+    assert headers["x-ratelimit-scope"] == "per-key"
+    err = json.loads(body)["error"]
+    assert err["message"] == ("Rate limit exceeded (per-key). Limit: 3000 tokens per minute. "
+                              "Retry after 20 seconds.")
+    assert (err["limit"], err["retryAfter"]) == (3000, 20)
+    # more than the whole bucket: refused for good, nothing spent, no pause
+    status, headers, body = p.request("POST", CHAT, key=DOCS, body=chat(12000, 1))
+    assert status == 400
+    assert "retry-after" not in headers
+    err = json.loads(body)["error"]
+    assert (err["type"], err["code"]) == ("invalid_request_error", "tokens_over_limit")
+    assert "3001 tokens" in err["message"] and "3000 tokens per minute" in err["message"]
+    # an unusable body is the chat endpoint's own 400 and is not metered
+    status, _, body = p.request("POST", CHAT, key=DOCS, body={"messages": []})
+    assert status == 400 and json.loads(body)["error"]["code"] == "invalid_request"
+    # a prompt without max_tokens reserves the prompt alone
+    status, _, _ = p.request("POST", CHAT, key=CLASSIFY, body=chat(401))
+    assert status == 200
+    entries = by_arrival(p.journal())
+    assert [e["tokens"] for e in entries] == [1000] * 4 + [3001, None, 101]
+    assert [e["quota"] for e in entries] == ["admitted replica 1"] * 3 + [
+        "limited tokens per-key replica 1", "limited over-capacity tokens per-key replica 1",
+        None, "admitted replica 1"]
+    assert entries[4]["status"] == 400 and entries[4]["retry_after"] is None
+    assert entries[4]["pause_until_us"] is None
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_retry_after_ms_names_the_exact_pause(provider, repo_root, flag):
+    p = provider(tokens_scenario(repo_root, retry_after_ms=flag))
+    busy = [p.request("POST", "/v1/busy/chat/completions", key=DOCS, body=chat(40)) for _ in range(3)]
+    assert [b[0] for b in busy] == [429, 503, 503]
+    assert [b[1]["retry-after"] for b in busy] == ["5", "2", "2"]
+    # a shape and an entry's retry_after, but never a literal header
+    want = ["5000", "2000", None] if flag else [None] * 3
+    assert [b[1].get("retry-after-ms") for b in busy] == want
+    # none of them spent a token
+    assert {b[1]["x-ratelimit-remaining-tokens"] for b in busy} == {"3000"}
+    got = [p.request("POST", CHAT, key=CLASSIFY, body=chat(40, 10)) for _ in range(7)]
+    assert [g[0] for g in got] == [200] * 6 + [429]
+    assert all("retry-after-ms" not in g[1] for g in got[:6])
+    headers = got[6][1]
+    limited = by_arrival(p.journal())[-1]
+    pause = limited["pause_until_us"] - limited["t_arrival_us"]
+    if flag:
+        ms = int(headers["retry-after-ms"])
+        assert 9000 < ms <= 10000
+        assert int(headers["retry-after"]) == -(-ms // 1000)
+        assert ms * 1000 <= pause <= ms * 1000 + 500_000
+    else:
+        assert "retry-after-ms" not in headers
+        assert 10_000_000 <= pause <= 10_500_000
+
+
+def test_openai_header_style(provider, repo_root):
+    sc = tokens_scenario(repo_root)
+    sc["provider"]["quota"]["headers"] = "openai"
+    p = provider(sc)
+    status, headers, _ = p.request("POST", CHAT, key=DOCS, body=chat(3200, 200))
+    assert status == 200
+    assert headers["x-ratelimit-limit-requests"] == "6"
+    assert headers["x-ratelimit-remaining-requests"] == "5"
+    assert headers["x-ratelimit-limit-tokens"] == "3000"
+    assert headers["x-ratelimit-remaining-tokens"] == "2000"
+    # full again in 10 s (requests) and 20 s (tokens), less a moment
+    assert headers["x-ratelimit-reset-requests"].endswith("s")
+    assert 9.0 < float(headers["x-ratelimit-reset-requests"][:-1]) <= 10.0
+    assert 19.0 < float(headers["x-ratelimit-reset-tokens"][:-1]) <= 20.0
+    assert "x-ratelimit-limit" not in headers
+
+
+def test_retry_after_ms_on_during_pause_names_the_rest_of_the_pause(provider):
+    p = provider({
+        "id": "retry-after-ms-pause",
+        "provider": {"keys": {"ops-1": {"secret": KEY, "user": "ops-team"}},
+                     "retry_after_ms": True,
+                     "during_pause": {"status": 429, "body": {"error": "paused"}}},
+        "routes": [{"id": "read", "method": "GET", "path": "/v1/records/{id}",
+                    "responses": [{"status": 503, "retry_after": 2, "times": 1},
+                                  {"status": 200}]}],
+    })
+    status, headers, _ = p.request("GET", "/v1/records/1", key=KEY)
+    assert (status, headers["retry-after"], headers["retry-after-ms"]) == (503, "2", "2000")
+    status, headers, _ = p.request("GET", "/v1/records/1", key=KEY)
+    assert status == 429 and headers["retry-after"] == "2"
+    ms = int(headers["retry-after-ms"])
+    assert 1000 < ms <= 2000
+    first, second = by_arrival(p.journal())
+    # both name the same instant, the second to the ms
+    assert 0 <= second["pause_until_us"] - first["pause_until_us"] < 1000
+    assert second["fault"] == "during_pause"
+
+
+def test_retry_after_ms_leaves_a_shape_turned_into_a_stream_frame_alone(provider):
+    p = provider({
+        "id": "retry-after-ms-stream",
+        "provider": {"keys": {"ops-1": {"secret": KEY, "user": "ops-team"}},
+                     "retry_after_ms": True},
+        "routes": [{"id": "chat", "kind": "chat_completions", "method": "POST",
+                    "path": CHAT, "responses": [{"shape": "ai_congested"}]}],
+    })
+    status, headers, body = p.request("POST", CHAT, key=KEY, body={**chat(8), "stream": True})
+    assert status == 200 and b"ai_congested" in body
+    assert "retry-after" not in headers and "retry-after-ms" not in headers
+    status, headers, _ = p.request("POST", CHAT, key=KEY, body=chat(8))
+    assert (status, headers["retry-after"], headers["retry-after-ms"]) == (429, "5", "5000")
+    assert [e["tokens"] for e in by_arrival(p.journal())] == [2, 2]

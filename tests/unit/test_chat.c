@@ -236,6 +236,75 @@ static void chat__stop_after_cuts_at_a_frame_boundary_before_done(void)
 	fa_chat_stream_release(&s);
 }
 
+/* [DONE] travels with the frame before it; a frame is "data: ...\n\n" */
+static void chat__frame_end_joins_done_to_the_frame_before(void)
+{
+	struct fa_chat_req r = { .model = "m" };
+	struct fa_chat_stream s;
+	size_t e0, e1;
+
+	fa_chat_sse(&r, "a b", 1, 0, NULL, 0, -1, &s);
+	CU_ASSERT_EQUAL(s.n_content, 2);
+	e0 = strstr(s.body, "\n\n") + 2 - s.body;
+	e1 = strstr(s.body + e0, "\n\n") + 2 - s.body;
+	CU_ASSERT_EQUAL(fa_chat_frame_end(s.body, s.len, 0), e0);
+	CU_ASSERT_EQUAL(fa_chat_frame_end(s.body, s.len, e0), e1);
+	/* the stop chunk and [DONE]: one frame for pacing */
+	CU_ASSERT_EQUAL(fa_chat_frame_end(s.body, s.len, e1), s.len);
+	CU_ASSERT_EQUAL(fa_chat_frame_end(s.body, s.len, s.len), s.len);
+	/* from inside a frame: its end */
+	CU_ASSERT_EQUAL(fa_chat_frame_end(s.body, s.len, 3), e0);
+	/* no "\n\n" after @pos: the end of the body */
+	CU_ASSERT_EQUAL(fa_chat_frame_end("data: x", 7, 0), 7);
+	fa_chat_stream_release(&s);
+}
+
+static void chat__chunks_sent_counts_whole_content_frames(void)
+{
+	struct fa_chat_req r = { .model = "m" };
+	struct fa_chat_stream s;
+	size_t e0, e1;
+
+	fa_chat_sse(&r, "a b", 1, 0, NULL, 0, -1, &s);
+	e0 = fa_chat_frame_end(s.body, s.len, 0);
+	e1 = fa_chat_frame_end(s.body, s.len, e0);
+	CU_ASSERT_EQUAL(fa_chat_chunks_sent(s.body, s.len, 2, 0), 0);
+	CU_ASSERT_EQUAL(fa_chat_chunks_sent(s.body, s.len, 2, e0 - 1), 0);
+	CU_ASSERT_EQUAL(fa_chat_chunks_sent(s.body, s.len, 2, e0), 1);
+	CU_ASSERT_EQUAL(fa_chat_chunks_sent(s.body, s.len, 2, e1 - 1), 1);
+	CU_ASSERT_EQUAL(fa_chat_chunks_sent(s.body, s.len, 2, e1), 2);
+	/* the stop chunk carries no piece of the reply */
+	CU_ASSERT_EQUAL(fa_chat_chunks_sent(s.body, s.len, 2, s.len), 2);
+	fa_chat_stream_release(&s);
+	/* an error frame after one chunk: one content chunk at most */
+	{
+		cJSON *frame = fa_chat_stall_frame(1);
+
+		fa_chat_sse(&r, "a b c", 1, 0, frame, 1, -1, &s);
+		CU_ASSERT_EQUAL(s.n_content, 1);
+		CU_ASSERT_EQUAL(fa_chat_chunks_sent(s.body, s.len, (int)s.n_content, s.len), 1);
+		fa_chat_stream_release(&s);
+		cJSON_Delete(frame);
+	}
+}
+
+static void chat__stall_frame_is_stream_idle_timeout(void)
+{
+	cJSON *f = fa_chat_stall_frame(2);
+	const cJSON *e = get(f, "error");
+	cJSON *it;
+	size_t n = 0;
+
+	CU_ASSERT_STRING_EQUAL(get(e, "code")->valuestring, "stream_idle_timeout");
+	CU_ASSERT_STRING_EQUAL(get(e, "type")->valuestring, "server_error");
+	CU_ASSERT(cJSON_IsString(get(e, "message")));
+	CU_ASSERT_EQUAL(get(e, "retryAfter")->valuedouble, 2);
+	cJSON_ArrayForEach(it, f)
+		n++;
+	CU_ASSERT_EQUAL(n, 1);
+	cJSON_Delete(f);
+}
+
 static void chat__models_list_each_name(void)
 {
 	char *names[] = { "a", "b" };
@@ -411,6 +480,87 @@ static void chat__shaped_stream_spends_no_quota(void)
 	fa_scenario_free(sc);
 }
 
+static const char *const paced_text =
+	"{\"id\": \"p\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"s1\", \"user\": \"u\"}}},"
+	" \"routes\": [{\"id\": \"chat\", \"kind\": \"chat_completions\", \"method\": \"POST\","
+	"   \"path\": \"/c\", \"reply\": \"one two three\", \"responses\": ["
+	"   {\"status\": 200, \"chunk_delay_ms\": 250},"
+	"   {\"status\": 200, \"stall_after_chunks\": 2, \"stall_ms\": 1500,"
+	"    \"retry_after_s\": 2, \"chunk_delay_ms\": 10},"
+	"   {\"status\": 200, \"stall_after_chunks\": 0},"
+	"   {\"shape\": \"pool_exhausted\", \"error_after_chunks\": 1, \"chunk_delay_ms\": 5},"
+	"   {\"status\": 200, \"stop_after_chunks\": 1},"
+	"   {\"status\": 200}]}]}";
+
+/* what the server needs to pace a stream and journal how it ended */
+static void chat__answer_plans_paced_and_stalling_streams(void)
+{
+	struct fa_scenario *sc = NULL;
+	struct fa_journal *j = NULL;
+	struct fa_provider *p;
+	struct fa_err err = { 0 };
+	struct fa_resp r;
+	const char *stall;
+
+	CU_ASSERT_EQUAL_FATAL(fa_scenario_parse(paced_text, strlen(paced_text), "p.json",
+						&sc, &err), FA_OK);
+	CU_ASSERT_EQUAL(sc->routes[0].responses[0].stall_after_chunks, -1);
+	CU_ASSERT_EQUAL(sc->routes[0].responses[2].stall_ms, FA_CHAT_STALL_DEFAULT_MS);
+	CU_ASSERT_EQUAL_FATAL(fa_journal_new(NULL, &j, &err), FA_OK);
+	p = fa_provider_new(sc, j, 3, fa_clock_mono_us());
+	/* paced: every frame D apart; ends "done" */
+	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	CU_ASSERT_STRING_EQUAL(r.stream_end, "done");
+	CU_ASSERT_EQUAL(r.stream_content, 3);
+	CU_ASSERT_EQUAL(r.chunk_delay_ms, 250);
+	CU_ASSERT_EQUAL(r.stall_ms, 0);
+	finish(p, &r);
+	/* a stall after two chunks: no stop chunk, the idle-timeout frame, [DONE] */
+	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	CU_ASSERT_STRING_EQUAL(r.stream_end, "stall");
+	CU_ASSERT_EQUAL(r.stream_content, 2);
+	CU_ASSERT_EQUAL(r.stall_ms, 1500);
+	CU_ASSERT_EQUAL(r.stall_retry_after_s, 2);
+	CU_ASSERT_EQUAL(r.chunk_delay_ms, 10);
+	CU_ASSERT_EQUAL(r.fault, FA_RESP_RESPOND);
+	CU_ASSERT_PTR_NULL(strstr(r.body, "\"finish_reason\":\"stop\""));
+	CU_ASSERT_PTR_NULL(strstr(r.body, "three"));
+	stall = strstr(r.body, "data: {\"error\":{\"code\":\"stream_idle_timeout\"");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(stall);
+	CU_ASSERT_PTR_NOT_NULL(strstr(stall, "\"retryAfter\":2}}\n\ndata: [DONE]\n\n"));
+	CU_ASSERT_EQUAL(fa_chat_chunks_sent(r.body, r.body_len, r.stream_content, r.body_len), 2);
+	finish(p, &r);
+	/* at once after the headers, the default silence and retryAfter 1 */
+	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	CU_ASSERT_EQUAL(r.stream_content, 0);
+	CU_ASSERT_EQUAL(r.stall_ms, 30000);
+	CU_ASSERT_EQUAL(r.stall_retry_after_s, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"retryAfter\":1}}"));
+	finish(p, &r);
+	/* a shape: an error frame, paced too */
+	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	CU_ASSERT_STRING_EQUAL(r.stream_end, "error_frame");
+	CU_ASSERT_EQUAL(r.stream_content, 1);
+	CU_ASSERT_EQUAL(r.chunk_delay_ms, 5);
+	CU_ASSERT_EQUAL(r.stall_ms, 0);
+	finish(p, &r);
+	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	CU_ASSERT_STRING_EQUAL(r.stream_end, "cut");
+	finish(p, &r);
+	/* no stream asked: a completion, no stream members */
+	decide(p, "POST", "/c", "{" MSG "}", &r);
+	CU_ASSERT_PTR_NULL(r.stream_end);
+	CU_ASSERT_EQUAL(r.chunk_delay_ms, 0);
+	finish(p, &r);
+	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	CU_ASSERT_STRING_EQUAL(r.stream_end, "done");
+	CU_ASSERT_EQUAL(r.chunk_delay_ms, 0);
+	finish(p, &r);
+	fa_provider_free(p);
+	fa_journal_free(j);
+	fa_scenario_free(sc);
+}
+
 void test_chat_register(void)
 {
 	CU_pSuite suite = CU_add_suite("chat", NULL, NULL);
@@ -431,6 +581,14 @@ void test_chat_register(void)
 		    chat__error_frame_comes_last_after_n_chunks);
 	CU_add_test(suite, "chat__stop_after_cuts_at_a_frame_boundary_before_done",
 		    chat__stop_after_cuts_at_a_frame_boundary_before_done);
+	CU_add_test(suite, "chat__frame_end_joins_done_to_the_frame_before",
+		    chat__frame_end_joins_done_to_the_frame_before);
+	CU_add_test(suite, "chat__chunks_sent_counts_whole_content_frames",
+		    chat__chunks_sent_counts_whole_content_frames);
+	CU_add_test(suite, "chat__stall_frame_is_stream_idle_timeout",
+		    chat__stall_frame_is_stream_idle_timeout);
+	CU_add_test(suite, "chat__answer_plans_paced_and_stalling_streams",
+		    chat__answer_plans_paced_and_stalling_streams);
 	CU_add_test(suite, "chat__models_list_each_name",
 		    chat__models_list_each_name);
 	CU_add_test(suite, "chat__provider_plays_the_endpoint",

@@ -26,7 +26,7 @@ static bool admit(struct fa_quota *q, const char *key, int64_t t_us,
 {
 	const char *user = strcmp(key, "k3") == 0 ? "v" : "u";
 
-	CU_ASSERT_EQUAL_FATAL(fa_quota_admit(q, key, user, t_us, d), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(fa_quota_admit(q, key, user, 0, t_us, d), FA_OK);
 	return d->admitted;
 }
 
@@ -351,9 +351,9 @@ static void quota__unknown_key_or_user_changes_nothing(void)
 	fa_quota_spec_init(&spec);
 	spec.per_key = 1;
 	q = fa_quota_new(&spec, keys, N_KEYS, 1);
-	CU_ASSERT_EQUAL(fa_quota_admit(q, "nope", "u", 0, &d), FA_ENOTFOUND);
-	CU_ASSERT_EQUAL(fa_quota_admit(q, "k1", "v", 0, &d), FA_ENOTFOUND);
-	CU_ASSERT_EQUAL(fa_quota_admit(q, NULL, NULL, 0, &d), FA_ENOTFOUND);
+	CU_ASSERT_EQUAL(fa_quota_admit(q, "nope", "u", 0, 0, &d), FA_ENOTFOUND);
+	CU_ASSERT_EQUAL(fa_quota_admit(q, "k1", "v", 0, 0, &d), FA_ENOTFOUND);
+	CU_ASSERT_EQUAL(fa_quota_admit(q, NULL, NULL, 0, 0, &d), FA_ENOTFOUND);
 	CU_ASSERT(admit(q, "k1", 0, &d));
 	fa_quota_free(q);
 }
@@ -628,6 +628,9 @@ static void quota__scenario_defaults_and_overrides(void)
 	fa_scenario_free(sc);
 }
 
+/* seed 001's token and daily buckets: tests/unit/test_quota_tokens.c */
+void test_quota_tokens_register(void);
+
 void test_quota_register(void)
 {
 	CU_pSuite suite = CU_add_suite("quota", NULL, NULL);
@@ -664,4 +667,5 @@ void test_quota_register(void)
 		    quota__provider_answers_the_seed_429_and_refunds_503);
 	CU_add_test(suite, "quota__scenario_defaults_and_overrides",
 		    quota__scenario_defaults_and_overrides);
+	test_quota_tokens_register();
 }

@@ -460,7 +460,7 @@ static void scenario__unknown_key_lists_the_allowed_ones(void)
 		const char *provider, *routes, *harness, *want;
 	} cases[] = {
 		{ ", \"x\": 1", ROUTE_OK, NULL,
-		  "t.json: $.provider: unknown key \"x\" (allowed: keys, users, scope, during_pause, idempotency, reconciliation, quota)" },
+		  "t.json: $.provider: unknown key \"x\" (allowed: keys, users, scope, during_pause, idempotency, reconciliation, quota, retry_after_ms)" },
 		{ ", \"during_pause\": {\"status\": 429, \"x\": 1}", ROUTE_OK, NULL,
 		  "t.json: $.provider.during_pause: unknown key \"x\" (allowed: status, headers, body, retry_after, delay_ms)" },
 		{ "", "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", \"x\": 1, \"responses\": [{\"status\": 200}]}]", NULL,
@@ -468,7 +468,7 @@ static void scenario__unknown_key_lists_the_allowed_ones(void)
 		{ "", "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", \"responses\": [{\"status\": 200, \"retry_after\": {\"seconds\": 1, \"x\": 1}}]}]", NULL,
 		  "t.json: $.routes[0].responses[0].retry_after: unknown key \"x\" (allowed: seconds, form)" },
 		{ "", ROUTE_OK, "{\"x\": 1}",
-		  "t.json: $.harness: unknown key \"x\" (allowed: tasks, events, expect, timeout_s)" },
+		  "t.json: $.harness: unknown key \"x\" (allowed: tasks, events, expect, timeout_s, pacing)" },
 		{ "", ROUTE_OK, "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\", \"x\": 1}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]}]}",
 		  "t.json: $.harness.tasks[0]: unknown key \"x\" (allowed: id, key, class, method, path, headers, body, budget, timeout_s, goal)" },
 		{ "", ROUTE_OK, "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\", \"budget\": {\"max_retries\": 3}}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]}]}",

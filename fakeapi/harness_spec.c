@@ -31,7 +31,8 @@ static const char *const checks[] = {
 	"classify.no_retry_4xx", "wait.jitter", "attempts.hidden",
 	"write.key_stable", "write.no_duplicate", "write.reconcile_first",
 	"ambiguity.preserved", "wait.concurrency", "budget.escalates",
-	"escalation.sanitised", "cancel.quiet", "classify.circuit", NULL,
+	"escalation.sanitised", "cancel.quiet", "classify.circuit", "wait.pacing",
+	"stream.no_silent_retry", NULL,
 };
 
 /* A boolean stored into a bool member (schema.h has no row macro for it). */
@@ -40,12 +41,22 @@ static const char *const checks[] = {
 	  .off = offsetof(ST, M) }
 
 /* $.harness */
-enum { HX_TASKS, HX_EVENTS, HX_EXPECT, HX_TIMEOUT };
+enum { HX_TASKS, HX_EVENTS, HX_EXPECT, HX_TIMEOUT, HX_PACING };
 static const struct fa_field harness_fields[] = {
 	FA_F_CHECK("tasks", FA_SCHEMA_ARRAY, REQ | NONEMPTY),
 	FA_F_CHECK("events", FA_SCHEMA_ARRAY, REQ | NONEMPTY),
 	FA_F_CHECK("expect", FA_SCHEMA_OBJECT, 0),
 	FA_F_INT("timeout_s", 0, 1, 3600, struct fa_harness_spec, timeout_s),
+	FA_F_CHECK("pacing", FA_SCHEMA_OBJECT, 0),
+};
+
+/* $.harness.pacing (seed 001: requests and tokens per period, per key) */
+#define PACING_PERIOD_DEFAULT_S 60 /* without $.provider.quota: per minute */
+enum { PC_RPM, PC_TPM, PC_PERIOD };
+static const struct fa_field pacing_fields[] = {
+	FA_F_INT("rpm", 0, 1, 1000000, struct fa_pacing_spec, rpm),
+	FA_F_INT("tpm", 0, 1, 100000000, struct fa_pacing_spec, tpm),
+	FA_F_INT("period_s", 0, 1, 86400, struct fa_pacing_spec, period_s),
 };
 
 /* $.harness.expect.<check>, for the checks of levels L1..L3 */
@@ -76,7 +87,12 @@ static const struct fa_field concurrency_expect[] = {
 	FA_F_RANGE("max_concurrent_requests", 0, 1, 1000),
 	FA_F_CHECK("required", FA_SCHEMA_BOOL, 0),
 };
+/* escalation.sanitised and stream.no_silent_retry: "required" only */
 static const struct fa_field sanitised_expect[] = {
+	FA_F_CHECK("required", FA_SCHEMA_BOOL, 0),
+};
+static const struct fa_field pacing_expect[] = {
+	FA_F_RANGE("tolerance_ms", 0, 0, 60000),
 	FA_F_CHECK("required", FA_SCHEMA_BOOL, 0),
 };
 
@@ -99,6 +115,8 @@ static const struct fa_field *expect_table(const char *id, size_t *n)
 		{ "classify.circuit", circuit_expect, N(circuit_expect) },
 		{ "wait.concurrency", concurrency_expect, N(concurrency_expect) },
 		{ "escalation.sanitised", sanitised_expect, N(sanitised_expect) },
+		{ "stream.no_silent_retry", sanitised_expect, N(sanitised_expect) },
+		{ "wait.pacing", pacing_expect, N(pacing_expect) },
 	};
 
 	for (size_t i = 0; i < N(own); i++) {
@@ -310,6 +328,25 @@ static enum fa_rc read_expect(struct fa_schema *s, const cJSON *obj,
 		fa_schema_leave(s, mark);
 	}
 	return rc;
+}
+
+/* $.harness.pacing: "rpm", "tpm" or both; "period_s" defaults to the
+ * provider's quota period, else a minute. */
+static enum fa_rc read_pacing(struct fa_schema *s, const cJSON *obj, struct fa_scenario *sc)
+{
+	struct fa_pacing_spec *p = &sc->harness.pacing;
+	const cJSON *got[N(pacing_fields)];
+	enum fa_rc rc;
+
+	p->rpm = p->tpm = 0;
+	p->period_s = sc->has_quota ? sc->quota.period_s : PACING_PERIOD_DEFAULT_S;
+	rc = fa_schema_object(s, obj, pacing_fields, N(pacing_fields), p, got);
+	if (rc != FA_OK)
+		return rc;
+	if (got[PC_RPM] == NULL && got[PC_TPM] == NULL)
+		return fa_schema_fail(s, "missing limit: give \"rpm\" or \"tpm\" (or both)");
+	p->given = true;
+	return FA_OK;
 }
 
 /* Where a task is sent from: $.harness.events[ev].send[k]. */
@@ -530,6 +567,13 @@ enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj,
 			goto out;
 		h->expect = fa_xcheck(cJSON_Duplicate(got[HX_EXPECT], 1),
 				      "cJSON_Duplicate");
+	}
+	if (got[HX_PACING] != NULL) {
+		mark = fa_schema_enter(s, "pacing");
+		rc = read_pacing(s, got[HX_PACING], sc);
+		fa_schema_leave(s, mark);
+		if (rc != FA_OK)
+			goto out;
 	}
 
 	sent_by = fa_xcalloc(h->n_tasks, sizeof(*sent_by));

@@ -16,8 +16,11 @@
  * "restart" needs "kill"; each task cancelled by one event at most, never
  * by the event that sends it), the tasks' optional "goal" (1..500
  * characters), expect (each check's own parameters: budget.escalates
- * "tasks" must name tasks) and timeout_s (default 60). Keys must
- * already be in sc->keys, since tasks name them. Errors are recorded
+ * "tasks" must name tasks), timeout_s (default 60) and pacing (rpm
+ * 1..1000000 and/or tpm 1..100000000, period_s 1..86400, default
+ * sc->quota.period_s with a quota, else 60). Keys and the quota must
+ * already be in @sc, since tasks name the one and pacing defaults to the
+ * other. Errors are recorded
  * through @s as fa_scenario_parse() describes; on FA_EINVAL whatever was
  * read stays in sc->harness for fa_harness_spec_release().
  */

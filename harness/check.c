@@ -14,6 +14,8 @@
 #include "concurrency.h"
 #include "escalation.h"
 #include "evidence.h"
+#include "interruption.h"
+#include "pacing.h"
 #include "tally.h"
 #include "wave.h"
 #include "write.h"
@@ -70,6 +72,11 @@ static const struct hx_check_def defs[] = {
 	  "seed 000: shared_scope max_concurrent_requests; a scheduler limits "
 	  "parallelism, not only the rate",
 	  "in-flight attempts per scope stay within the scenario's cap" },
+	{ "wait.pacing", 2, false,
+	  "seed 001: every call reserves one request and its estimated tokens "
+	  "(prompt plus max_tokens) from per-minute limits; a token bucket each",
+	  "the client's pace per key stays within the RPM and TPM the scenario "
+	  "publishes" },
 	{ "budget.escalates", 4, true,
 	  "seed 000: a budget counts attempts and waiting, and ends in an "
 	  "explicit outcome with context; five-step test, step 5",
@@ -88,6 +95,11 @@ static const struct hx_check_def defs[] = {
 	  "seed 000: a circuit breaker for repeated identical failures; varied "
 	  "whitespace or field order is not a new request",
 	  "an identical 4xx failure is not resent past the scenario's count" },
+	{ "stream.no_silent_retry", 4, false,
+	  "seed 001: after the first streamed token a silent retry is no longer "
+	  "possible; the interruption is shown",
+	  "a stream that broke after its first token is not retried before the "
+	  "client reports stream_interrupted" },
 };
 
 #define N_DEFS (sizeof(defs) / sizeof(defs[0]))
@@ -686,10 +698,12 @@ static const struct {
 	{ NULL, hx_write_reconcile_first, false },
 	{ NULL, hx_write_ambiguity, false },
 	{ NULL, hx_concurrency_check, false },
+	{ NULL, hx_pacing_check, false },
 	{ NULL, hx_budget_check, false },
 	{ NULL, hx_escalation_sanitised_check, true },
 	{ NULL, hx_cancel_check, false },
 	{ NULL, hx_circuit_check, false },
+	{ NULL, hx_interruption_check, false },
 };
 
 void hx_check_run_all(const struct hx_check_input *in,

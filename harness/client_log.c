@@ -20,7 +20,7 @@
 
 static const char *const msg_types[] = {
 	"action_sent", "action_result", "retry_scheduled",
-	"reconciliation_required", "escalation", "result", NULL,
+	"reconciliation_required", "stream_interrupted", "escalation", "result", NULL,
 };
 
 static const char *const outcomes[] = {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "chat.h"
 #include "clock.h"
 #include "exec.h"
 
@@ -79,6 +80,35 @@ static void add_int_or_null(cJSON *obj, const char *name, bool given, double v)
 		fa_xcheck(cJSON_AddNullToObject(obj, name), "task line");
 }
 
+/* Set member @name of @obj to @v (taken): in its place when it is there,
+ * else last. */
+static void put(cJSON *obj, const char *name, cJSON *v)
+{
+	fa_xcheck(v, "task line");
+	if (cJSON_GetObjectItemCaseSensitive(obj, name) != NULL)
+		cJSON_ReplaceItemInObjectCaseSensitive(obj, name, v);
+	else
+		cJSON_AddItemToObject(obj, name, v);
+}
+
+void hx_stdio_task_body(cJSON *line, const cJSON *body)
+{
+	const cJSON *stream = cJSON_GetObjectItemCaseSensitive(body, "stream");
+	struct fa_chat_req req = { 0 };
+	char msg[128];
+	char *text = body != NULL ? fa_xcheck(cJSON_PrintUnformatted(body), "task body") : NULL;
+
+	put(line, "body", text != NULL ? cJSON_CreateString(text) : cJSON_CreateNull());
+	put(line, "stream", cJSON_CreateBool(cJSON_IsObject(body) && cJSON_IsTrue(stream)));
+	/* seed 001's cost, as the provider journals it (fa_chat_tokens) */
+	if (text != NULL && fa_chat_parse(text, strlen(text), &req, msg, sizeof(msg)) == FA_OK)
+		put(line, "tokens", cJSON_CreateNumber((double)req.prompt_tokens + req.max_tokens));
+	else
+		put(line, "tokens", cJSON_CreateNull());
+	fa_chat_req_release(&req);
+	free(text);
+}
+
 cJSON *hx_stdio_task_json(const struct fa_scenario *sc, const struct fa_task_spec *t,
 			  const char *url, int64_t deadline_ms)
 {
@@ -114,6 +144,17 @@ cJSON *hx_stdio_task_json(const struct fa_scenario *sc, const struct fa_task_spe
 			t->budget.max_wait_s);
 	fa_xcheck(cJSON_AddNumberToObject(o, "deadline_ms", (double)deadline_ms),
 		  "task line");
+	hx_stdio_task_body(o, t->body);
+	if (sc->harness.pacing.given) {
+		const struct fa_pacing_spec *p = &sc->harness.pacing;
+		cJSON *pc = fa_xcheck(cJSON_AddObjectToObject(o, "pacing"), "task line");
+
+		add_int_or_null(pc, "rpm", p->rpm > 0, p->rpm);
+		add_int_or_null(pc, "tpm", p->tpm > 0, p->tpm);
+		add_int_or_null(pc, "period_s", true, p->period_s);
+	} else {
+		fa_xcheck(cJSON_AddNullToObject(o, "pacing"), "task line");
+	}
 	free(body);
 	free(key_env);
 	free(scope);

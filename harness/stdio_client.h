@@ -63,11 +63,24 @@ char *hx_stdio_key_env(const char *key_id);
  * task's body as compact JSON text, or null), goal (or null), key,
  * key_env, scope
  * ("user:<user>" or "key:<id>" as the provider meters it), budget
- * (max_attempts and max_wait_s, null when not given) and @deadline_ms.
- * Returns a new object the caller deletes.
+ * (max_attempts and max_wait_s, null when not given), @deadline_ms,
+ * stream and tokens (hx_stdio_task_body) and pacing ({"rpm", "tpm",
+ * "period_s"} of $.harness.pacing, rpm or tpm null when not set; null
+ * without it). Returns a new object the caller deletes.
  */
 cJSON *hx_stdio_task_json(const struct fa_scenario *sc, const struct fa_task_spec *t,
 			  const char *url, int64_t deadline_ms);
+
+/*
+ * Set the members of task line @line that follow from the body the task
+ * is sent with (@body, borrowed; NULL for none): "body" (compact JSON
+ * text, or null), "stream" (true when @body is an object whose "stream"
+ * is true) and "tokens" (seed 001's cost as the provider journals it:
+ * fa_chat_parse()'s prompt_tokens + max_tokens, or null when @body does
+ * not parse as a chat completion request). A member already there keeps
+ * its place.
+ */
+void hx_stdio_task_body(cJSON *line, const cJSON *body);
 
 /* How to start a client. Pointers borrowed for the call. */
 struct hx_stdio_spec {

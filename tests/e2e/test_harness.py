@@ -22,12 +22,15 @@ WRITE_CHECKS = ("write.key_stable", "write.no_duplicate", "write.reconcile_first
                 "ambiguity.preserved")
 STEP5_CHECKS = ("wait.concurrency", "budget.escalates", "escalation.sanitised", "cancel.quiet",
                 "classify.circuit")
+# seed 001's checks (test_stream_pacing.py): published limits, broken streams
+LLM_CHECKS = ("wait.pacing", "stream.no_silent_retry")
 CHECKS = {"attempts.bounded", "wait.retry_after", "classify.no_retry_4xx", "wait.scope_pause",
-          "wait.jitter", "attempts.hidden", *WRITE_CHECKS, *STEP5_CHECKS}
+          "wait.jitter", "attempts.hidden", *WRITE_CHECKS, *STEP5_CHECKS, *LLM_CHECKS}
 # a scenario without a write task: the write checks have nothing to judge
 NO_WRITE = dict.fromkeys(WRITE_CHECKS, "n/a")
-# a scenario that expects no cap, budget, cancel or circuit, and no escalation
-NO_STEP5 = dict.fromkeys(STEP5_CHECKS, "n/a")
+# a scenario that expects no cap, budget, cancel or circuit, and no escalation,
+# publishes no pacing and streams nothing
+NO_STEP5 = dict.fromkeys(STEP5_CHECKS + LLM_CHECKS, "n/a")
 
 AUTH = '-H "Authorization: Bearer $FAKEAPI_KEY"'
 CURL = f"curl -sS -f --retry 4 {AUTH} {{url}}"

@@ -76,7 +76,7 @@ static void known_failing__faults_name_file_line_and_what(void)
 	} cases[] = {
 		{ "wait.jitter\nwait.jiter\n", "kf.txt:2: unknown check \"wait.jiter\"" },
 		{ "# x\nWAIT.JITTER\n", "kf.txt:2: unknown check \"WAIT.JITTER\"" },
-		{ "stream.no_silent_retry\n", "kf.txt:1: unknown check \"stream.no_silent_retry\"" },
+		{ "stream.no_silent_retrys\n", "kf.txt:1: unknown check \"stream.no_silent_retrys\"" },
 		{ "wait.jitter\n\nwait.jitter # again\n",
 		  "kf.txt:3: duplicate check \"wait.jitter\" (first on line 1)" },
 		{ "wait.jitter attempts.hidden\n",

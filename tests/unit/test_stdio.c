@@ -71,6 +71,28 @@ static void stdio__hello_is_kept_apart_from_the_messages(void)
 	hx_client_log_release(&l);
 }
 
+/* docs/client-protocol.md: a stream broken past its first token is
+ * reported before any retry; the line is kept, stamped, for the check. */
+static void stdio__stream_interrupted_is_a_message(void)
+{
+	struct hx_client_log l;
+
+	greeted(&l);
+	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"stream_interrupted\",\"task\":\"t1\",\"attempt\":1,"
+			       "\"chunks\":2,\"reason\":\"error_frame\",\"error_code\":"
+			       "\"pool_exhausted\"}", 777), HX_CLIENT_LINE_MSG);
+	CU_ASSERT_EQUAL(l.n_errors, 0);
+	CU_ASSERT_EQUAL_FATAL(l.n_msgs, 1);
+	CU_ASSERT_STRING_EQUAL(l.msgs[0].type, "stream_interrupted");
+	CU_ASSERT_STRING_EQUAL(l.msgs[0].task, "t1");
+	CU_ASSERT_EQUAL(l.msgs[0].t_us, 777);
+	/* it names a task the client was given, like every message */
+	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"stream_interrupted\",\"task\":\"t9\"}", 778),
+			HX_CLIENT_LINE_ERROR);
+	CU_ASSERT_STRING_EQUAL(last_error(&l), "line 3: unknown task \"t9\"");
+	hx_client_log_release(&l);
+}
+
 static void stdio__valid_lines_become_stamped_messages(void)
 {
 	struct hx_client_log l;
@@ -321,7 +343,8 @@ static void stdio__task_line_has_the_protocol_fields(void)
 			       "\"body\":\"{\\\"a\\\":[1,\\\"x\\\"]}\",\"goal\":null,\"key\":\"ops-1\","
 			       "\"key_env\":\"FAKEAPI_KEY_OPS_1\",\"scope\":\"user:ops-team\","
 			       "\"budget\":{\"max_attempts\":4,\"max_wait_s\":null},"
-			       "\"deadline_ms\":75000}");
+			       "\"deadline_ms\":75000,\"stream\":false,\"tokens\":null,"
+			       "\"pacing\":null}");
 	CU_ASSERT_PTR_NULL(strstr(text, "sk-1")); /* secrets never travel in lines */
 	free(text);
 	cJSON_Delete(t);
@@ -341,6 +364,110 @@ static void stdio__task_line_has_the_protocol_fields(void)
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(t, "scope")->valuestring, "key:ops-1");
 	cJSON_Delete(t);
 	fa_scenario_free(sc);
+}
+
+/* A one-task scenario whose task has @body (JSON text) and whose
+ * $.provider and $.harness end with @provider_more and @harness_more. */
+static struct fa_scenario *chat_scenario(const char *body, const char *provider_more,
+					 const char *harness_more)
+{
+	struct fa_scenario *sc = NULL;
+	struct fa_err err = { { 0 } };
+	char *text = fa_xasprintf(
+		"{\"id\": \"s\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"sk-1\", "
+		"\"user\": \"u\"}}%s},"
+		" \"routes\": [{\"id\": \"r\", \"method\": \"POST\", \"path\": \"/v1/chat\","
+		"   \"responses\": [{\"status\": 200}]}],"
+		" \"harness\": {\"tasks\": [{\"id\": \"c1\", \"key\": \"k\", \"method\": \"POST\","
+		"   \"path\": \"/v1/chat\", \"body\": %s}],"
+		"   \"events\": [{\"at_ms\": 0, \"send\": [\"c1\"]}]%s}}",
+		provider_more, body, harness_more);
+
+	if (fa_scenario_parse(text, strlen(text), "s.json", &sc, &err) != FA_OK)
+		fprintf(stderr, "test scenario: %s\n", err.msg);
+	free(text);
+	return sc;
+}
+
+/* The members stream, tokens and pacing of @sc's task line, compact. */
+static char *stream_members(const struct fa_scenario *sc)
+{
+	cJSON *t = hx_stdio_task_json(sc, &sc->harness.tasks[0], "u", 1);
+	char *a = cJSON_PrintUnformatted(cJSON_GetObjectItem(t, "stream"));
+	char *b = cJSON_PrintUnformatted(cJSON_GetObjectItem(t, "tokens"));
+	char *c = cJSON_PrintUnformatted(cJSON_GetObjectItem(t, "pacing"));
+	char *s = fa_xasprintf("%s %s %s", a, b, c);
+
+	free(a);
+	free(b);
+	free(c);
+	cJSON_Delete(t);
+	return s;
+}
+
+static void stdio__task_line_carries_stream_tokens_and_pacing(void)
+{
+	static const struct {
+		const char *body, *provider_more, *harness_more, *want;
+	} cases[] = {
+		/* 9 bytes of prompt: 3 tokens, plus max_tokens 50 */
+		{ "{\"stream\": true, \"max_tokens\": 50, \"messages\": [{\"role\": \"user\", "
+		  "\"content\": \"abcdefghi\"}]}", "", ", \"pacing\": {\"rpm\": 10, \"period_s\": 2}",
+		  "true 53 {\"rpm\":10,\"tpm\":null,\"period_s\":2}" },
+		/* no max_tokens; the period is the quota's, else a minute */
+		{ "{\"messages\": [{\"role\": \"user\", \"content\": \"abcd\"}, "
+		  "{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"ab\"}]}]}",
+		  ", \"quota\": {\"period_s\": 5}", ", \"pacing\": {\"tpm\": 1000}",
+		  "false 2 {\"rpm\":null,\"tpm\":1000,\"period_s\":5}" },
+		{ "{\"messages\": [{\"role\": \"user\", \"content\": \"\"}]}", "",
+		  ", \"pacing\": {\"tpm\": 1000, \"rpm\": 3}",
+		  "false 0 {\"rpm\":3,\"tpm\":1000,\"period_s\":60}" },
+		/* not a chat request: no tokens; stream only from a true member */
+		{ "{\"stream\": true}", "", "", "true null null" },
+		{ "{\"stream\": \"yes\", \"messages\": []}", "", "", "false null null" },
+		{ "[{\"stream\": true}]", "", "", "false null null" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fa_scenario *sc = chat_scenario(cases[i].body, cases[i].provider_more,
+						       cases[i].harness_more);
+		char *got;
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+		got = stream_members(sc);
+		if (strcmp(got, cases[i].want) != 0)
+			fprintf(stderr, "case %zu: got %s\n", i, got);
+		CU_ASSERT_STRING_EQUAL(got, cases[i].want);
+		free(got);
+		fa_scenario_free(sc);
+	}
+}
+
+/* The body sent (a canary in it, say) decides stream and tokens, in place. */
+static void stdio__task_body_sets_stream_and_tokens_in_place(void)
+{
+	cJSON *line = cJSON_Parse("{\"type\": \"task\", \"body\": null, \"goal\": null, "
+				  "\"stream\": false, \"tokens\": null}");
+	cJSON *body = cJSON_Parse("{\"stream\": true, \"max_tokens\": 1, \"messages\": "
+				  "[{\"role\": \"user\", \"content\": \"12345678\"}]}");
+	char *text;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(body);
+	hx_stdio_task_body(line, body);
+	text = cJSON_PrintUnformatted(line);
+	CU_ASSERT_STRING_EQUAL(text, "{\"type\":\"task\",\"body\":\"{\\\"stream\\\":true,"
+			       "\\\"max_tokens\\\":1,\\\"messages\\\":[{\\\"role\\\":"
+			       "\\\"user\\\",\\\"content\\\":\\\"12345678\\\"}]}\","
+			       "\"goal\":null,\"stream\":true,\"tokens\":3}");
+	free(text);
+	hx_stdio_task_body(line, NULL);
+	text = cJSON_PrintUnformatted(line);
+	CU_ASSERT_STRING_EQUAL(text, "{\"type\":\"task\",\"body\":null,\"goal\":null,"
+			       "\"stream\":false,\"tokens\":null}");
+	free(text);
+	cJSON_Delete(body);
+	cJSON_Delete(line);
 }
 
 /* ---- sessions with real processes ------------------------------------ */
@@ -743,6 +870,12 @@ void test_stdio_register(void)
 		    stdio__key_env_is_upper_case_with_underscores);
 	CU_add_test(s, "stdio__task_line_has_the_protocol_fields",
 		    stdio__task_line_has_the_protocol_fields);
+	CU_add_test(s, "stdio__stream_interrupted_is_a_message",
+		    stdio__stream_interrupted_is_a_message);
+	CU_add_test(s, "stdio__task_line_carries_stream_tokens_and_pacing",
+		    stdio__task_line_carries_stream_tokens_and_pacing);
+	CU_add_test(s, "stdio__task_body_sets_stream_and_tokens_in_place",
+		    stdio__task_body_sets_stream_and_tokens_in_place);
 	CU_add_test(s, "stdio__session_greets_takes_a_task_and_shuts_down",
 		    stdio__session_greets_takes_a_task_and_shuts_down);
 	CU_add_test(s, "stdio__silence_is_a_start_failure_after_the_timeout",

@@ -1,0 +1,26 @@
+/* pacing.h -- wait.pacing: the client keeps each key's pace under the scenario's RPM and TPM. */
+#ifndef HX_PACING_H
+#define HX_PACING_H
+
+#include "result.h"
+
+/*
+ * wait.pacing (L2; seed 001: every LLM call reserves one request and its
+ * estimated tokens, prompt plus max_tokens, from per-minute limits; a
+ * token bucket per limit). Only when $.harness.pacing is given. Per key,
+ * every attributed attempt of that key (all tasks, retries and refused
+ * ones included: they reached the provider) is replayed in arrival order
+ * through two token buckets, capacity rpm and tpm, full at the key's first
+ * attempt, refilling continuously rpm (tpm) per period_s. An attempt takes
+ * 1 request token and its journal `tokens` (-1 counts 0); when a bucket
+ * lacks them, even credited with $.harness.expect["wait.pacing"].tolerance_ms
+ * (default 50, 0..60000) of refill, it is a pace violation. Fails on the
+ * first violation (by arrival; evidence: that attempt); the detail also
+ * counts the quota 429s the client got (journal quota "limited ...").
+ * n/a without $.harness.pacing or without an attempt that names a key;
+ * passes otherwise (evidence: the attempt that came closest). Both modes
+ * (server-measured).
+ */
+void hx_pacing_check(const struct hx_check_input *in, struct hx_check_result *r);
+
+#endif

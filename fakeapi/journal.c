@@ -41,6 +41,8 @@ struct fa_journal {
 	char head[FA_SHA256_HEX]; /* hash of the last line; survives reset */
 	struct entry *v;     /* seq order, consecutive seqs */
 	size_t n, cap;
+	fa_journal_sink_fn sink; /* each entry as appended; NULL = none */
+	void *sink_ctx;      /* borrowed, for sink */
 };
 
 /* How a member is stored; drives both directions so they cannot drift. */
@@ -450,9 +452,20 @@ uint64_t fa_journal_append(struct fa_journal *j, struct fa_attempt *a)
 	     fflush(j->fp) != 0))
 		FA_LOG(FA_LOG_ERROR, "journal", "event=write_failed path=%s seq=%llu err=\"%s\"",
 		       j->path, (unsigned long long)seq, strerror(errno));
+	/* under the lock: a live reader sees the entries in seq order */
+	if (j->sink != NULL)
+		j->sink(j->sink_ctx, &e->a, e->line, e->len);
 	pthread_mutex_unlock(&j->mu);
 	cJSON_Delete(obj);
 	return seq;
+}
+
+void fa_journal_set_sink(struct fa_journal *j, fa_journal_sink_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&j->mu);
+	j->sink = fn;
+	j->sink_ctx = ctx;
+	pthread_mutex_unlock(&j->mu);
 }
 
 size_t fa_journal_count(struct fa_journal *j)

@@ -119,6 +119,26 @@ enum fa_rc fa_journal_new(const char *path, struct fa_journal **out,
 void fa_journal_free(struct fa_journal *j);
 
 /*
+ * A sink sees every entry as it is appended (fa_journal_set_sink): @a is
+ * the entry as kept, seq set, and @line its JSONL line as written to the
+ * file, "prev" included, without the newline (both borrowed for the call).
+ * It runs with the journal's lock held, after the file's line is written,
+ * so entries reach it one at a time in seq order whatever thread finished
+ * them; it must not call back into the journal.
+ */
+typedef void (*fa_journal_sink_fn)(void *ctx, const struct fa_attempt *a,
+				   const char *line, size_t len);
+
+/*
+ * Give every entry appended from now on to @fn with @ctx as well (NULL =
+ * no sink; one sink at a time, the last call wins). @ctx is borrowed and
+ * must outlive the journal or the next call. The file, the chain and the
+ * entries kept are the same with or without a sink. Thread-safe. Used by
+ * --follow and the harness's --journal - (follow.h).
+ */
+void fa_journal_set_sink(struct fa_journal *j, fa_journal_sink_fn fn, void *ctx);
+
+/*
  * Append an attempt: takes *@a's contents (the entry is moved, *@a is
  * zeroed), assigns the next seq and returns it. The line written is the
  * compact JSON of fa_attempt_to_json() with one more member, "prev": the

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "follow.h"
 #include "journal.h"
 #include "log.h"
 #include "provider.h"
@@ -17,7 +18,7 @@
 
 static const char usage[] =
 	"usage: fakeapi --scenario FILE [--port N] [--bind ADDR] [--journal FILE|-]\n"
-	"               [--threads N] [--seed N]\n"
+	"               [--follow] [--threads N] [--seed N]\n"
 	"       fakeapi verify-journal FILE\n"
 	"       fakeapi --help | --version\n"
 	"\n"
@@ -29,7 +30,16 @@ static const char usage[] =
 	"  -p, --port N          TCP port, 0 = ephemeral (default 0)\n"
 	"  -b, --bind ADDR       address to listen on (default 127.0.0.1)\n"
 	"  -j, --journal FILE    also write the hash-chained JSONL journal to FILE;\n"
-	"                        `-` streams it to stdout after the first line\n"
+	"                        `-` streams it to stdout after the first line,\n"
+	"                        one line per attempt as it completes\n"
+	"  -f, --follow          print each attempt on stdout as it completes, as\n"
+	"                        one line of text instead of JSON:\n"
+	"                        +ARRIVAL  #SEQ  TASK  METHOD PATH  STATUS  FAULT\n"
+	"                        then [QUOTA], `pause until +T (scope S)`, delivery\n"
+	"                        and stream end where they apply (times in s since\n"
+	"                        start; `-` or `---` = none). With --journal - the\n"
+	"                        text replaces the JSONL on stdout; with --journal\n"
+	"                        FILE the file still gets the JSONL\n"
 	"  -t, --threads N       server threads, 2..64 (default 4)\n"
 	"      --seed N          seed for random choices, 0..2^53-1 (default 1)\n"
 	"\n"
@@ -80,6 +90,7 @@ int main(int argc, char **argv)
 		{ "journal", required_argument, NULL, 'j' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "seed", required_argument, NULL, 'S' },
+		{ "follow", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -88,6 +99,8 @@ int main(int argc, char **argv)
 	unsigned long long port = 0, threads = 4, seed = 1;
 	struct fa_scenario *sc = NULL;
 	struct fa_journal *journal = NULL;
+	struct fa_follow follow = { .fp = stdout, .text = true, .scenario = NULL };
+	bool follow_on = false;
 	struct fa_provider *p = NULL;
 	struct fa_server *srv = NULL;
 	struct fa_err err = { 0 };
@@ -98,11 +111,12 @@ int main(int argc, char **argv)
 	fa_log_init();
 	if (argc >= 2 && strcmp(argv[1], "verify-journal") == 0)
 		return verify_journal(argc, argv);
-	while ((opt = getopt_long(argc, argv, "s:p:b:j:t:hV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:p:b:j:t:fhV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 's': scenario_path = optarg; break;
 		case 'b': bind = optarg; break;
 		case 'j': journal_path = optarg; break;
+		case 'f': follow_on = true; break;
 		case 'p':
 			if (!parse_uint(optarg, 0, 65535, &port)) {
 				fprintf(stderr, "fakeapi: --port: expected 0..65535, got \"%s\"\n", optarg);
@@ -138,10 +152,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fakeapi: %s\n", err.msg);
 		goto out;
 	}
+	/* --follow's text takes stdout's place of the JSONL stream */
+	if (follow_on && journal_path != NULL && strcmp(journal_path, "-") == 0)
+		journal_path = NULL;
 	if (fa_journal_new(journal_path, &journal, &err) != FA_OK) {
 		fprintf(stderr, "fakeapi: %s\n", err.msg);
 		goto out;
 	}
+	if (follow_on)
+		fa_journal_set_sink(journal, fa_follow_sink, &follow);
 	/* Block the stop signals before any thread starts, so every thread
 	 * inherits the mask and only sigwait() below sees them. */
 	sigemptyset(&set);

@@ -27,6 +27,11 @@ struct hx_run_opts {
 	unsigned jobs;             /* scenarios run at once, >= 1 */
 	int min_level;             /* --min-level, 0..4 */
 	FILE *progress;            /* a line per scenario start and finish; NULL = quiet */
+	FILE *live;                /* run --journal - / --follow: every scenario's attempts
+	                              as they complete, one line each (follow.h), marked
+	                              with the scenario id; NULL = none */
+	bool live_text;            /* --follow: text lines ("[ID] +1.234s  #5 ...");
+	                              false: JSONL ({"scenario": ID, ...journal line}) */
 	bool strict;               /* --strict: recommended checks count as required */
 	const struct hx_known_failing *known_failing; /* --known-failing list (known_failing.h),
 	                              kept in the result, so it must outlive it; NULL = none */

@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "event.h"
 #include "exec.h"
+#include "follow.h"
 #include "journal.h"
 #include "provider.h"
 #include "restart.h"
@@ -200,14 +201,10 @@ void hx_scenario_send_task_line(struct scen *s, size_t i, int64_t deadline_ms)
 	const struct fa_task_spec *t = &s->sc->harness.tasks[i];
 	char *url = hx_exec_task_url(s->base_url, t->path, t->id);
 	cJSON *msg = hx_stdio_task_json(s->sc, t, url, deadline_ms);
-	char *text;
 
-	if (s->ts[i].body != NULL) {
-		text = fa_xcheck(cJSON_PrintUnformatted(s->ts[i].body), "task body");
-		cJSON_ReplaceItemInObjectCaseSensitive(
-			msg, "body", fa_xcheck(cJSON_CreateString(text), "task line"));
-		free(text);
-	}
+	/* its stream and tokens are the sent body's (a canary may be in it) */
+	if (s->ts[i].body != NULL)
+		hx_stdio_task_body(msg, s->ts[i].body);
 	hx_stdio_send_task(s->client, msg);
 	cJSON_Delete(msg);
 	free(url);
@@ -572,6 +569,19 @@ static void collect_exec(struct scen *s)
 	}
 }
 
+/* A journal sink for `run --journal -` and `--follow` (run.h): each
+ * attempt of @ctx's scenario on opts->live as it completes, marked with
+ * the scenario's id. */
+static void live_line(void *ctx, const struct fa_attempt *a, const char *line,
+		      size_t len)
+{
+	const struct scen *s = ctx;
+	struct fa_follow f = { .fp = s->opts->live, .text = s->opts->live_text,
+			       .scenario = s->sc->id };
+
+	fa_follow_sink(&f, a, line, len);
+}
+
 /* Folders, body files and the provider for @s. */
 static enum fa_rc set_up(struct scen *s, struct fa_err *err)
 {
@@ -598,6 +608,8 @@ static enum fa_rc set_up(struct scen *s, struct fa_err *err)
 	rc = fa_journal_new(jpath, &s->journal, err);
 	if (rc != FA_OK)
 		goto out;
+	if (s->opts->live != NULL)
+		fa_journal_set_sink(s->journal, live_line, s);
 	s->t0_us = fa_clock_mono_us();
 	s->prov = fa_provider_new(s->sc, s->journal, s->opts->seed, s->t0_us);
 	/* the client must not reach the journal it is graded on */

@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "exec.h"
 #include "grade.h"
+#include "import.h"
 #include "known_failing.h"
 #include "log.h"
 #include "report.h"
@@ -45,6 +46,12 @@ static const char usage_text[] =
 	"SYNOPSIS\n"
 	"    fakeapi-harness run [--client COMMAND | --exec TEMPLATE] [OPTIONS]\n"
 	"                        [SUITE_OR_SCENARIO]\n"
+	"    fakeapi-harness replay SCENARIO [--client COMMAND | --exec TEMPLATE]\n"
+	"                        [OPTIONS]\n"
+	"    fakeapi-harness import-har [--host HOST]... [--path-prefix P]...\n"
+	"                        [--id ID] [--no-harness] [-o FILE] FILE.har\n"
+	"    fakeapi-harness import-journal [--path-prefix P]... [--id ID]\n"
+	"                        [--no-harness] [-o FILE] FILE.jsonl\n"
 	"    fakeapi-harness --help | --version\n"
 	"\n"
 	"DESCRIPTION\n"
@@ -105,6 +112,13 @@ static const char usage_text[] =
 	"    gets every unfinished task again (exec mode: the killed task's\n"
 	"    command runs again).\n"
 	"\n"
+	"    replay SCENARIO is run with the scenario required: the same options\n"
+	"    and reports. import-har turns a HAR 1.2 capture, import-journal a\n"
+	"    journal fakeapi recorded, into a scenario (stdout, or -o FILE) that\n"
+	"    answers the same way: routes per method and path template, the\n"
+	"    responses in order, a task per request sent at its original offset;\n"
+	"    secret headers are dropped (docs/import.md).\n"
+	"\n"
 	"OPTIONS\n"
 	"    --client COMMAND\n"
 	"        Stdio mode: the client program, e.g.\n"
@@ -153,6 +167,22 @@ static const char usage_text[] =
 	"    --journal-dir DIR\n"
 	"        Write each scenario's journal to DIR/<scenario id>.jsonl\n"
 	"        (hash-chained; check with `fakeapi verify-journal`).\n"
+	"    --journal -\n"
+	"        Watch the run live: every attempt of every scenario on stdout\n"
+	"        as the provider completes it, one JSON line each: the\n"
+	"        journal's line with a first member \"scenario\" (the scenario\n"
+	"        id) put in front, {\"scenario\": ID, \"seq\": 1, ...}. Each line\n"
+	"        is whole and flushed at once; with --jobs > 1 the scenarios'\n"
+	"        lines interleave. The text report then goes to stderr; not\n"
+	"        with --report-json - or --junit -. --journal-dir files are the\n"
+	"        same with or without it.\n"
+	"    --follow\n"
+	"        As --journal -, but one line of text per attempt, the\n"
+	"        scenario id in brackets first:\n"
+	"        [ID] +ARRIVAL  #SEQ  TASK  METHOD PATH  STATUS  FAULT ...\n"
+	"        then the quota decision, `pause until +T (scope S)` after an\n"
+	"        answer that announced a pause, and how it was delivered\n"
+	"        (times in seconds since the scenario's provider started).\n"
 	"    -q, --quiet\n"
 	"        No progress lines on stderr.\n"
 	"    -h, --help\n"
@@ -189,6 +219,8 @@ enum {
 	OPT_STRICT,
 	OPT_KNOWN_FAILING,
 	OPT_REPEAT,
+	OPT_JOURNAL,
+	OPT_FOLLOW,
 };
 
 /* What the command line asked for. */
@@ -198,6 +230,8 @@ struct cli {
 	const char *report_json;
 	const char *junit;
 	const char *journal_dir;
+	bool journal_stdout;       /* --journal -: live JSONL on stdout */
+	bool follow;               /* --follow: live text on stdout */
 	const char *path;
 	const char *known_failing; /* --known-failing FILE, or NULL */
 	int min_level;
@@ -250,6 +284,8 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "jobs", required_argument, NULL, OPT_JOBS },
 		{ "journal-dir", required_argument, NULL, OPT_JOURNAL_DIR },
+		{ "journal", required_argument, NULL, OPT_JOURNAL },
+		{ "follow", no_argument, NULL, OPT_FOLLOW },
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "known-failing", required_argument, NULL, OPT_KNOWN_FAILING },
 		{ "repeat", required_argument, NULL, OPT_REPEAT },
@@ -278,6 +314,13 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		case OPT_REPORT_JSON: c->report_json = optarg; break;
 		case OPT_JUNIT: c->junit = optarg; break;
 		case OPT_JOURNAL_DIR: c->journal_dir = optarg; break;
+		case OPT_JOURNAL:
+			if (strcmp(optarg, "-") != 0)
+				return usage_error("--journal: expected - (stdout), got '%s'; "
+						   "for files give --journal-dir DIR", optarg);
+			c->journal_stdout = true;
+			break;
+		case OPT_FOLLOW: c->follow = true; break;
 		case OPT_MIN_LEVEL:
 			if (!parse_u64(optarg[0] == 'L' ? optarg + 1 : optarg, 1, 4, &v))
 				return usage_error("--min-level: expected L1..L4, got '%s'",
@@ -335,6 +378,11 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	    strcmp(c->junit, "-") == 0)
 		return usage_error("--report-json - and --junit -: one report on stdout "
 				   "at a time, give the other a file");
+	if ((c->journal_stdout || c->follow) &&
+	    ((c->report_json != NULL && strcmp(c->report_json, "-") == 0) ||
+	     (c->junit != NULL && strcmp(c->junit, "-") == 0)))
+		return usage_error("%s and a report on stdout: the live lines keep stdout, "
+				   "give the report a file", c->follow ? "--follow" : "--journal -");
 	return -1;
 }
 
@@ -535,10 +583,13 @@ static int run(const struct cli *c, const char *path)
 		.min_level = c->min_level,
 		.progress = c->quiet ? NULL : stderr,
 		.strict = c->strict,
+		.live = c->journal_stdout || c->follow ? stdout : NULL,
+		.live_text = c->follow,
 	};
 	struct fa_err err = { { 0 } };
 	bool to_stdout = (c->report_json && strcmp(c->report_json, "-") == 0) ||
-			 (c->junit && strcmp(c->junit, "-") == 0);
+			 (c->junit && strcmp(c->junit, "-") == 0) ||
+			 c->journal_stdout || c->follow;
 	int code = 2;
 
 	hx_repeat_init(&rep, c->repeat > 0 ? c->repeat : 1, c->seed);
@@ -568,7 +619,7 @@ static int run(const struct cli *c, const char *path)
 	}
 	if (res.interrupted)
 		fputs(PROG ": interrupted\n", stderr);
-	/* a machine report on stdout keeps stdout to itself */
+	/* a machine report or the live lines on stdout keep stdout to themselves */
 	hx_report_text(to_stdout ? stderr : stdout, &res);
 	fflush(stdout);
 	code = res.interrupted ? 2 : res.exit_code;
@@ -608,11 +659,17 @@ int main(int argc, char **argv)
 		printf("%s %s\n", PROG, HX_VERSION);
 		return 0;
 	}
-	if (strcmp(argv[1], "run") != 0)
-		return usage_error("unknown command '%s', expected 'run'", argv[1]);
+	if (strcmp(argv[1], "import-har") == 0 || strcmp(argv[1], "import-journal") == 0)
+		return hx_import_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "run") != 0 && strcmp(argv[1], "replay") != 0)
+		return usage_error("unknown command '%s', expected 'run', 'replay', "
+				   "'import-har' or 'import-journal'", argv[1]);
 	code = parse_args(argc - 1, argv + 1, &c);
 	if (code >= 0)
 		return code;
+	/* replay is run with the scenario required (an imported one, say) */
+	if (strcmp(argv[1], "replay") == 0 && c.path == NULL)
+		return usage_error("replay: which scenario? expected SCENARIO");
 	if ((c.report_json != NULL && !report_writable("--report-json", c.report_json)) ||
 	    (c.junit != NULL && !report_writable("--junit", c.junit)))
 		return 2;

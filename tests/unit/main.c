@@ -30,12 +30,17 @@
 	X(cancel)       \
 	X(circuit)      \
 	X(concurrency)  \
+	X(pacing)       \
+	X(interruption) \
 	X(canary)       \
 	X(grade)        \
 	X(known_failing) \
 	X(quota)        \
 	X(shape)        \
-	X(chat)
+	X(chat)         \
+	X(follow)       \
+	X(har)          \
+	X(recording)
 
 #define DECLARE(m) void test_##m##_register(void) __attribute__((weak));
 TEST_MODULES(DECLARE)

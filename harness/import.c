@@ -1,0 +1,510 @@
+/* import.c -- what the two importers share, and the import-har / import-journal command lines. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "har.h"
+#include "import.h"
+#include "jsontext.h"
+#include "recording.h"
+#include "route.h"
+#include "scenario.h"
+#include "schema.h"
+#include "utf8.h"
+
+#define PROG "fakeapi-harness"
+
+/* Most --host and --path-prefix options kept. */
+#define MAX_FILTERS 64
+
+void hx_import_warn(struct hx_import_warnings *w, const char *fmt, ...)
+{
+	va_list ap;
+	char buf[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	w->msg = fa_xrealloc(w->msg, (w->n + 1) * sizeof(*w->msg));
+	w->msg[w->n++] = fa_xstrdup(buf);
+}
+
+void hx_import_warnings_release(struct hx_import_warnings *w)
+{
+	if (w == NULL)
+		return;
+	for (size_t i = 0; i < w->n; i++)
+		free(w->msg[i]);
+	free(w->msg);
+	w->msg = NULL;
+	w->n = 0;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static bool is_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (hexval((unsigned char)s[i]) < 0)
+			return false;
+	return true;
+}
+
+/* 8-4-4-4-12 hex digits. */
+static bool is_uuid(const char *s, size_t n)
+{
+	return n == 36 && s[8] == '-' && s[13] == '-' && s[18] == '-' && s[23] == '-' &&
+	       is_hex(s, 8) && is_hex(s + 9, 4) && is_hex(s + 14, 4) && is_hex(s + 19, 4) &&
+	       is_hex(s + 24, 12);
+}
+
+/* Whether segment @s (@n bytes, decoded) names an object rather than a
+ * place: see hx_import_template. */
+static bool is_id(const char *s, size_t n)
+{
+	bool digit = false, word = true, all_digits = n > 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c >= '0' && c <= '9')
+			digit = true;
+		else
+			all_digits = false;
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      c == '_' || c == '-'))
+			word = false;
+	}
+	return all_digits || is_uuid(s, n) || (n >= 16 && word && digit);
+}
+
+/* Whether a template can hold segment @s literally (schema.c's rules for
+ * a route path, and no braces). */
+static bool literal_ok(const char *s)
+{
+	for (const char *p = s; *p != '\0'; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c <= 0x20 || c == 0x7F || strchr("#?%{}/", c) != NULL)
+			return false;
+	}
+	return fa_utf8_valid(s);
+}
+
+/* Percent-decode @n bytes at @s into a new string; a "%" not followed by
+ * two hex digits stays as it is. A %00 is kept as "%00" (a NUL would end
+ * the string; the segment then is no literal). */
+static char *pct_decode(const char *s, size_t n)
+{
+	char *out = fa_xmalloc(n + 1);
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int hi, lo;
+
+		if (s[i] == '%' && i + 2 < n &&
+		    (hi = hexval((unsigned char)s[i + 1])) >= 0 &&
+		    (lo = hexval((unsigned char)s[i + 2])) >= 0 && (hi | lo) != 0) {
+			out[o++] = (char)(hi * 16 + lo);
+			i += 2;
+		} else {
+			out[o++] = s[i];
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+char *hx_import_template(const char *path, bool decode)
+{
+	size_t cap = strlen(path) * 2 + 16, len = 0;
+	char *out = fa_xmalloc(cap);
+	const char *p = path;
+	int params = 0;
+
+	if (*p == '/')
+		p++;
+	out[0] = '\0';
+	for (;;) {
+		size_t n = strcspn(p, "/");
+		char *seg = decode ? pct_decode(p, n) : fa_xstrndup(p, n);
+
+		out = fa_xgrow(out, &cap, len + strlen(seg) + 16, 64);
+		out[len++] = '/';
+		if (n > 0 && (is_id(seg, strlen(seg)) || !literal_ok(seg))) {
+			if (++params > FA_ROUTE_MAX_PARAMS) {
+				free(seg);
+				free(out);
+				return NULL;
+			}
+			len += (size_t)(params == 1 ? snprintf(out + len, cap - len, "{id}")
+						   : snprintf(out + len, cap - len, "{id%d}", params));
+		} else {
+			memcpy(out + len, seg, strlen(seg));
+			len += strlen(seg);
+		}
+		out[len] = '\0';
+		free(seg);
+		if (p[n] == '\0')
+			break;
+		p += n + 1;
+	}
+	return out;
+}
+
+char *hx_import_encode_path(const char *path)
+{
+	static const char keep[] = "-._~!$&'()*+,;=:@/";
+	size_t n = strlen(path), o = 0;
+	char *out = fa_xmalloc(n * 3 + 1);
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)path[i];
+
+		if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c != '\0' && strchr(keep, c) != NULL)) {
+			out[o++] = (char)c;
+		} else {
+			out[o++] = '%';
+			out[o++] = "0123456789ABCDEF"[c >> 4];
+			out[o++] = "0123456789ABCDEF"[c & 15];
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+const char *hx_import_basename(const char *file)
+{
+	const char *slash = strrchr(file, '/');
+
+	return slash != NULL ? slash + 1 : file;
+}
+
+char *hx_import_id_from_file(const char *file)
+{
+	const char *base = hx_import_basename(file);
+	const char *dot = strrchr(base, '.');
+	size_t n = dot != NULL && dot != base ? (size_t)(dot - base) : strlen(base);
+	char *id;
+
+	if (n > 64)
+		n = 64;
+	id = fa_xstrndup(base, n);
+	for (char *p = id; *p != '\0'; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+		      (*p >= 'A' && *p <= 'Z') || *p == '.' || *p == '_' || *p == '-'))
+			*p = '-';
+	if (id[0] == '\0') {
+		free(id);
+		id = fa_xstrdup("imported");
+	}
+	return id;
+}
+
+char *hx_import_route_id(const char *method, const char *tmpl, char *const *taken,
+			 size_t n)
+{
+	size_t cap = strlen(method) + strlen(tmpl) + 2, len = 0;
+	char *base = fa_xmalloc(cap), *id;
+	bool dash = false;
+
+	for (const char *p = method; *p != '\0'; p++)
+		base[len++] = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+	for (const char *p = tmpl; *p != '\0'; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    c == '_' || c == '.') {
+			if (dash)
+				base[len++] = '-';
+			base[len++] = (char)c;
+			dash = false;
+		} else {
+			dash = true;
+		}
+	}
+	base[len] = '\0';
+	id = fa_xstrdup(base);
+	for (int k = 2;; k++) {
+		bool clash = false;
+
+		for (size_t i = 0; i < n && !clash; i++)
+			clash = strcmp(taken[i], id) == 0;
+		if (!clash)
+			break;
+		free(id);
+		id = fa_xasprintf("%s-%d", base, k);
+	}
+	free(base);
+	return id;
+}
+
+const char *hx_import_class(const char *method)
+{
+	if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ||
+	    strcmp(method, "OPTIONS") == 0)
+		return "read";
+	return "write";
+}
+
+cJSON *hx_import_times(cJSON *r, int times)
+{
+	cJSON *o;
+
+	if (times <= 1)
+		return r;
+	o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "times", times);
+	while (r->child != NULL) {
+		cJSON *c = r->child;
+		char *name = fa_xstrdup(c->string);
+
+		cJSON_AddItemToObject(o, name, cJSON_DetachItemViaPointer(r, c));
+		free(name);
+	}
+	cJSON_Delete(r);
+	return o;
+}
+
+bool hx_import_value_ok(const char *value)
+{
+	for (const char *p = value; *p != '\0'; p++)
+		if (((unsigned char)*p < 0x20 && *p != '\t') || *p == 0x7F)
+			return false;
+	return true;
+}
+
+int hx_import_timeout_s(int64_t last_at_ms)
+{
+	int64_t s = (last_at_ms + 999) / 1000 + 60;
+
+	return s < 60 ? 60 : s > 3600 ? 3600 : (int)s;
+}
+
+/* Growing text for the printer below. */
+struct text {
+	char *s;
+	size_t len, cap;
+};
+
+static void put(struct text *t, const char *s, size_t n)
+{
+	t->s = fa_xgrow(t->s, &t->cap, t->len + n + 1, 4096);
+	memcpy(t->s + t->len, s, n);
+	t->len += n;
+	t->s[t->len] = '\0';
+}
+
+static void put_compact(struct text *t, const cJSON *v)
+{
+	char *c = fa_xcheck(cJSON_PrintUnformatted(v), "imported scenario");
+
+	put(t, c, strlen(c));
+	free(c);
+}
+
+/* Whether @v is an array or object holding only scalars (printed on one line). */
+static bool flat(const cJSON *v)
+{
+	if (!cJSON_IsArray(v))
+		return !cJSON_IsObject(v) || v->child == NULL;
+	for (const cJSON *c = v->child; c != NULL; c = c->next)
+		if (cJSON_IsArray(c) || cJSON_IsObject(c))
+			return false;
+	return true;
+}
+
+/* @v as JSON indented by two spaces per level, members in their order;
+ * arrays of scalars and empty objects on one line. */
+static void put_pretty(struct text *t, const cJSON *v, int depth)
+{
+	bool obj = cJSON_IsObject(v);
+
+	if (flat(v)) {
+		put_compact(t, v);
+		return;
+	}
+	put(t, obj ? "{" : "[", 1);
+	for (const cJSON *c = v->child; c != NULL; c = c->next) {
+		put(t, "\n", 1);
+		for (int i = 0; i <= depth; i++)
+			put(t, "  ", 2);
+		if (obj) {
+			cJSON *key = fa_xcheck(cJSON_CreateString(c->string), "imported scenario");
+
+			put_compact(t, key);
+			put(t, ": ", 2);
+			cJSON_Delete(key);
+		}
+		put_pretty(t, c, depth + 1);
+		if (c->next != NULL)
+			put(t, ",", 1);
+	}
+	put(t, "\n", 1);
+	for (int i = 0; i < depth; i++)
+		put(t, "  ", 2);
+	put(t, obj ? "}" : "]", 1);
+}
+
+enum fa_rc hx_import_render(const cJSON *sc, const char *name, char **text,
+			    struct fa_err *err)
+{
+	struct fa_scenario *loaded = NULL;
+	struct fa_err inner = { { 0 } };
+	struct text t = { 0 };
+	char *s;
+
+	put_pretty(&t, sc, 0);
+	s = t.s;
+
+	*text = NULL;
+	if (fa_scenario_parse(s, strlen(s), name, &loaded, &inner) != FA_OK) {
+		fa_err_set(err, "%s: internal error: the scenario made does not load: %s",
+			   name, inner.msg);
+		free(s);
+		return FA_EINVAL;
+	}
+	fa_scenario_free(loaded);
+	*text = s;
+	return FA_OK;
+}
+
+static const char import_usage[] =
+	"usage: " PROG " import-har [--host HOST]... [--path-prefix P]... [--id ID]\n"
+	"                           [--no-harness] [-o FILE] FILE.har\n"
+	"       " PROG " import-journal [--path-prefix P]... [--id ID] [--no-harness]\n"
+	"                               [-o FILE] FILE.jsonl\n"
+	"(docs/import.md)\n";
+
+static int usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG " %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (see " PROG " --help)\n", stderr);
+	return 2;
+}
+
+/* Write @text to @path ("-" or NULL: stdout). */
+static bool write_out(const char *cmd, const char *path, const char *text)
+{
+	FILE *f = stdout;
+	bool ok;
+
+	if (path != NULL && strcmp(path, "-") != 0 && (f = fopen(path, "w")) == NULL) {
+		fprintf(stderr, PROG " %s: %s: cannot write: %s\n", cmd, path, strerror(errno));
+		return false;
+	}
+	ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+	ok = (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
+	if (!ok)
+		fprintf(stderr, PROG " %s: %s: cannot write: %s\n", cmd,
+			path != NULL ? path : "stdout", strerror(errno));
+	return ok;
+}
+
+int hx_import_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "host", required_argument, NULL, 'H' },
+		{ "path-prefix", required_argument, NULL, 'P' },
+		{ "id", required_argument, NULL, 'i' },
+		{ "no-harness", no_argument, NULL, 'n' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *cmd = argv[0], *hosts[MAX_FILTERS], *prefixes[MAX_FILTERS];
+	const char *out_path = NULL, *file;
+	bool har = strcmp(cmd, "import-har") == 0;
+	struct hx_import_opts opts = { .hosts = hosts, .prefixes = prefixes };
+	struct hx_import_warnings warn = { 0 };
+	struct fa_err err = { { 0 } };
+	cJSON *sc = NULL;
+	char *text = NULL, *data = NULL;
+	size_t len = 0;
+	int ch, code = 2;
+
+	opterr = 0;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'H':
+			if (!har)
+				return usage_error(cmd, "--host: a journal has no host");
+			if (optarg[0] == '\0' || opts.n_hosts == MAX_FILTERS)
+				return usage_error(cmd, "--host: expected a host name, at most %d",
+						   MAX_FILTERS);
+			hosts[opts.n_hosts++] = optarg;
+			break;
+		case 'P':
+			if (optarg[0] != '/' || opts.n_prefixes == MAX_FILTERS)
+				return usage_error(cmd, "--path-prefix: expected a path starting "
+						   "with \"/\", at most %d", MAX_FILTERS);
+			prefixes[opts.n_prefixes++] = optarg;
+			break;
+		case 'i':
+			if (!fa_schema_charset_ok(optarg, "._-", 64))
+				return usage_error(cmd, "--id: expected [A-Za-z0-9._-]{1,64}, "
+						   "got '%s'", optarg);
+			opts.id = optarg;
+			break;
+		case 'n': opts.no_harness = true; break;
+		case 'o': out_path = optarg; break;
+		case 'h': fputs(import_usage, stdout); return 0;
+		case ':': return usage_error(cmd, "%s: missing its argument", argv[optind - 1]);
+		default:
+			if (optopt != 0)
+				return usage_error(cmd, "unknown option '-%c'", optopt);
+			return usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error(cmd, "which file? expected %s", har ? "FILE.har" : "FILE.jsonl");
+	file = argv[optind++];
+	if (optind < argc)
+		return usage_error(cmd, "one file at a time, got also '%s'", argv[optind]);
+	if (har) {
+		if (fa_jsontext_read(file, &data, &len, &err) != FA_OK ||
+		    hx_har_convert(data, len, file, &opts, &sc, &warn, &err) != FA_OK)
+			goto out;
+	} else if (hx_recording_convert(file, &opts, &sc, &warn, &err) != FA_OK) {
+		goto out;
+	}
+	if (hx_import_render(sc, out_path != NULL && strcmp(out_path, "-") != 0 ? out_path
+										 : "stdout",
+			     &text, &err) != FA_OK)
+		goto out;
+	if (write_out(cmd, out_path, text))
+		code = 0;
+out:
+	for (size_t i = 0; i < warn.n; i++)
+		fprintf(stderr, PROG " %s: warning: %s\n", cmd, warn.msg[i]);
+	if (err.msg[0] != '\0')
+		fprintf(stderr, PROG " %s: %s\n", cmd, err.msg);
+	hx_import_warnings_release(&warn);
+	cJSON_Delete(sc);
+	free(text);
+	free(data);
+	return code;
+}

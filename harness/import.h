@@ -1,0 +1,118 @@
+/* import.h -- scenarios made from a HAR capture or a recorded journal: what the two share, and their command line. */
+#ifndef HX_IMPORT_H
+#define HX_IMPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cJSON.h>
+
+#include "rc.h"
+
+/* The longest offset an imported task may start at, ms: the largest
+ * "at_ms" a scenario allows (docs/scenario-format.md, events). */
+#define HX_IMPORT_MAX_AT_MS 3600000
+
+/* The longest "delay_ms" kept from a capture or a journal, ms (the
+ * scenario format's limit); a longer wait is cut to it. */
+#define HX_IMPORT_MAX_DELAY_MS 600000
+
+/* The placeholder key every imported scenario offers when the source
+ * names none: id, secret (never a real one) and user. */
+#define HX_IMPORT_KEY_ID "imported"
+#define HX_IMPORT_KEY_SECRET "sk-imported-placeholder"
+#define HX_IMPORT_USER "imported"
+
+/* What the command line asked of a conversion. Every pointer is borrowed. */
+struct hx_import_opts {
+	const char *const *hosts;    /* --host: keep only these hosts (HAR), n_hosts >= 0 */
+	size_t n_hosts;
+	const char *const *prefixes; /* --path-prefix: keep only paths starting so, n_prefixes >= 0 */
+	size_t n_prefixes;
+	const char *id;              /* --id: the scenario id; NULL = from the file name */
+	bool no_harness;             /* --no-harness: routes only, no $.harness block */
+};
+
+/* Warnings a conversion collects (a body dropped, a broken hash chain):
+ * the caller prints them. Owned strings, "FILE: $.path: what". */
+struct hx_import_warnings {
+	char **msg;
+	size_t n;
+};
+
+/* Add a printf-formatted warning to @w. */
+void hx_import_warn(struct hx_import_warnings *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Free the warnings and zero @w. NULL is accepted. */
+void hx_import_warnings_release(struct hx_import_warnings *w);
+
+/*
+ * The route template of @path (no query), or NULL when it has more than
+ * FA_ROUTE_MAX_PARAMS segments to turn into parameters. Segments are
+ * split at "/" and, with @decode, percent-decoded first (a HAR URL is
+ * encoded; a journal's path is already decoded, as the provider matched
+ * it). A segment becomes a parameter, {id}, {id2}, {id3}... in order,
+ * when it is all digits; a UUID (8-4-4-4-12 hex digits); 16 or more
+ * characters of [A-Za-z0-9_-] with at least one digit (hex digests,
+ * base62 and prefixed ids such as "cus_4QFJqXQ9e8Bq2x"); or text a
+ * template cannot hold literally (a space, a control character, "%",
+ * "{", "}", "?", "#", "/" decoded from %2F, invalid UTF-8). Empty
+ * segments stay ("/v1/" keeps its trailing slash). A new string.
+ */
+char *hx_import_template(const char *path, bool decode);
+
+/* @path with every byte but [A-Za-z0-9-._~!$&'()*+,;=:@/] percent-encoded
+ * (a decoded journal path made fit for a task's URL). A new string. */
+char *hx_import_encode_path(const char *path);
+
+/* A scenario id made from @file's base name without its extension:
+ * characters outside [A-Za-z0-9._-] become "-", cut to 64; "imported"
+ * when nothing is left. A new string. */
+char *hx_import_id_from_file(const char *file);
+
+/* The base name of @file (a pointer into it): what a comment names, so
+ * that no folder of the machine the import ran on is written out. */
+const char *hx_import_basename(const char *file);
+
+/* A route id for @method and @tmpl, unique among the @n ids in @taken:
+ * "get-v1-records-id", then "-2", "-3"... on a clash. A new string. */
+char *hx_import_route_id(const char *method, const char *tmpl,
+			 char *const *taken, size_t n);
+
+/* "read" for GET, HEAD and OPTIONS, "write" for the other methods: the
+ * class an imported route and task get. Static storage. */
+const char *hx_import_class(const char *method);
+
+/* Response @r with "times": @times as its first member when @times is
+ * more than 1, else @r itself. Takes @r; returns what to keep. */
+cJSON *hx_import_times(cJSON *r, int times);
+
+/* Whether a scenario header may hold @value: no control character but tab. */
+bool hx_import_value_ok(const char *value);
+
+/*
+ * The scenario's "timeout_s" for tasks the last of which starts at
+ * @last_at_ms: 60 s after it, at least 60 and at most 3600.
+ */
+int hx_import_timeout_s(int64_t last_at_ms);
+
+/*
+ * Print @sc as pretty JSON into *@text (a new string, the caller frees)
+ * and check that the scenario loader accepts it under the name @name. A
+ * conversion that produced a file the loader refuses is a bug: FA_EINVAL
+ * with "NAME: internal error: the scenario made does not load: ...".
+ */
+enum fa_rc hx_import_render(const cJSON *sc, const char *name, char **text,
+			    struct fa_err *err);
+
+/*
+ * The `import-har` and `import-journal` commands: @argv[0] is the command
+ * name, the rest its options and FILE (docs/import.md). Prints the
+ * scenario to stdout or -o FILE, warnings and errors to stderr. Returns
+ * the exit code: 0 written, 2 a usage, input or output error.
+ */
+int hx_import_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,262 @@
+"""import-har, import-journal and replay (docs/import.md).
+
+The HAR fixture (tests/data/har/capture.har) and the bad files beside it
+are made by hand: example.test hosts, no real person, no real secret. The
+journal is recorded here, by running fakeapi on a small scenario and
+sending it a fixed sequence of requests.
+"""
+import http.client
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import REPO, start_provider
+
+HAR = REPO / "tests" / "data" / "har"
+JOURNAL = REPO / "tests" / "data" / "journal"
+BAD = sorted((HAR / "bad").glob("*.har"))
+KEY = "sk-imported-placeholder"
+
+
+def harness(harness_bin, *args, timeout=120):
+    env = dict(os.environ)
+    env.pop("FAKEAPI_LOG", None)
+    return subprocess.run([harness_bin, *args], capture_output=True, text=True, cwd=REPO,
+                          timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+
+
+def errors(stderr):
+    """stderr without its warning lines."""
+    return "".join(l + "\n" for l in stderr.splitlines() if ": warning: " not in l)
+
+
+@pytest.mark.parametrize("path", BAD, ids=[p.stem for p in BAD])
+def test_a_bad_har_gives_its_exact_message(harness_bin, path):
+    r = harness(harness_bin, "import-har", str(path.relative_to(REPO)))
+    assert r.returncode == 2, r.stderr
+    assert r.stdout == ""
+    assert errors(r.stderr) == path.with_suffix(".err").read_text()
+
+
+def test_a_har_becomes_a_scenario_that_fakeapi_serves(harness_bin, provider, tmp_path):
+    out = tmp_path / "capture.json"
+    r = harness(harness_bin, "import-har", "-o", str(out), str(HAR / "capture.har"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ""
+    # the two bodies that are not JSON are named, by entry
+    assert "$.log.entries[2].response.content.text: the body is not JSON" in r.stderr
+    assert "$.log.entries[6].response.content.text: the body is not JSON" in r.stderr
+    sc = json.loads(out.read_text())
+    assert sc["id"] == "capture"
+    assert sc["comment"].startswith(
+        "imported from capture.har (7 entries, 4 routes, 4 tasks) by fakeapi-harness import-har")
+    text = out.read_text()
+    for secret in ("sk-not-a-real-secret", "sid=fake", "tok-fake-1", "tok-fake-2"):
+        assert secret not in text
+    routes = {r["id"]: r for r in sc["routes"]}
+    assert routes["get-v1-records-id"]["path"] == "/v1/records/{id}"
+    assert [x.get("times", 1) for x in routes["post-v1-orders"]["responses"]] == [2, 1]
+    assert routes["get-v1-users-id-avatar"]["path"] == "/v1/users/{id}/avatar"
+    assert [e["at_ms"] for e in sc["harness"]["events"]] == [0, 250, 600, 1700]
+
+    p = provider(out)
+    status, headers, body = p.request("GET", "/v1/records/42?full=1", key=KEY)
+    assert (status, headers["retry-after"]) == (429, "1")
+    assert "set-cookie" not in headers
+    assert json.loads(body) == {"error": {"code": "rate_limit_exceeded", "retryAfter": 1}}
+    status, _, body = p.request("GET", "/v1/records/7", key=KEY)
+    assert (status, json.loads(body)) == (200, {"id": "42", "access_token": "redacted"})
+    statuses = [p.request("POST", "/v1/orders", key=KEY, body={"item": "book-7"})[0]
+                for _ in range(4)]
+    assert statuses == [503, 503, 201, 201]
+
+
+def test_host_and_path_filters_and_stdout(harness_bin):
+    r = harness(harness_bin, "import-har", "--host", "api.example.test", "--path-prefix",
+                "/v1/orders", "--id", "orders-only", "--no-harness", str(HAR / "capture.har"))
+    assert r.returncode == 0, r.stderr
+    sc = json.loads(r.stdout)
+    assert sc["id"] == "orders-only"
+    assert [x["id"] for x in sc["routes"]] == ["post-v1-orders"]
+    assert "harness" not in sc
+    r = harness(harness_bin, "import-har", "--host", "nowhere.example.test",
+                str(HAR / "capture.har"))
+    assert r.returncode == 2
+    assert errors(r.stderr).endswith(
+        "capture.har: $.log.entries: no entry to import (7 read, 7 left out by --host, "
+        "--path-prefix or their scheme, 0 without a final response)\n")
+
+
+def test_replay_of_an_imported_har_grades_the_reference_client(harness_bin, tmp_path):
+    out = tmp_path / "capture.json"
+    report = tmp_path / "report.json"
+    r = harness(harness_bin, "import-har", "--host", "api.example.test", "-o", str(out),
+                str(HAR / "capture.har"))
+    assert r.returncode == 0, r.stderr
+    r = harness(harness_bin, "replay", str(out), "--seed", "1", "--report-json", str(report))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "scenario capture" in r.stdout
+    rep = json.loads(report.read_text())
+    verdicts = {c["id"]: c["verdict"] for c in rep["scenarios"][0]["checks"]}
+    assert verdicts["wait.retry_after"] == "pass"
+
+
+def test_replay_needs_its_scenario(harness_bin):
+    r = harness(harness_bin, "replay", "--seed", "1")
+    assert r.returncode == 2
+    assert r.stderr == ("fakeapi-harness: replay: which scenario? expected SCENARIO "
+                        "(see fakeapi-harness --help)\n")
+
+
+ORIGINAL = {
+    "id": "recorded",
+    "provider": {"keys": {"ops-1": {"secret": "sk-test-rt-1", "user": "ops"}}},
+    "routes": [
+        {"id": "read", "method": "GET", "path": "/v1/records/{id}", "responses": [
+            {"status": 503, "retry_after": 1},
+            {"status": 429, "headers": {"Retry-After": "soon"}},
+            {"status": 200, "body": {"id": "{id}"}}]},
+        {"id": "create", "method": "POST", "path": "/v1/records", "effect": "create",
+         "responses": [
+             {"status": 201, "fault": "drop_after_commit"},
+             {"status": 201, "delay_ms": 300, "body": {"id": "{provider_id}"}}]}],
+}
+
+# (method, path, task, with the key?) sent in this order, twice
+SEQUENCE = [("GET", "/v1/records/42", "t1", True), ("GET", "/v1/records/42", "t1", True),
+            ("GET", "/v1/records/43", "t2", True), ("POST", "/v1/records", "w1", True),
+            ("POST", "/v1/records", "w1", True), ("GET", "/v1/nothing", "t3", True),
+            ("GET", "/v1/records/44", None, False)]
+
+
+def play(p, key):
+    for method, path, task, keyed in SEQUENCE:
+        url = path + (f"?fa_task={task}" if task else "")
+        body = {"client_reference": "ref-1"} if method == "POST" else None
+        try:
+            p.request(method, url, key=key if keyed else None, body=body)
+        except (http.client.HTTPException, ConnectionError):
+            pass  # the dropped answer
+
+
+def journal_lines(path):
+    """The journal's entries in order of arrival (seq counts completions)."""
+    lines = [json.loads(l) for l in path.read_text().splitlines()]
+    return sorted(lines, key=lambda l: (l["t_arrival_us"], l["seq"]))
+
+
+def test_a_recorded_journal_replays_the_same_statuses(harness_bin, fakeapi_bin, tmp_path):
+    first = tmp_path / "first"
+    second = tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    p = start_provider(fakeapi_bin, ORIGINAL, first)
+    play(p, "sk-test-rt-1")
+    code, err = p.stop()
+    assert code == 0, err
+    recorded = journal_lines(first / "journal.jsonl")
+    assert len(recorded) == len(SEQUENCE)
+
+    out = tmp_path / "recorded.json"
+    r = harness(harness_bin, "import-journal", "-o", str(out), str(first / "journal.jsonl"))
+    assert r.returncode == 0, r.stderr
+    assert "seq 7: GET /v1/records/44: unauthorized, left out" in r.stderr
+    sc = json.loads(out.read_text())
+    assert sc["comment"].startswith(
+        "imported from journal.jsonl (6 attempts, 3 routes, 4 tasks) by fakeapi-harness "
+        "import-journal; a journal keeps no bodies")
+    assert sc["provider"]["keys"] == {"ops-1": {"secret": "sk-imported-ops-1", "user": "ops"}}
+    assert [t["id"] for t in sc["harness"]["tasks"]] == ["t1", "t2", "w1", "t3"]
+
+    p = start_provider(fakeapi_bin, out, second)
+    play(p, "sk-imported-ops-1")
+    code, err = p.stop()
+    assert code == 0, err
+    replayed = journal_lines(second / "journal.jsonl")
+
+    def story(lines):
+        return [(l["method"], l["path"], l["status"],
+                 "respond" if l["fault"] == "no_route" else l["fault"]) for l in lines]
+
+    assert story(replayed) == story(recorded)
+    # the committed write was a write: the imported route has the effect
+    assert [l["committed"] for l in replayed] == [l["committed"] for l in recorded]
+    # a delta-seconds Retry-After is written again, a malformed one as it was
+    assert [l["retry_after"] for l in replayed] == [l["retry_after"] for l in recorded]
+    assert recorded[1]["retry_after"] == "soon"
+
+
+def test_an_imported_journal_replays_under_the_harness(harness_bin, fakeapi_bin, tmp_path):
+    p = start_provider(fakeapi_bin, ORIGINAL, tmp_path)
+    play(p, "sk-test-rt-1")
+    code, err = p.stop()
+    assert code == 0, err
+    out = tmp_path / "recorded.json"
+    r = harness(harness_bin, "import-journal", "-o", str(out), str(tmp_path / "journal.jsonl"))
+    assert r.returncode == 0, r.stderr
+    jdir = tmp_path / "journals"
+    jdir.mkdir()
+    client = 'curl -s -o /dev/null -X {method} -H "Authorization: Bearer $FAKEAPI_KEY" {url}'
+    r = harness(harness_bin, "replay", str(out), "--exec", client, "--seed", "1",
+                "--journal-dir", str(jdir))
+    assert r.returncode in (0, 1), r.stderr
+    assert "scenario journal" in r.stdout
+    statuses = {l["task"]: [] for l in journal_lines(jdir / "journal.jsonl")}
+    for l in journal_lines(jdir / "journal.jsonl"):
+        statuses[l["task"]].append(l["status"])
+    # one attempt per task: the sequence starts as recorded
+    assert statuses["t2"][0] in (503, 429, 200)
+    assert statuses["t3"] == [404]
+
+
+@pytest.mark.parametrize("command,source,expected", [
+    ("import-har", HAR / "capture.har", HAR / "capture.expected.json"),
+    ("import-journal", JOURNAL / "recorded.jsonl", JOURNAL / "recorded.expected.json"),
+], ids=["har", "journal"])
+def test_a_fixture_imports_as_expected(harness_bin, provider, command, source, expected):
+    r = harness(harness_bin, command, str(source.relative_to(REPO)))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == expected.read_text()
+    provider(expected)  # fakeapi serves it
+
+
+# the requests recorded.jsonl holds, by key id (the file's recorded-from.json says how)
+FIXTURE_SEQUENCE = [
+    ("GET", "/v1/records/42?fa_task=t1", "ops-1"), ("GET", "/v1/records/42?fa_task=t1", "ops-1"),
+    ("GET", "/v1/records/43?fa_task=t2", "ops-2"), ("POST", "/v1/records?fa_task=w1", "ops-1"),
+    ("POST", "/v1/records?fa_task=w1", "ops-1"), ("GET", "/v1/nothing?fa_task=t3", "ops-2"),
+    ("GET", "/v1/records/44", None), ("GET", "/v1/ping", "ops-2"), ("GET", "/v1/ping", "ops-2")]
+
+
+def test_the_recorded_fixture_replays_the_same_statuses(fakeapi_bin, tmp_path):
+    p = start_provider(fakeapi_bin, JOURNAL / "recorded.expected.json", tmp_path)
+    for method, path, key in FIXTURE_SEQUENCE:
+        body = {"client_reference": "ref-1"} if method == "POST" else None
+        try:
+            p.request(method, path, key=f"sk-imported-{key}" if key else None, body=body)
+        except (http.client.HTTPException, ConnectionError):
+            pass  # the dropped and the reset answers
+    code, err = p.stop()
+    assert code == 0, err
+
+    def story(lines):
+        return [(l["method"], l["path"], l["task"], l["key"], l["status"],
+                 "respond" if l["fault"] == "no_route" else l["fault"], l["committed"])
+                for l in lines]
+
+    assert story(journal_lines(tmp_path / "journal.jsonl")) == \
+        story(journal_lines(JOURNAL / "recorded.jsonl"))
+
+
+def test_a_bad_journal_line_is_named(harness_bin, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"seq": 1}\n')
+    r = harness(harness_bin, "import-journal", str(bad))
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"fakeapi-harness import-journal: {bad}:1: $.")
+    r = harness(harness_bin, "import-journal", str(tmp_path / "missing.jsonl"))
+    assert r.returncode == 2
+    assert r.stderr == (f"fakeapi-harness import-journal: {tmp_path}/missing.jsonl: cannot "
+                        "read: No such file or directory\n")

@@ -110,6 +110,18 @@ void ref_emit_reconciliation_required(const char *task, int attempt, const char 
 	put(m);
 }
 
+void ref_emit_stream_interrupted(const char *task, int attempt, int chunks, const char *reason,
+                                 const char *error_code)
+{
+	cJSON *m = msg_new("stream_interrupted", task);
+
+	add_num(m, "attempt", attempt);
+	add_num(m, "chunks", chunks);
+	add_str(m, "reason", reason);
+	add_str(m, "error_code", error_code);
+	put(m);
+}
+
 void ref_emit_escalation(const char *task, cJSON *record)
 {
 	cJSON *m = msg_new("escalation", task);

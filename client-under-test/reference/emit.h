@@ -39,6 +39,13 @@ void ref_emit_action_result(const char *task, int attempt, const char *kind, lon
 void ref_emit_reconciliation_required(const char *task, int attempt, const char *reason,
                                       const char *idempotency_key);
 
+/* A streamed answer broke after its first token reached the client (seed
+ * 001): @attempt, the content @chunks received before the break (>= 1),
+ * @reason ("error_frame", "cut", "stall", "transport") and the error
+ * frame's @error_code (NULL: null). Before anything else for that task. */
+void ref_emit_stream_interrupted(const char *task, int attempt, int chunks, const char *reason,
+                                 const char *error_code);
+
 /* The task goes to a person: {"type":"escalation","task":@task,"record":
  * @record}. Takes @record, built by escalate.c (docs/escalation.schema.json),
  * which never carries the request body or the key's secret. */

@@ -269,6 +269,14 @@ void ref_escalate_stop(struct ref_task *t, struct ref_run *run, const struct ref
 		                      "(max_delayed_requests)",
 		                      what, ref_policy_scope()->max_delayed_requests, t->scope);
 		break;
+	case REF_STOP_PACE:
+		reason = "over_token_limit";
+		action = fa_xasprintf(
+		        "%s: it costs %lld tokens, more than the %lld the key may "
+		        "spend in %g s (tpm), so it can never be sent",
+		        what, (long long)(strcmp(w->kind, "reconcile") != 0 ? t->tokens : 0),
+		        (long long)t->pacing.tpm, t->pacing.period_s);
+		break;
 	default:
 		if (run->n == 0)
 			why = fa_xstrdup("earlier processes made them all");

@@ -25,14 +25,14 @@
  * Hand @t to a person: print its `escalation` line and set run->outcome
  * to "escalated" (run->sent is left as it is; the record's `sent` is
  * ref_run_sent()). @reason is a lower-case word: "wait_exceeds_budget",
- * "attempts_exhausted", "deadline", "scope_queue_full" or
- * "ambiguous_write"; @action one line saying where the task stopped.
+ * "attempts_exhausted", "deadline", "scope_queue_full",
+ * "over_token_limit" or "ambiguous_write"; @action one line saying where the task stopped.
  */
 void ref_escalate(struct ref_task *t, struct ref_run *run, const char *reason, const char *action);
 
 /*
  * ref_task_send() sent nothing for @w because of run->stop (one of
- * REF_STOP_ATTEMPTS, _WAIT, _DEADLINE, _QUEUE): escalate with the reason
+ * REF_STOP_ATTEMPTS, _WAIT, _DEADLINE, _QUEUE, _PACE): escalate with the reason
  * that names it and an action naming the attempt not sent.
  */
 void ref_escalate_stop(struct ref_task *t, struct ref_run *run, const struct ref_wire *w);

@@ -26,6 +26,11 @@ struct ref_http {
 	size_t body_cap;                /* bytes allocated for body */
 	int64_t seen_wall_us;           /* when that response's status line came */
 	int64_t seen_mono_us;           /* the same moment, monotonic */
+	long head_status;               /* the last status line's code, 0 = none yet */
+	int64_t last_byte_mono_us;      /* monotonic: the attempt started or a byte came */
+	bool stalled;                   /* a stream was silent for idle_s: aborted */
+	struct ref_stream sse;          /* a stream's reader (req->stream), for the
+	                                   last response with a 2xx status line */
 	size_t n_rl;                    /* entries used in rl */
 	/* that response's rate-limit fields */
 	struct ref_http_hdr rl[REF_HTTP_RL_MAX];
@@ -116,7 +121,12 @@ static size_t on_header(char *buf, size_t size, size_t n, void *arg)
 	size_t len = size * n;
 	const char *v, *end;
 
+	h->last_byte_mono_us = fa_clock_mono_us();
 	if (len >= 5 && memcmp(buf, "HTTP/", 5) == 0) {
+		const char *sp = memchr(buf, ' ', len);
+
+		h->head_status = sp != NULL && sp + 4 <= buf + len ? strtol(sp + 1, NULL, 10) : 0;
+		ref_stream_reset(&h->sse);
 		free(h->retry_after);
 		h->retry_after = NULL;
 		free_rl(h->rl, &h->n_rl);
@@ -148,6 +158,9 @@ static size_t on_body(char *buf, size_t size, size_t n, void *arg)
 	size_t len = size * n;
 	size_t keep = REF_HTTP_BODY_MAX - h->body_len;
 
+	h->last_byte_mono_us = fa_clock_mono_us();
+	if (h->req->stream && h->head_status >= 200 && h->head_status <= 299)
+		ref_stream_feed(&h->sse, buf, len);
 	if (keep > len)
 		keep = len;
 	if (keep == 0)
@@ -166,6 +179,12 @@ static size_t on_body(char *buf, size_t size, size_t n, void *arg)
 	return len;
 }
 
+/* A stream's idle timeout, µs. */
+static int64_t idle_us(const struct ref_http *h)
+{
+	return (int64_t)(h->req->idle_s > 0 ? h->req->idle_s : REF_STREAM_IDLE_S) * 1000000;
+}
+
 /* Progress callback: libcurl calls it often during a transfer and at
  * least about once a second while idle; a non-zero return aborts the
  * transfer with CURLE_ABORTED_BY_CALLBACK. That is how a cancel stops an
@@ -173,13 +192,23 @@ static size_t on_body(char *buf, size_t size, size_t n, void *arg)
 static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                        curl_off_t ulnow)
 {
-	const struct ref_http *h = arg;
+	struct ref_http *h = arg;
 
 	(void)dltotal;
 	(void)dlnow;
 	(void)ultotal;
 	(void)ulnow;
-	return h->req->cancel != NULL && atomic_load(h->req->cancel);
+	if (h->req->cancel != NULL && atomic_load(h->req->cancel))
+		return 1;
+	/* Seed 001: a stream that goes silent is given up after its idle
+	 * timeout, not after the attempt's whole time. libcurl's own
+	 * low-speed limit judges an average over several seconds, so a
+	 * burst of chunks followed by silence would be noticed late. */
+	if (h->req->stream && fa_clock_mono_us() - h->last_byte_mono_us >= idle_us(h)) {
+		h->stalled = true;
+		return 1;
+	}
+	return 0;
 }
 
 /* Append @line to @h's header list; false when libcurl is out of memory. */
@@ -331,8 +360,9 @@ static void transport_error(struct ref_http *h, CURLcode cc, struct ref_http_res
 	long sent_bytes = 0;
 	CURLcode gc;
 
-	/* Our progress callback said stop: a cancel. */
-	res->cancelled = cc == CURLE_ABORTED_BY_CALLBACK;
+	/* Our progress callback said stop: a cancel, or a stream silent
+	 * before its status line for its whole idle timeout. */
+	res->cancelled = cc == CURLE_ABORTED_BY_CALLBACK && !h->stalled;
 	switch (cc) {
 	case CURLE_COULDNT_RESOLVE_HOST:  /* no address for the host name */
 	case CURLE_COULDNT_RESOLVE_PROXY: /* no address for the proxy */
@@ -358,8 +388,13 @@ static void transport_error(struct ref_http *h, CURLcode cc, struct ref_http_res
 	}
 	/* The error buffer holds the detailed text ("Failed to connect to
 	 * 127.0.0.1 port 1 ..."); the CURLcode's own text is the fallback. */
-	snprintf(res->error, sizeof(res->error), "%s",
-	         h->errbuf[0] != '\0' ? h->errbuf : curl_easy_strerror(cc));
+	if (h->stalled)
+		snprintf(res->error, sizeof(res->error),
+		         "no byte for %d s (the stream's idle timeout)",
+		         (int)(idle_us(h) / 1000000));
+	else
+		snprintf(res->error, sizeof(res->error), "%s",
+		         h->errbuf[0] != '\0' ? h->errbuf : curl_easy_strerror(cc));
 }
 
 /* The status of the response libcurl just read; 0 (with @res->error
@@ -378,6 +413,57 @@ static long response_code(struct ref_http *h, struct ref_http_res *res)
 	return status;
 }
 
+/*
+ * How a stream that got a 2xx status line ended (seed 001), for the task:
+ * [DONE] makes it whole whatever came after; an error frame is the
+ * provider's word (seed 002: its retryAfter is the pause, counted from
+ * when the frame came); otherwise a clean end or a body cut short is a
+ * cut, silence past the idle timeout (the progress callback aborts
+ * the transfer) a stall, and anything else a transport error. Returns
+ * false when the attempt is not such a stream.
+ */
+static bool settle_stream(struct ref_http *h, CURLcode cc, struct ref_http_res *res)
+{
+	struct ref_stream *sse = &h->sse;
+
+	if (!h->req->stream || h->head_status < 200 || h->head_status > 299 ||
+	    (cc == CURLE_ABORTED_BY_CALLBACK && !h->stalled))
+		return false;
+	res->stream_chunks = sse->chunks;
+	if (sse->done && !sse->error_frame) {
+		res->stream_end = REF_STREAM_DONE;
+	} else if (sse->error_frame) {
+		res->stream_end = REF_STREAM_ERROR_FRAME;
+		res->stream_code = sse->error_code;
+		sse->error_code = NULL;
+		if (res->retry_after == NULL && sse->retry_after != NULL) {
+			res->retry_after = sse->retry_after;
+			sse->retry_after = NULL;
+			res->seen_wall_us = sse->error_wall_us;
+			res->seen_mono_us = sse->error_mono_us;
+		}
+	} else if (cc == CURLE_OK || cc == CURLE_PARTIAL_FILE) {
+		res->stream_end = REF_STREAM_CUT;
+	} else if (h->stalled) {
+		res->stream_end = REF_STREAM_STALL;
+	} else {
+		res->stream_end = REF_STREAM_TRANSPORT;
+	}
+	if (cc == CURLE_OK && res->stream_end == REF_STREAM_CUT)
+		snprintf(res->error, sizeof(res->error),
+		         "the stream ended after %d chunks without [DONE]", sse->chunks);
+	else if (res->stream_end == REF_STREAM_STALL)
+		snprintf(res->error, sizeof(res->error),
+		         "the stream was silent for %d s (its idle timeout) after %d chunks",
+		         (int)(idle_us(h) / 1000000), sse->chunks);
+	else if (cc != CURLE_OK && res->stream_end != REF_STREAM_DONE)
+		snprintf(res->error, sizeof(res->error), "%s",
+		         h->errbuf[0] != '\0' ? h->errbuf : curl_easy_strerror(cc));
+	res->status = h->head_status;
+	res->maybe_sent = true;
+	return true;
+}
+
 void ref_http_perform(struct ref_http *h, struct ref_http_res *res)
 {
 	CURLcode cc;
@@ -385,6 +471,7 @@ void ref_http_perform(struct ref_http *h, struct ref_http_res *res)
 
 	memset(res, 0, sizeof(*res));
 	res->sent_wall_us = fa_clock_wall_us();
+	h->last_byte_mono_us = fa_clock_mono_us();
 	/* CURLE_OK: a whole response arrived, whatever its status. Anything
 	 * else is a transport error, explained by transport_error(). */
 	cc = curl_easy_perform(h->curl);
@@ -408,6 +495,13 @@ void ref_http_perform(struct ref_http *h, struct ref_http_res *res)
 	res->n_ratelimit = h->n_rl;
 	memset(h->rl, 0, sizeof(h->rl));
 	h->n_rl = 0;
+	if (settle_stream(h, cc, res)) {
+		res->body = h->body;
+		res->body_len = h->body_len;
+		h->body = NULL;
+		h->body_len = h->body_cap = 0;
+		return;
+	}
 	if (cc != CURLE_OK) {
 		/* A cut-short body is no answer: the task must not act on it. */
 		transport_error(h, cc, res);
@@ -435,6 +529,7 @@ void ref_http_free(struct ref_http *h)
 		curl_easy_cleanup(h->curl);
 	free(h->retry_after);
 	free_rl(h->rl, &h->n_rl);
+	ref_stream_release(&h->sse);
 	free(h->body);
 	free(h);
 }
@@ -444,5 +539,6 @@ void ref_http_res_release(struct ref_http_res *res)
 	free(res->retry_after);
 	free_rl(res->ratelimit, &res->n_ratelimit);
 	free(res->body);
+	free(res->stream_code);
 	memset(res, 0, sizeof(*res));
 }

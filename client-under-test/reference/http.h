@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "rc.h"
+#include "stream.h"
 
 /*
  * This layer never retries: the task (task.c) is the one layer that owns
@@ -30,6 +31,11 @@ struct ref_http_req {
 	size_t body_len;             /* bytes of body */
 	long timeout_ms;             /* whole attempt, connect included, > 0 */
 	const atomic_bool *cancel;   /* true aborts the attempt in flight */
+	bool stream;                 /* the answer is read as server-sent events
+	                                (stream.h) as it arrives */
+	int idle_s;                  /* with stream: give up after this many seconds
+	                                without a byte (a stall), >= 1; before the
+	                                status line that is a transport error */
 };
 
 /* Most response body bytes an attempt keeps, bytes: enough for any
@@ -61,7 +67,18 @@ struct ref_http_res {
 	size_t n_ratelimit;   /* entries used in ratelimit */
 	bool maybe_sent;      /* some request bytes may have reached the provider */
 	bool cancelled;       /* aborted because *cancel became true */
-	char error[320];      /* transport error text; "" when status != 0 */
+	char error[320];      /* transport error text; "" when status != 0, except
+	                         for a stream that broke after its 2xx status line */
+	/* A stream's end (req.stream and a 2xx status line came; else
+	 * REF_STREAM_NONE). Then status is that 2xx status even when the
+	 * connection broke afterwards (error says how), and an error frame's
+	 * retryAfter is retry_after (unless a Retry-After header came), with
+	 * seen_wall_us and seen_mono_us the moment the frame was read: the
+	 * pause counts from there. */
+	enum ref_stream_end stream_end;
+	int stream_chunks; /* content chunks received before the end or the
+	                      error frame */
+	char *stream_code; /* the error frame's error.code, owned; NULL = none */
 	/* the final response's rate-limit fields (RateLimit, RateLimit-Policy,
 	 * RateLimit-Limit/-Remaining/-Reset, X-RateLimit-*), in arrival order,
 	 * the first of each name, owned */

@@ -31,7 +31,14 @@
  *     operation in CLIENT_STATE_DIR before its first send (state.c); after
  *     an ambiguous outcome it reads the write's status before anything
  *     else (write.c, reconcile.c), resumes after a restart with the same
- *     key, and escalates when the provider offers no way to know.
+ *     key, and escalates when the provider offers no way to know;
+ *   - a streamed chat completion is read as server-sent events as it
+ *     arrives (stream.c); once its first token has come, a break is
+ *     reported (stream_interrupted) and never retried silently (seed
+ *     001); before it, the usual rules apply, an error frame's
+ *     retryAfter being the pause (seed 002);
+ *   - a key's published RPM and TPM are kept by two token buckets per
+ *     key (pace.c), taken from before every attempt (seed 001).
  *
  * Built once per variant (the Makefile's -DDEFECT=<name>); each faulty
  * variant differs from this reference in one place marked "DEFECT"
@@ -58,10 +65,12 @@
 #include "emit.h"
 #include "http.h"
 #include "log.h"
+#include "pace.h"
 #include "policy.h"
 #include "registry.h"
 #include "slot.h"
 #include "state.h"
+#include "stream.h"
 #include "task.h"
 
 #define CLIENT_VERSION "0.1.0"
@@ -171,6 +180,24 @@ static enum next on_line(struct tasks *ts, const struct ref_shared *sh, const ch
 	return next;
 }
 
+/* FAKEAPI_STREAM_IDLE_S: a stream's idle timeout, 1..600 s; otherwise
+ * REF_STREAM_IDLE_S. */
+static int idle_from_env(void)
+{
+	const char *v = getenv("FAKEAPI_STREAM_IDLE_S");
+	char *end = NULL;
+	long s;
+
+	if (v == NULL || v[0] == '\0')
+		return REF_STREAM_IDLE_S;
+	s = strtol(v, &end, 10);
+	if (*end == '\0' && s >= 1 && s <= 600)
+		return (int)s;
+	FA_LOG(FA_LOG_WARN, "client",
+	       "event=bad_idle FAKEAPI_STREAM_IDLE_S is not an integer 1..600, ignored");
+	return REF_STREAM_IDLE_S;
+}
+
 /* FAKEAPI_SEED makes the jitter reproducible; otherwise time and pid. */
 static uint64_t seed_from_env(void)
 {
@@ -191,7 +218,7 @@ static uint64_t seed_from_env(void)
 int main(void)
 {
 	struct fa_err err = {""};
-	struct ref_shared sh = {NULL, NULL, NULL, NULL};
+	struct ref_shared sh = {NULL, NULL, NULL, NULL, NULL, REF_STREAM_IDLE_S};
 	struct tasks ts = {NULL, 0, 0};
 	char *line = NULL;
 	size_t cap = 0;
@@ -209,6 +236,8 @@ int main(void)
 	sh.reg = ref_registry_new();
 	sh.slots = ref_slots_new(ref_policy_scope());
 	sh.circuit = ref_circuit_new(REF_CIRCUIT_MAX_IDENTICAL);
+	sh.pace = ref_pace_new();
+	sh.stream_idle_s = idle_from_env();
 	/* Before the first task: a restarted client resumes what the
 	 * process before it saved. */
 	sh.st = ref_state_open(getenv("CLIENT_STATE_DIR"));
@@ -236,6 +265,7 @@ int main(void)
 	ref_registry_free(sh.reg);
 	ref_slots_free(sh.slots);
 	ref_circuit_free(sh.circuit);
+	ref_pace_free(sh.pace);
 	ref_state_free(sh.st);
 	ref_http_global_cleanup();
 	return 0;

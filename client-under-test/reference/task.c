@@ -17,7 +17,9 @@
 #include "escalate.h"
 #include "http.h"
 #include "log.h"
+#include "pace.h"
 #include "policy.h"
+#include "stream.h"
 #include "taskmsg.h"
 #include "taskrun.h"
 
@@ -59,6 +61,8 @@ enum fa_rc ref_task_new(const struct cJSON *msg, const struct ref_shared *sh, st
 	t->reg = sh->reg;
 	t->slots = sh->slots;
 	t->circuit = sh->circuit;
+	t->pace = sh->pace;
+	t->idle_s = sh->stream_idle_s > 0 ? sh->stream_idle_s : REF_STREAM_IDLE_S;
 
 	rc = ref_taskmsg_read(t, msg, sh->st, err);
 	if (rc != FA_OK) {
@@ -139,6 +143,17 @@ static struct plan plan_next(struct ref_task *t, int next, const struct ref_seen
 	if (defect_is("storm")) {
 		if (last != NULL)
 			p.reason = REF_REASON_BACKOFF;
+		return p;
+	}
+	/* DEFECT fixeddelay: every retry waits exactly one second, whatever
+	 * the Retry-After, the scope's pause or jitter say (seed 001's
+	 * opening incident: workers that all wait one fixed second come back
+	 * together, a wave that earns the next 429). */
+	if (defect_is("fixeddelay")) {
+		if (last != NULL) {
+			p.due_us = p.floor_us = now + 1000000;
+			p.reason = REF_REASON_BACKOFF;
+		}
 		return p;
 	}
 
@@ -246,6 +261,44 @@ static enum ref_sent take_slot(struct ref_task *t, struct ref_run *run)
 	return REF_OUT_OF_BUDGET;
 }
 
+/* Wait until the task's key has room for its next attempt under its
+ * pacing (pace.h): 1 request and @cost tokens (the task's tokens; 0 for a
+ * status read). Seed 001: take the limiter's permission before the in-flight
+ * slot, so no slot is held while waiting for it. Not a retry wait: it
+ * spends nothing of max_wait_s, but stops at the deadline. */
+static enum ref_sent pace_wait(struct ref_task *t, struct ref_run *run, int64_t cost)
+{
+	int64_t limit = 0, waited = 0;
+	enum ref_pace_rc rc;
+
+	if (!t->pacing.given)
+		return REF_SENT;
+	if (t->deadline_us != 0) {
+		limit = t->deadline_us - ATTEMPT_MIN_US - REPORT_MARGIN_US;
+		if (limit < 1)
+			limit = 1;
+	}
+	rc = ref_pace_wait(t->pace, t->pace_key, &t->pacing, cost, &t->cancel, limit, &waited);
+	if (waited >= 1000)
+		FA_LOG(FA_LOG_INFO, "client", "task=%s event=pace_wait key=%s waited_ms=%lld",
+		       t->id, t->pace_key, (long long)(waited / 1000));
+	switch (rc) {
+	case REF_PACE_READY: return REF_SENT;
+	case REF_PACE_CANCELLED: return REF_CANCELLED;
+	case REF_PACE_TIMEOUT:
+		run->stop = REF_STOP_DEADLINE;
+		FA_LOG(FA_LOG_INFO, "client", "task=%s event=stop why=deadline waiting_for=pace",
+		       t->id);
+		break;
+	case REF_PACE_TOO_BIG:
+		run->stop = REF_STOP_PACE;
+		FA_LOG(FA_LOG_INFO, "client", "task=%s event=stop why=over_token_limit tokens=%lld",
+		       t->id, (long long)cost);
+		break;
+	}
+	return REF_OUT_OF_BUDGET;
+}
+
 /* ---- one attempt ------------------------------------------------------ */
 
 /* The attempt's time limit: what the deadline leaves, ms; 0 when too
@@ -286,6 +339,8 @@ static bool attempt(struct ref_task *t, struct ref_run *run, int n, const struct
 	        .body_len = w->body_len,
 	        .timeout_ms = attempt_timeout_ms(t, strcmp(w->kind, "write") == 0 && t->write),
 	        .cancel = quiet ? NULL : &t->cancel,
+	        .stream = t->stream && !w->status_read,
+	        .idle_s = t->idle_s,
 	};
 
 	if (req.timeout_ms <= 0) {
@@ -377,6 +432,14 @@ static void wake_later(struct ref_task *t, struct ref_run *run, const struct ref
 	attempt(t, run, run->n + 1, w, true);
 }
 
+/* Did the stream of @res break after its first token reached the client
+ * (seed 001: from then on no silent retry)? */
+static bool broke_after_token(const struct ref_http_res *res)
+{
+	return res->stream_end != REF_STREAM_NONE && res->stream_end != REF_STREAM_DONE &&
+	       res->stream_chunks > 0;
+}
+
 bool ref_task_retryable(const struct ref_task *t, const struct ref_run *run)
 {
 	/* DEFECT whitespace: a 4xx is met by sending the request again
@@ -384,6 +447,14 @@ bool ref_task_retryable(const struct ref_task *t, const struct ref_run *run)
 	if (defect_is("whitespace") && run->res.status >= 400 && run->res.status <= 499)
 		return true;
 
+	/* A stream that broke before its first token (one that broke after
+	 * it is never retried, run_plain()): an error frame is seed 002's 503
+	 * with its retryAfter; a cut, a stall or a broken connection is a
+	 * transport error. */
+	if (run->res.stream_end == REF_STREAM_ERROR_FRAME)
+		return ref_policy_retryable(t->cls, 503);
+	if (run->res.stream_end >= REF_STREAM_CUT)
+		return t->cls->retry_transport;
 	if (run->res.status == 0)
 		return t->cls->retry_transport;
 	return ref_policy_retryable(t->cls, run->res.status);
@@ -394,6 +465,7 @@ enum ref_sent ref_task_send(struct ref_task *t, struct ref_run *run, const struc
 	int made = ref_task_attempts_used(t, run);
 	struct ref_http_res *res = &run->res;
 	bool own = strcmp(w->kind, "reconcile") != 0;
+	int64_t cost = own ? t->tokens : 0;
 	struct ref_wire varied = *w;
 	char *body = NULL;
 	const char *code = NULL;
@@ -435,12 +507,19 @@ enum ref_sent ref_task_send(struct ref_task *t, struct ref_run *run, const struc
 		}
 		if (atomic_load(&t->cancel))
 			return REF_CANCELLED;
+		s = pace_wait(t, run, cost);
+		if (s != REF_SENT)
+			return s;
 		s = take_slot(t, run);
 		if (s != REF_SENT)
 			return s;
 		/* A pause set while this task waited for its slot: wait it
-		 * out holding none. */
-		if (plan_next(t, run->n + 1, NULL, wait_left_us(t, run)).reason == REF_REASON_NONE)
+		 * out holding none. The pace is taken last, at the moment of
+		 * sending: the provider counts arrivals, and a debit made
+		 * before a wait for the slot would reach it later, bunched. */
+		if (plan_next(t, run->n + 1, NULL, wait_left_us(t, run)).reason ==
+		            REF_REASON_NONE &&
+		    (!t->pacing.given || ref_pace_take(t->pace, t->pace_key, &t->pacing, cost)))
 			break;
 		ref_slots_give(t->slots, t->scope, REF_SLOT_NO_NEWS);
 	}
@@ -469,6 +548,13 @@ enum ref_sent ref_task_send(struct ref_task *t, struct ref_run *run, const struc
 	}
 	run->status = res->status;
 	run->any_response = run->any_response || res->status != 0;
+	/* DEFECT silentretry: a stream broken past its first token is taken
+	 * for a hiccup: its error frame's pause is dropped, not published,
+	 * and the task asks again at once (run_plain()). */
+	if (defect_is("silentretry") && broke_after_token(&run->res)) {
+		free(res->retry_after);
+		res->retry_after = NULL;
+	}
 
 	run->seen.ra =
 	        ref_policy_retry_after(res->retry_after, res->seen_wall_us, res->seen_mono_us,
@@ -490,8 +576,10 @@ enum ref_sent ref_task_send(struct ref_task *t, struct ref_run *run, const struc
 	               : res->status != 0 ? REF_SLOT_ANSWERED
 	                                  : REF_SLOT_NO_NEWS);
 	log_attempt(run);
+	/* A stream that broke after its status line has both a status and
+	 * the break's text. */
 	ref_emit_action_result(t->id, run->n, w->kind, res->status, res->retry_after,
-	                       res->status == 0 ? res->error : NULL);
+	                       res->status == 0 || res->error[0] != '\0' ? res->error : NULL);
 	return REF_SENT;
 }
 
@@ -528,7 +616,27 @@ static void run_plain(struct ref_task *t, struct ref_run *run)
 			return;
 		case REF_SENT: break;
 		}
-		if (run->res.status >= 200 && run->res.status <= 299) {
+		if (broke_after_token(&run->res)) {
+			/* DEFECT silentretry: the broken stream is asked for
+			 * again at once, and nobody hears of the break. */
+			if (defect_is("silentretry")) {
+				run->last = NULL;
+				continue;
+			}
+			/* Seed 001: the user has seen part of the answer; say
+			 * it was interrupted and stop ("The response was
+			 * interrupted. Retry?" is theirs to answer). */
+			ref_emit_stream_interrupted(t->id, run->n, run->res.stream_chunks,
+			                            ref_stream_end_str(run->res.stream_end),
+			                            run->res.stream_code);
+			FA_LOG(FA_LOG_INFO, "client",
+			       "task=%s event=stream_interrupted chunks=%d reason=%s", t->id,
+			       run->res.stream_chunks, ref_stream_end_str(run->res.stream_end));
+			return;
+		}
+		if (run->res.status >= 200 && run->res.status <= 299 &&
+		    (run->res.stream_end == REF_STREAM_NONE ||
+		     run->res.stream_end == REF_STREAM_DONE)) {
 			run->outcome = "succeeded";
 			return;
 		}
@@ -591,9 +699,11 @@ void ref_task_cancel(struct ref_task *t)
 	atomic_store(&t->cancel, true);
 	pthread_cond_broadcast(&t->cv);
 	pthread_mutex_unlock(&t->mu);
-	/* A task waiting for an in-flight slot sleeps on the slots' own
-	 * condition variable. */
+	/* A task waiting for an in-flight slot, or for its key's pace,
+	 * sleeps on that one's own condition variable. */
 	ref_slots_wake(t->slots);
+	if (t->pace != NULL)
+		ref_pace_wake(t->pace);
 }
 
 void ref_task_free(struct ref_task *t)
@@ -616,6 +726,7 @@ void ref_task_free(struct ref_task *t)
 	free(t->scope);
 	free(t->reg_scope);
 	free(t->endpoint);
+	free(t->pace_key);
 	pthread_cond_destroy(&t->cv);
 	pthread_mutex_destroy(&t->mu);
 	free(t);

@@ -3,6 +3,7 @@
 #define REF_TASK_H
 
 #include "circuit.h"
+#include "pace.h"
 #include "rc.h"
 #include "registry.h"
 #include "slot.h"
@@ -29,19 +30,23 @@ struct ref_shared {
 	struct ref_state *st;        /* saved write operations (state.h) */
 	struct ref_slots *slots;     /* in-flight slots and waiting tasks per scope (slot.h) */
 	struct ref_circuit *circuit; /* identical failures per path (circuit.h) */
+	struct ref_pace *pace;       /* request and token buckets per key (pace.h) */
+	int stream_idle_s;           /* a stream's idle timeout, s, >= 1 (stream.h) */
 };
 
 /*
  * Read a `task` message (docs/client-protocol.md): id, method and url are
  * required strings; class, headers (object of strings), body (string),
  * key, key_env, scope, goal (strings), budget ({max_attempts >= 1,
- * max_wait_s >= 0}, either null) and deadline_ms (> 0) may be null or
- * absent. The budget can only tighten the class's numbers (the lower
- * wins; a null field leaves the class's); the deadline counts from this
- * call. Unknown fields are ignored. A write takes the operation @sh->st
- * saved for the same task id, if any and if it is the same write (method
- * and body): the task resumes it. When @sh->st holds a file for the task
- * that cannot be used (ref_state_take()), the write asks the provider by
+ * max_wait_s >= 0}, either null), deadline_ms (> 0), stream (boolean),
+ * tokens (integer >= 0) and pacing ({rpm, tpm: integers >= 1 or null,
+ * period_s > 0}) may be null or absent. A stream task is never a write.
+ * The budget can only tighten the class's numbers (the lower wins; a null
+ * field leaves the class's); the deadline counts from this call. Unknown
+ * fields are ignored. A write takes the operation @sh->st saved for the
+ * same task id, if any and if it is the same write (method and body): the
+ * task resumes it. When @sh->st holds a file for the task that cannot be
+ * used (ref_state_take()), the write asks the provider by
  * client reference before it sends anything. A task whose url is not
  * http:// or https:// is accepted and, once started, fails at once with
  * no attempt (sent "no"). On FA_EINVAL @err says which field is wrong
@@ -64,10 +69,10 @@ const char *ref_task_id(const struct ref_task *t);
 enum fa_rc ref_task_start(struct ref_task *t, struct fa_err *err);
 
 /*
- * Cancel: a task waiting (for a pause, a backoff or a slot) wakes at once
- * and its pending retry is dropped, an attempt in flight is aborted
- * (within about a second, libcurl's progress tick) and its slot given
- * back, no further attempt is made, and the result says `cancelled`,
+ * Cancel: a task waiting (for a pause, a backoff, a slot or its key's
+ * pace) wakes at once and its pending retry is dropped, an attempt in
+ * flight is aborted (within about a second, libcurl's progress tick) and
+ * its slot given back, no further attempt is made, and the result says `cancelled`,
  * once. A finished task ignores it. Thread-safe.
  */
 void ref_task_cancel(struct ref_task *t);

@@ -152,6 +152,67 @@ static enum fa_rc read_budget(struct ref_task *t, const cJSON *msg, struct fa_er
 	return FA_OK;
 }
 
+/* "stream": true or false; null or absent is false. */
+static enum fa_rc read_stream(struct ref_task *t, const cJSON *msg, struct fa_err *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(msg, "stream");
+
+	if (v == NULL || cJSON_IsNull(v))
+		return FA_OK;
+	if (!cJSON_IsBool(v)) {
+		fa_err_set(err, "$.stream: expected boolean, got %s", type_name(v));
+		return FA_EINVAL;
+	}
+	t->stream = cJSON_IsTrue(v);
+	return FA_OK;
+}
+
+/* "tokens" (an integer >= 0, null: 0) and "pacing" ({rpm, tpm, period_s},
+ * rpm and tpm integers >= 1 or null, not both null; period_s > 0; null:
+ * no pacing). */
+static enum fa_rc read_pacing(struct ref_task *t, const cJSON *msg, struct fa_err *err)
+{
+	const cJSON *pc = cJSON_GetObjectItemCaseSensitive(msg, "pacing");
+	double v = 0;
+	bool present;
+	enum fa_rc rc;
+
+	rc = get_num(msg, "$", "tokens", 0, true, &v, &present, err);
+	if (rc != FA_OK)
+		return rc;
+	t->tokens = present ? (int64_t)v : 0;
+	if (pc == NULL || cJSON_IsNull(pc))
+		return FA_OK;
+	if (!cJSON_IsObject(pc)) {
+		fa_err_set(err, "$.pacing: expected object, got %s", type_name(pc));
+		return FA_EINVAL;
+	}
+	rc = get_num(pc, "$.pacing", "rpm", 1, true, &v, &present, err);
+	if (rc != FA_OK)
+		return rc;
+	t->pacing.rpm = present ? (int64_t)v : 0;
+	rc = get_num(pc, "$.pacing", "tpm", 1, true, &v, &present, err);
+	if (rc != FA_OK)
+		return rc;
+	t->pacing.tpm = present ? (int64_t)v : 0;
+	rc = get_num(pc, "$.pacing", "period_s", 0.001, false, &v, &present, err);
+	if (rc != FA_OK)
+		return rc;
+	if (!present) {
+		fa_err_set(err, "$.pacing.period_s: expected number >= 0.001, got nothing");
+		return FA_EINVAL;
+	}
+	t->pacing.period_s = v;
+	/* Neither limit set: nothing to keep under. */
+	t->pacing.given = t->pacing.rpm > 0 || t->pacing.tpm > 0;
+
+	/* DEFECT nopace: the published limits are read and then ignored:
+	 * every attempt goes out as soon as the rest of the rules allow. */
+	if (defect_is("nopace"))
+		t->pacing.given = false;
+	return FA_OK;
+}
+
 /* The registry key: the task's scope, else its key, else one shared
  * scope for everything unnamed. */
 static char *registry_scope(const char *id, const char *scope, const char *key)
@@ -279,6 +340,13 @@ enum fa_rc ref_taskmsg_read(struct ref_task *t, const cJSON *msg, struct ref_sta
 	rc = read_budget(t, msg, err);
 	if (rc != FA_OK)
 		goto out;
+	rc = read_stream(t, msg, err);
+	if (rc != FA_OK)
+		goto out;
+	rc = read_pacing(t, msg, err);
+	if (rc != FA_OK)
+		goto out;
+	t->pace_key = fa_xstrdup(key != NULL ? key : "");
 	rc = get_num(msg, "$", "deadline_ms", 1, false, &deadline_ms, &present, err);
 	if (rc != FA_OK)
 		goto out;
@@ -291,7 +359,10 @@ enum fa_rc ref_taskmsg_read(struct ref_task *t, const cJSON *msg, struct ref_sta
 	           : key != NULL                     ? fa_xasprintf("key:%s", key)
 	                                             : fa_xstrdup("default");
 	t->endpoint = ref_fingerprint_endpoint(t->url);
-	t->write = is_write(t->method, class_name);
+	/* A stream is a chat completion: it creates nothing on the provider
+	 * to reconcile, and seed 001's first-token rule, not a status read,
+	 * is what keeps its retries safe. */
+	t->write = is_write(t->method, class_name) && !t->stream;
 	if (t->write)
 		take_op(t, st);
 out:

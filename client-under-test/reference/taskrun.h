@@ -9,6 +9,7 @@
 
 #include "circuit.h"
 #include "http.h"
+#include "pace.h"
 #include "policy.h"
 #include "registry.h"
 #include "slot.h"
@@ -42,6 +43,14 @@ struct ref_task {
 	struct ref_registry *reg;    /* shared by all tasks (borrowed) */
 	struct ref_slots *slots;     /* shared by all tasks (borrowed) */
 	struct ref_circuit *circuit; /* shared by all tasks (borrowed) */
+	struct ref_pace *pace;       /* shared by all tasks (borrowed) */
+	char *pace_key;              /* the task's key id, whose buckets it uses
+	                                ("" when the task names none) */
+	struct ref_pace_spec pacing; /* the task line's pacing; given = false: none */
+	int64_t tokens;              /* the task line's tokens, >= 0 (null: 0) */
+	bool stream;                 /* the task line's stream: the answer is read as
+	                                server-sent events (stream.h) */
+	int idle_s;                  /* a stream's idle timeout, s */
 	bool write;                  /* a write: runs ref_write_run() */
 	struct ref_state *state;     /* where operations are saved (borrowed) */
 	struct ref_op *op;           /* a write's operation, owned; NULL for a read */
@@ -76,6 +85,8 @@ enum ref_stop {
 	REF_STOP_QUEUE,    /* max_delayed_requests tasks of the scope already wait */
 	REF_STOP_CIRCUIT,  /* the circuit of the method and endpoint is open */
 	REF_STOP_SETUP,    /* the attempt could not be set up (libcurl refused) */
+	REF_STOP_PACE,     /* its cost exceeds the key's token limit (pace.h): it
+	                      can never be sent */
 };
 
 /* What the previous response asked for, if anything. */

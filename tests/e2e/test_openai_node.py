@@ -126,6 +126,23 @@ def test_the_sdk_does_not_retry_a_422(graded):
         "classify.no_retry_4xx"]["verdict"] == "pass"
 
 
+def test_the_sdk_reads_retry_after_ms_before_retry_after(graded):
+    """The quota's 429 says Retry-After: 3 and retry-after-ms with the exact
+    refill time (~2.5 s): the SDK comes back after the latter, no earlier
+    than the journal's exact pause and well before the whole seconds."""
+    report, journals, _ = graded
+    entries = journals["openai-node-retry-after-ms"]
+    refused = next(e for e in entries if e["status"] == 429)
+    retry = next(e for e in entries if e["seq"] > refused["seq"] and e["task"] == refused["task"])
+    assert refused["quota"].startswith("limited per-key") and refused["retry_after"] == "3"
+    exact_us = refused["pause_until_us"] - refused["t_arrival_us"]
+    assert 2_000_000 < exact_us < 3_000_000, exact_us
+    assert retry["t_arrival_us"] >= refused["pause_until_us"] - TOLERANCE_US
+    assert retry["t_arrival_us"] < refused["t_arrival_us"] + 3_000_000 - 200_000
+    assert retry["attempt_headers"]["x-stainless-retry-count"] == "1"
+    assert verdicts(report, "openai-node-retry-after-ms")["wait.retry_after"]["verdict"] == "pass"
+
+
 def test_the_report_grades_the_sdk_and_says_why_it_failed(graded):
     report, _, proc = graded
     assert report["mode"] == "exec"

@@ -16,6 +16,7 @@
 #include "fault.h"
 #include "jsontext.h"
 #include "quota.h"
+#include "quota_answer.h"
 #include "reconcile.h"
 #include "route.h"
 #include "scope.h"
@@ -56,7 +57,7 @@ void fa_resp_add_header(struct fa_resp *r, const char *name, const char *value)
 	r->n_headers++;
 }
 
-static bool resp_has_header(const struct fa_resp *r, const char *name)
+bool fa_resp_has_header(const struct fa_resp *r, const char *name)
 {
 	for (size_t i = 0; i < r->n_headers; i++)
 		if (strcasecmp(r->headers[i].name, name) == 0)
@@ -80,17 +81,12 @@ static void resp_drop_header(struct fa_resp *r, const char *name)
 	r->n_headers = n;
 }
 
-/*
- * $.provider.retry_after_ms: beside a delta-seconds Retry-After the
- * provider wrote itself, `retry-after-ms: @ms` (the exact pause; the
- * OpenAI SDKs read it before Retry-After). Nothing without the flag.
- */
-static void add_retry_after_ms(const struct fa_provider *p, struct fa_resp *resp,
-			       int64_t ms)
+void fa_resp_add_retry_after_ms(struct fa_resp *resp, const struct fa_scenario *sc,
+				int64_t ms)
 {
 	char buf[32];
 
-	if (!p->sc->retry_after_ms)
+	if (!sc->retry_after_ms)
 		return;
 	snprintf(buf, sizeof(buf), "%lld", (long long)(ms < 0 ? 0 : ms));
 	fa_resp_add_header(resp, "retry-after-ms", buf);
@@ -106,7 +102,7 @@ void fa_resp_set_json(struct fa_resp *r, int status, const cJSON *body)
 		return;
 	r->body = fa_xcheck(cJSON_PrintUnformatted(body), "cJSON_PrintUnformatted");
 	r->body_len = strlen(r->body);
-	if (!resp_has_header(r, "Content-Type"))
+	if (!fa_resp_has_header(r, "Content-Type"))
 		fa_resp_add_header(r, "Content-Type", "application/json");
 }
 
@@ -320,7 +316,7 @@ static int64_t shaped_answer(struct fa_provider *p, struct fa_resp *resp,
 	free(resp->attempt.retry_after);
 	resp->attempt.retry_after = fa_xstrdup(ans.headers[0].value);
 	resp->attempt.pause_until_us = send_us + (int64_t)ans.retry_after_s * 1000000;
-	add_retry_after_ms(p, resp, (int64_t)ans.retry_after_s * 1000);
+	fa_resp_add_retry_after_ms(resp, p->sc, (int64_t)ans.retry_after_s * 1000);
 	fa_shape_answer_release(&ans);
 	return resp->attempt.pause_until_us;
 }
@@ -353,13 +349,13 @@ static int64_t scripted_answer(struct fa_provider *p, struct fa_resp *resp,
 	/* only a Retry-After the provider wrote in delta form (a literal
 	 * header is sent as written): the entry's, or during_pause's rest */
 	if (spec->has_retry_after && spec->ra_form == FA_RA_DELTA) {
-		add_retry_after_ms(p, resp, spec->ra_seconds * 1000);
+		fa_resp_add_retry_after_ms(resp, p->sc, spec->ra_seconds * 1000);
 	} else if (!spec->has_retry_after && auto_until_us >= 0 &&
 		   p->sc->retry_after_ms && !literal_retry_after(spec)) {
 		int64_t left = auto_until_us - send_us;
 		int64_t ms = left <= 0 ? 0 : (left + 999) / 1000;
 
-		add_retry_after_ms(p, resp, ms);
+		fa_resp_add_retry_after_ms(resp, p->sc, ms);
 		until = send_us + ms * 1000;
 		resp->attempt.pause_until_us = until;
 	}
@@ -500,86 +496,6 @@ static void commit_write(struct fa_provider *p, const struct fa_route_spec *r,
 	cJSON_Delete(body);
 }
 
-/* The rate-limit headers of decision @d in the scenario's style, each
- * unless the answer already carries a header of that name. */
-static void quota_headers(const struct fa_provider *p, struct fa_resp *resp,
-			  const struct fa_quota_decision *d)
-{
-	struct fa_quota_header h[FA_QUOTA_MAX_HEADERS];
-	size_t n = fa_quota_rate_headers(p->sc->quota.headers, d, h);
-
-	for (size_t i = 0; i < n; i++)
-		if (!resp_has_header(resp, h[i].name))
-			fa_resp_add_header(resp, h[i].name, h[i].value);
-}
-
-/*
- * Ask the quota model about this attempt (valid key, whole body), which
- * reserves @cost tokens (seed 001; 0 when it is not a chat completion).
- * True when it is admitted (resp->quota_admitted set; fa_provider_finish()
- * ends it); false when it was refused and @resp holds the answer: seed
- * 002's platform 429, or the 400 tokens_over_limit for a cost no bucket
- * can ever hold. Caller holds p->lock.
- */
-static bool quota_admit(struct fa_provider *p, struct fa_resp *resp, int64_t cost)
-{
-	struct fa_attempt *a = &resp->attempt;
-	struct fa_quota_decision *d = &resp->quota;
-	int64_t now = fa_provider_now_us(p);
-	char buf[32];
-	cJSON *body;
-
-	if (fa_quota_admit(p->quota, a->key, a->user, cost, now, d) != FA_OK)
-		return true; /* cannot happen: the model knows every key */
-	a->quota = fa_quota_decision_str(d);
-	if (d->admitted) {
-		resp->quota_admitted = true;
-		return true;
-	}
-	a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_QUOTA));
-	if (d->over_capacity) {
-		/* no pause helps: no Retry-After */
-		quota_headers(p, resp, d);
-		body = fa_quota_over_capacity_body(d);
-		fa_resp_set_json(resp, 400, body);
-		cJSON_Delete(body);
-		a->status = 400;
-		return false;
-	}
-	snprintf(buf, sizeof(buf), "%d", d->retry_after_s);
-	fa_resp_add_header(resp, "Retry-After", buf);
-	add_retry_after_ms(p, resp, d->retry_after_ms);
-	fa_resp_add_header(resp, "X-RateLimit-Scope", fa_quota_scope_str(d->scope));
-	quota_headers(p, resp, d);
-	body = fa_quota_error_body(d);
-	fa_resp_set_json(resp, 429, body);
-	cJSON_Delete(body);
-	a->status = 429;
-	a->retry_after = fa_xstrdup(buf);
-	/* the exact pause when the answer names it in ms */
-	a->pause_until_us = now + (p->sc->retry_after_ms ? d->retry_after_ms * 1000
-							  : (int64_t)d->retry_after_s * 1000000);
-	return false;
-}
-
-/*
- * An admitted attempt's answer is decided: a 429 or a 503 (or, with
- * @refund, a stream ending in a shape's error frame) gets its quota back
- * (seed 002: neither spends quota), and the answer carries the
- * rate-limit headers. Caller holds p->lock.
- */
-static void quota_settle(struct fa_provider *p, struct fa_resp *resp, bool refund)
-{
-	struct fa_attempt *a = &resp->attempt;
-
-	if (refund || resp->status == 429 || resp->status == 503) {
-		fa_quota_refund(p->quota, &resp->quota, fa_provider_now_us(p));
-		free(a->quota);
-		a->quota = fa_quota_decision_str(&resp->quota);
-	}
-	quota_headers(p, resp, &resp->quota);
-}
-
 /*
  * The route that answers @req, its template's parameters (cleaned to
  * UTF-8) into @params and its index into @idx; NULL when none matches or
@@ -663,7 +579,8 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 	}
 	/* seed 002: after the key check, before any answer is chosen; an
 	 * unusable chat body (its 400 below) is not metered at all */
-	if (p->quota != NULL && chat_rc == FA_OK && !quota_admit(p, resp, cost))
+	if (p->quota != NULL && chat_rc == FA_OK &&
+	    !fa_quota_answer_admit(p->quota, p->sc, resp, cost, fa_provider_now_us(p)))
 		goto out;
 	pause_until = fa_scopes_pause_until(p->scopes, a->scope);
 	if (p->sc->has_during_pause && pause_until > req->t_arrival_us) {
@@ -715,7 +632,7 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 					r->kind == FA_ROUTE_CHAT ? ++p->chat_seq : 0,
 					fa_clock_wall_us() / 1000000, resp);
 		/* a shape turned into a stream's last frame sends no Retry-After */
-		if (!resp_has_header(resp, "Retry-After"))
+		if (!fa_resp_has_header(resp, "Retry-After"))
 			resp_drop_header(resp, "retry-after-ms");
 	}
 	a->fault = fa_xstrdup(fa_fault_str(fa_fault_settle(resp, req->conn_reuse)));
@@ -735,7 +652,8 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 		fa_scopes_pause(p->scopes, a->scope, until);
 out:
 	if (resp->quota_admitted)
-		quota_settle(p, resp, refund);
+		fa_quota_answer_settle(p->quota, p->sc, resp, refund,
+				       fa_provider_now_us(p));
 	pthread_mutex_unlock(&p->lock);
 	fa_params_release(&params);
 	fa_chat_req_release(&creq);

@@ -73,6 +73,18 @@ void fa_resp_release(struct fa_resp *r);
 /* Append a header (copies both strings). */
 void fa_resp_add_header(struct fa_resp *r, const char *name, const char *value);
 
+/* Does @r carry a header @name (any letter case)? */
+bool fa_resp_has_header(const struct fa_resp *r, const char *name);
+
+/*
+ * $.provider.retry_after_ms: beside a delta-seconds Retry-After the
+ * provider wrote itself, `retry-after-ms: @ms` (the exact pause; the
+ * OpenAI SDKs read it before Retry-After; negative counts as 0). Nothing
+ * unless @sc sets the flag.
+ */
+void fa_resp_add_retry_after_ms(struct fa_resp *resp, const struct fa_scenario *sc,
+				int64_t ms);
+
 /* Set @status and, unless @body is NULL, the compact JSON of @body as the
  * body with Content-Type: application/json. @body stays the caller's. */
 void fa_resp_set_json(struct fa_resp *r, int status, const cJSON *body);

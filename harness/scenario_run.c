@@ -16,6 +16,7 @@
 #include "alloc.h"
 #include "canary.h"
 #include "check.h"
+#include "client_env.h"
 #include "client_log.h"
 #include "clock.h"
 #include "event.h"
@@ -105,45 +106,13 @@ static void prepare_bodies(struct scen *s)
 	}
 }
 
-/* The environment of docs/client-protocol.md for a client whose
- * FAKEAPI_KEY is key @key_id's: FAKEAPI_URL, FAKEAPI_KEY,
- * CLIENT_STATE_DIR and FAKEAPI_KEY_<ID> for every key, each secret with
- * the key canary at its end (canary.h), then @extra (NULL-terminated, or
- * NULL; taken). NULL-terminated; free with env_free(). */
+/* The environment of docs/client-protocol.md for @s's client whose
+ * FAKEAPI_KEY is key @key_id's, then @extra (taken); free with
+ * hx_client_env_free(). */
 static char **client_env(const struct scen *s, const char *key_id, char **extra)
 {
-	const struct fa_key *key = fa_scenario_key_by_id(s->sc, key_id);
-	size_t n_extra = 0, k = 0;
-	char **env;
-	char *secret;
-
-	while (extra != NULL && extra[n_extra] != NULL)
-		n_extra++;
-	env = fa_xcalloc(s->sc->n_keys + n_extra + 4, sizeof(*env));
-	env[k++] = fa_xasprintf("FAKEAPI_URL=%s", s->base_url);
-	secret = hx_canary_secret(key ? key->secret : "", s->out->key_canary);
-	env[k++] = fa_xasprintf("FAKEAPI_KEY=%s", secret);
-	free(secret);
-	env[k++] = fa_xasprintf("CLIENT_STATE_DIR=%s", s->state_dir);
-	for (size_t i = 0; i < s->sc->n_keys; i++) {
-		char *name = hx_stdio_key_env(s->sc->keys[i].id);
-
-		secret = hx_canary_secret(s->sc->keys[i].secret, s->out->key_canary);
-		env[k++] = fa_xasprintf("%s=%s", name, secret);
-		free(secret);
-		free(name);
-	}
-	for (size_t i = 0; i < n_extra; i++)
-		env[k++] = extra[i];
-	env[k] = NULL;
-	return env;
-}
-
-static void env_free(char **env)
-{
-	for (size_t k = 0; env[k] != NULL; k++)
-		free(env[k]);
-	free(env);
+	return hx_client_env_new(s->sc, s->base_url, s->state_dir, s->out->key_canary,
+				 key_id, extra);
 }
 
 /* Exec mode: start task @i's client. A client that cannot start is
@@ -187,7 +156,7 @@ void hx_scenario_start_exec_task(struct scen *s, size_t i)
 			s->out->error = fa_xasprintf("%s: task %s: %s", s->sc->file,
 						     t->id, err.msg);
 	}
-	env_free(env);
+	hx_client_env_free(env);
 	free(cmd);
 	free(url);
 	free(out_path);
@@ -497,7 +466,7 @@ enum fa_rc hx_scenario_start_client(struct scen *s, bool restart)
 				hx_scenario_take_session(s);
 		}
 	}
-	env_free(env);
+	hx_client_env_free(env);
 	return rc;
 }
 

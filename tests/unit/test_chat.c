@@ -2,13 +2,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <CUnit/CUnit.h>
 
 #include "chat.h"
-#include "clock.h"
 #include "provider.h"
+#include "provider_fixture.h"
 #include "scenario.h"
 
 static const cJSON *get(const cJSON *o, const char *name)
@@ -329,35 +328,6 @@ static const char *const scenario_text =
 	"  {\"id\": \"models\", \"kind\": \"models\", \"method\": \"GET\", \"path\": \"/v1/models\","
 	"   \"responses\": [{\"status\": 200}]}]}";
 
-static const char *resp_header(const struct fa_resp *r, const char *name)
-{
-	for (size_t i = 0; i < r->n_headers; i++)
-		if (strcasecmp(r->headers[i].name, name) == 0)
-			return r->headers[i].value;
-	return NULL;
-}
-
-static void decide(struct fa_provider *p, const char *method, const char *path,
-		   const char *body, struct fa_resp *r)
-{
-	struct fa_header h = { .name = "Authorization", .value = "Bearer s1" };
-	struct fa_req q = { .method = method, .path = path, .conn_id = 1,
-			    .headers = &h, .n_headers = 1, .body = body,
-			    .body_len = body != NULL ? strlen(body) : 0,
-			    .t_arrival_us = fa_provider_now_us(p),
-			    .wall_us = fa_clock_wall_us() };
-
-	memset(r, 0, sizeof(*r));
-	fa_provider_decide(p, &q, r);
-}
-
-static void finish(struct fa_provider *p, struct fa_resp *r)
-{
-	fa_provider_finish(p, r, fa_provider_now_us(p), fa_provider_now_us(p),
-			   FA_DELIVERED_COMPLETE);
-	fa_resp_release(r);
-}
-
 #define MSG "\"messages\": [{\"role\": \"user\", \"content\": \"12345\"}]"
 
 static void chat__provider_plays_the_endpoint(void)
@@ -365,77 +335,71 @@ static void chat__provider_plays_the_endpoint(void)
 	struct fa_scenario *sc = NULL;
 	struct fa_journal *j = NULL;
 	struct fa_provider *p;
-	struct fa_err err = { 0 };
 	struct fa_resp r;
 
-	CU_ASSERT_EQUAL_FATAL(fa_scenario_parse(scenario_text, strlen(scenario_text),
-						"c.json", &sc, &err), FA_OK);
+	p = fx_provider_start(scenario_text, "c.json", 3, &sc, &j);
 	CU_ASSERT_EQUAL(sc->routes[0].kind, FA_ROUTE_CHAT);
 	CU_ASSERT_EQUAL(sc->routes[1].kind, FA_ROUTE_MODELS);
 	CU_ASSERT_EQUAL_FATAL(sc->routes[1].n_models, 1);
 	CU_ASSERT_STRING_EQUAL(sc->routes[1].models[0], FA_CHAT_DEFAULT_MODEL);
 	CU_ASSERT_EQUAL(sc->routes[0].responses[1].error_after_chunks, 1);
 	CU_ASSERT_EQUAL(sc->routes[0].responses[0].stop_after_chunks, -1);
-	CU_ASSERT_EQUAL_FATAL(fa_journal_new(NULL, &j, &err), FA_OK);
-	p = fa_provider_new(sc, j, 3, fa_clock_mono_us());
 
 	/* a bad request is 400 and moves no cursor */
-	decide(p, "POST", "/v1/chat/completions", "{\"model\": \"x\"}", &r);
+	fx_decide(p, "POST", "/v1/chat/completions", "{\"model\": \"x\"}", &r);
 	CU_ASSERT_EQUAL(r.status, 400);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"code\":\"invalid_request\""));
 	CU_ASSERT_EQUAL(r.attempt.response_index, -1);
-	finish(p, &r);
-	decide(p, "POST", "/v1/chat/completions", "{\"model\": \"x\", " MSG "}", &r);
+	fx_done(p, &r);
+	fx_decide(p, "POST", "/v1/chat/completions", "{\"model\": \"x\", " MSG "}", &r);
 	CU_ASSERT_EQUAL(r.status, 200);
 	CU_ASSERT_EQUAL(r.attempt.response_index, 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"id\":\"chatcmpl-1\""));
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"content\":\"one two\""));
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"usage\":{\"prompt_tokens\":2,"
 				      "\"completion_tokens\":2,\"total_tokens\":4}"));
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "Content-Type"), "application/json");
-	finish(p, &r);
-	decide(p, "POST", "/v1/chat/completions", "{\"stream\": true, " MSG "}", &r);
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "Content-Type"), "application/json");
+	fx_done(p, &r);
+	fx_decide(p, "POST", "/v1/chat/completions", "{\"stream\": true, " MSG "}", &r);
 	CU_ASSERT_EQUAL(r.status, 200);
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "Content-Type"), "text/event-stream");
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "Content-Type"), "text/event-stream");
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"id\":\"chatcmpl-2\""));
 	CU_ASSERT(r.body_len > 14 && memcmp(r.body + r.body_len - 14, "data: [DONE]\n\n", 14) == 0);
 	CU_ASSERT_EQUAL(r.fault, FA_RESP_RESPOND);
-	finish(p, &r);
+	fx_done(p, &r);
 	/* the shape: a 200 stream whose last frame is the error, no Retry-After header */
-	decide(p, "POST", "/v1/chat/completions", "{\"stream\": true, " MSG "}", &r);
+	fx_decide(p, "POST", "/v1/chat/completions", "{\"stream\": true, " MSG "}", &r);
 	CU_ASSERT_EQUAL(r.status, 200);
 	CU_ASSERT_EQUAL(r.attempt.status, 200);
-	CU_ASSERT_PTR_NULL(resp_header(&r, "Retry-After"));
+	CU_ASSERT_PTR_NULL(fx_resp_header(&r, "Retry-After"));
 	CU_ASSERT_PTR_NULL(r.attempt.retry_after);
 	CU_ASSERT(r.attempt.pause_until_us > 0);
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "Content-Type"), "text/event-stream");
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "Content-Type"), "text/event-stream");
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"content\":\"one\""));
 	CU_ASSERT_PTR_NULL(strstr(r.body, "\" two\""));
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "data: {\"error\":{\"code\":\"db_transient\""));
-	finish(p, &r);
+	fx_done(p, &r);
 	/* stop_after_chunks: a partial body of exactly one frame */
-	decide(p, "POST", "/v1/chat/completions", "{\"stream\": true, " MSG "}", &r);
+	fx_decide(p, "POST", "/v1/chat/completions", "{\"stream\": true, " MSG "}", &r);
 	CU_ASSERT_EQUAL(r.fault, FA_RESP_PARTIAL_BODY);
 	CU_ASSERT_STRING_EQUAL(r.attempt.fault, "partial_body");
 	CU_ASSERT_EQUAL_FATAL(r.fault_bytes, (int)(strstr(r.body, "\n\n") + 2 - r.body));
-	finish(p, &r);
+	fx_done(p, &r);
 	/* the same entry without a stream: a whole completion */
-	decide(p, "POST", "/v1/chat/completions", "{" MSG "}", &r);
+	fx_decide(p, "POST", "/v1/chat/completions", "{" MSG "}", &r);
 	CU_ASSERT_EQUAL(r.fault, FA_RESP_RESPOND);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"object\":\"chat.completion\""));
-	finish(p, &r);
-	decide(p, "GET", "/v1/models", NULL, &r);
+	fx_done(p, &r);
+	fx_decide(p, "GET", "/v1/models", NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 200);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"id\":\"fake-model-1\""));
-	finish(p, &r);
+	fx_done(p, &r);
 	/* a reset numbers completions from 1 again */
 	fa_provider_reset(p);
-	decide(p, "POST", "/v1/chat/completions", "{" MSG "}", &r);
+	fx_decide(p, "POST", "/v1/chat/completions", "{" MSG "}", &r);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"id\":\"chatcmpl-1\""));
-	finish(p, &r);
-	fa_provider_free(p);
-	fa_journal_free(j);
-	fa_scenario_free(sc);
+	fx_done(p, &r);
+	fx_provider_stop(p, j, sc);
 }
 
 static const char *const quota_text =
@@ -451,33 +415,27 @@ static void chat__shaped_stream_spends_no_quota(void)
 	struct fa_scenario *sc = NULL;
 	struct fa_journal *j = NULL;
 	struct fa_provider *p;
-	struct fa_err err = { 0 };
 	struct fa_resp r;
 
-	CU_ASSERT_EQUAL_FATAL(fa_scenario_parse(quota_text, strlen(quota_text), "q.json",
-						&sc, &err), FA_OK);
-	CU_ASSERT_EQUAL_FATAL(fa_journal_new(NULL, &j, &err), FA_OK);
-	p = fa_provider_new(sc, j, 3, fa_clock_mono_us());
-	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	p = fx_provider_start(quota_text, "q.json", 3, &sc, &j);
+	fx_decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
 	CU_ASSERT_EQUAL(r.status, 200);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "pool_exhausted"));
-	finish(p, &r);
-	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	fx_done(p, &r);
+	fx_decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "pool_exhausted"));
-	finish(p, &r);
-	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	fx_done(p, &r);
+	fx_decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
 	CU_ASSERT_EQUAL(r.status, 200);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "data: [DONE]"));
 	CU_ASSERT_PTR_NULL(strstr(r.body, "error"));
-	finish(p, &r);
+	fx_done(p, &r);
 	/* the one request of the minute is spent now */
-	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	fx_decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
 	CU_ASSERT_EQUAL(r.status, 429);
 	CU_ASSERT_STRING_EQUAL(r.attempt.fault, "quota");
-	finish(p, &r);
-	fa_provider_free(p);
-	fa_journal_free(j);
-	fa_scenario_free(sc);
+	fx_done(p, &r);
+	fx_provider_stop(p, j, sc);
 }
 
 static const char *const paced_text =
@@ -498,25 +456,21 @@ static void chat__answer_plans_paced_and_stalling_streams(void)
 	struct fa_scenario *sc = NULL;
 	struct fa_journal *j = NULL;
 	struct fa_provider *p;
-	struct fa_err err = { 0 };
 	struct fa_resp r;
 	const char *stall;
 
-	CU_ASSERT_EQUAL_FATAL(fa_scenario_parse(paced_text, strlen(paced_text), "p.json",
-						&sc, &err), FA_OK);
+	p = fx_provider_start(paced_text, "p.json", 3, &sc, &j);
 	CU_ASSERT_EQUAL(sc->routes[0].responses[0].stall_after_chunks, -1);
 	CU_ASSERT_EQUAL(sc->routes[0].responses[2].stall_ms, FA_CHAT_STALL_DEFAULT_MS);
-	CU_ASSERT_EQUAL_FATAL(fa_journal_new(NULL, &j, &err), FA_OK);
-	p = fa_provider_new(sc, j, 3, fa_clock_mono_us());
 	/* paced: every frame D apart; ends "done" */
-	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	fx_decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
 	CU_ASSERT_STRING_EQUAL(r.stream_end, "done");
 	CU_ASSERT_EQUAL(r.stream_content, 3);
 	CU_ASSERT_EQUAL(r.chunk_delay_ms, 250);
 	CU_ASSERT_EQUAL(r.stall_ms, 0);
-	finish(p, &r);
+	fx_done(p, &r);
 	/* a stall after two chunks: no stop chunk, the idle-timeout frame, [DONE] */
-	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	fx_decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
 	CU_ASSERT_STRING_EQUAL(r.stream_end, "stall");
 	CU_ASSERT_EQUAL(r.stream_content, 2);
 	CU_ASSERT_EQUAL(r.stall_ms, 1500);
@@ -529,36 +483,34 @@ static void chat__answer_plans_paced_and_stalling_streams(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(stall);
 	CU_ASSERT_PTR_NOT_NULL(strstr(stall, "\"retryAfter\":2}}\n\ndata: [DONE]\n\n"));
 	CU_ASSERT_EQUAL(fa_chat_chunks_sent(r.body, r.body_len, r.stream_content, r.body_len), 2);
-	finish(p, &r);
+	fx_done(p, &r);
 	/* at once after the headers, the default silence and retryAfter 1 */
-	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	fx_decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
 	CU_ASSERT_EQUAL(r.stream_content, 0);
 	CU_ASSERT_EQUAL(r.stall_ms, 30000);
 	CU_ASSERT_EQUAL(r.stall_retry_after_s, 1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"retryAfter\":1}}"));
-	finish(p, &r);
+	fx_done(p, &r);
 	/* a shape: an error frame, paced too */
-	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	fx_decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
 	CU_ASSERT_STRING_EQUAL(r.stream_end, "error_frame");
 	CU_ASSERT_EQUAL(r.stream_content, 1);
 	CU_ASSERT_EQUAL(r.chunk_delay_ms, 5);
 	CU_ASSERT_EQUAL(r.stall_ms, 0);
-	finish(p, &r);
-	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	fx_done(p, &r);
+	fx_decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
 	CU_ASSERT_STRING_EQUAL(r.stream_end, "cut");
-	finish(p, &r);
+	fx_done(p, &r);
 	/* no stream asked: a completion, no stream members */
-	decide(p, "POST", "/c", "{" MSG "}", &r);
+	fx_decide(p, "POST", "/c", "{" MSG "}", &r);
 	CU_ASSERT_PTR_NULL(r.stream_end);
 	CU_ASSERT_EQUAL(r.chunk_delay_ms, 0);
-	finish(p, &r);
-	decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
+	fx_done(p, &r);
+	fx_decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
 	CU_ASSERT_STRING_EQUAL(r.stream_end, "done");
 	CU_ASSERT_EQUAL(r.chunk_delay_ms, 0);
-	finish(p, &r);
-	fa_provider_free(p);
-	fa_journal_free(j);
-	fa_scenario_free(sc);
+	fx_done(p, &r);
+	fx_provider_stop(p, j, sc);
 }
 
 void test_chat_register(void)

@@ -4,9 +4,9 @@
 
 #include <CUnit/CUnit.h>
 
-#include "clock.h"
 #include "fault.h"
 #include "provider.h"
+#include "provider_fixture.h"
 #include "quota.h"
 #include "scenario.h"
 
@@ -493,96 +493,59 @@ static const char provider_text[] =
 	"              {\"id\": \"busy\", \"method\": \"GET\", \"path\": \"/v1/busy\","
 	"               \"responses\": [{\"status\": 503, \"body\": {}}]}]}";
 
-static const char *resp_header(const struct fa_resp *r, const char *name)
-{
-	for (size_t i = 0; i < r->n_headers; i++)
-		if (strcmp(r->headers[i].name, name) == 0)
-			return r->headers[i].value;
-	return NULL;
-}
-
-/* Decide one GET of @path with @secret into @r (released by the caller
- * after fa_provider_finish). */
-static void decide(struct fa_provider *p, const char *path, const char *secret,
-		   struct fa_resp *r)
-{
-	char auth[64];
-	struct fa_header h = { .name = "Authorization", .value = auth };
-	struct fa_req q = { .method = "GET", .path = path, .conn_id = 1,
-			    .headers = &h, .n_headers = 1,
-			    .t_arrival_us = fa_provider_now_us(p),
-			    .wall_us = fa_clock_wall_us() };
-
-	snprintf(auth, sizeof(auth), "Bearer %s", secret);
-	memset(r, 0, sizeof(*r));
-	fa_provider_decide(p, &q, r);
-}
-
-static void finish(struct fa_provider *p, struct fa_resp *r)
-{
-	fa_provider_finish(p, r, fa_provider_now_us(p), fa_provider_now_us(p),
-			   FA_DELIVERED_COMPLETE);
-	fa_resp_release(r);
-}
-
 static void quota__provider_answers_the_seed_429_and_refunds_503(void)
 {
 	struct fa_scenario *sc = NULL;
 	struct fa_journal *j = NULL;
-	struct fa_provider *p;
-	struct fa_err err = { 0 };
+	struct fa_provider *p = fx_provider_start(provider_text, "q.json", 1, &sc, &j);
 	struct fa_resp r;
 	struct fa_attempt *e = NULL;
 	size_t n = 0;
 
-	CU_ASSERT_EQUAL_FATAL(fa_scenario_parse(provider_text, strlen(provider_text),
-						"q.json", &sc, &err), FA_OK);
 	CU_ASSERT_FATAL(sc->has_quota);
-	CU_ASSERT_EQUAL_FATAL(fa_journal_new(NULL, &j, &err), FA_OK);
-	p = fa_provider_new(sc, j, 1, fa_clock_mono_us());
 
 	/* an invalid key is 401 and spends nothing */
-	decide(p, "/v1/ok", "wrong", &r);
+	fx_decide_as(p, "wrong", "GET", "/v1/ok", NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 401);
 	CU_ASSERT_PTR_NULL(r.attempt.quota);
-	CU_ASSERT_PTR_NULL(resp_header(&r, "X-RateLimit-Remaining"));
-	finish(p, &r);
-	decide(p, "/v1/ok", "s1", &r);
+	CU_ASSERT_PTR_NULL(fx_resp_header(&r, "X-RateLimit-Remaining"));
+	fx_done(p, &r);
+	fx_decide(p, "GET", "/v1/ok", NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 200);
 	CU_ASSERT_STRING_EQUAL(r.attempt.quota, "admitted replica 1");
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "X-RateLimit-Limit"), "2");
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "X-RateLimit-Remaining"), "1");
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "X-RateLimit-Reset"), "0");
-	finish(p, &r);
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "X-RateLimit-Limit"), "2");
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "X-RateLimit-Remaining"), "1");
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "X-RateLimit-Reset"), "0");
+	fx_done(p, &r);
 	/* a scripted 503 spends no quota */
-	decide(p, "/v1/busy", "s1", &r);
+	fx_decide(p, "GET", "/v1/busy", NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 503);
 	CU_ASSERT_STRING_EQUAL(r.attempt.quota, "refunded replica 1");
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "X-RateLimit-Remaining"), "1");
-	finish(p, &r);
-	decide(p, "/v1/ok", "s1", &r);
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "X-RateLimit-Remaining"), "1");
+	fx_done(p, &r);
+	fx_decide(p, "GET", "/v1/ok", NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 200);
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "X-RateLimit-Remaining"), "0");
-	finish(p, &r);
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "X-RateLimit-Remaining"), "0");
+	fx_done(p, &r);
 	/* the third admitted one: seed 002's platform 429 */
-	decide(p, "/v1/ok", "s1", &r);
+	fx_decide(p, "GET", "/v1/ok", NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 429);
 	CU_ASSERT_STRING_EQUAL(r.body, "{\"error\":{\"type\":\"rate_limit_exceeded\","
 			       "\"code\":\"rate_limit_exceeded\",\"message\":\"Rate limit exceeded "
 			       "(per-key). Limit: 2 per minute. Retry after 30 seconds.\","
 			       "\"scope\":\"per-key\",\"limit\":2,\"retryAfter\":30}}");
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "Retry-After"), "30");
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "X-RateLimit-Scope"), "per-key");
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "X-RateLimit-Remaining"), "0");
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "X-RateLimit-Reset"), "30");
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "Content-Type"), "application/json");
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "Retry-After"), "30");
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "X-RateLimit-Scope"), "per-key");
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "X-RateLimit-Remaining"), "0");
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "X-RateLimit-Reset"), "30");
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "Content-Type"), "application/json");
 	CU_ASSERT_STRING_EQUAL(r.attempt.quota, "limited per-key replica 1");
 	CU_ASSERT_STRING_EQUAL(r.attempt.fault, "quota");
 	CU_ASSERT_PTR_NULL(r.attempt.route); /* no cursor moved */
 	CU_ASSERT_STRING_EQUAL(r.attempt.retry_after, "30");
 	CU_ASSERT(r.attempt.pause_until_us >= r.attempt.t_arrival_us + 30 * S);
 	CU_ASSERT(r.attempt.pause_until_us <= r.attempt.t_arrival_us + 31 * S);
-	finish(p, &r);
+	fx_done(p, &r);
 	CU_ASSERT_EQUAL(fa_journal_count(j), 5);
 	fa_journal_snapshot(j, 0, &e, &n);
 	CU_ASSERT_EQUAL_FATAL(n, 5);
@@ -593,12 +556,10 @@ static void quota__provider_answers_the_seed_429_and_refunds_503(void)
 	free(e);
 	/* an admin reset fills the buckets again */
 	fa_provider_reset(p);
-	decide(p, "/v1/ok", "s1", &r);
+	fx_decide(p, "GET", "/v1/ok", NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 200);
-	finish(p, &r);
-	fa_provider_free(p);
-	fa_journal_free(j);
-	fa_scenario_free(sc);
+	fx_done(p, &r);
+	fx_provider_stop(p, j, sc);
 }
 
 static void quota__scenario_defaults_and_overrides(void)

@@ -4,8 +4,8 @@
 
 #include <CUnit/CUnit.h>
 
-#include "clock.h"
 #include "provider.h"
+#include "provider_fixture.h"
 #include "quota.h"
 #include "scenario.h"
 
@@ -425,46 +425,14 @@ static const char chat_text[] =
 	"              {\"id\": \"ok\", \"method\": \"GET\", \"path\": \"/v1/ok\","
 	"               \"responses\": [{\"status\": 200}]}]}";
 
-static const char *resp_header(const struct fa_resp *r, const char *name)
-{
-	for (size_t i = 0; i < r->n_headers; i++)
-		if (strcmp(r->headers[i].name, name) == 0)
-			return r->headers[i].value;
-	return NULL;
-}
-
-/* Decide @method @path with @body (NULL: none) into @r; done() ends it. */
-static void ask(struct fa_provider *p, const char *method, const char *path,
-		 const char *body, struct fa_resp *r)
-{
-	struct fa_header h = { .name = "Authorization", .value = "Bearer s1" };
-	struct fa_req q = { .method = method, .path = path, .conn_id = 1,
-			    .headers = &h, .n_headers = 1, .body = body,
-			    .body_len = body != NULL ? strlen(body) : 0,
-			    .t_arrival_us = fa_provider_now_us(p),
-			    .wall_us = fa_clock_wall_us() };
-
-	memset(r, 0, sizeof(*r));
-	fa_provider_decide(p, &q, r);
-}
-
-static void done(struct fa_provider *p, struct fa_resp *r)
-{
-	fa_provider_finish(p, r, fa_provider_now_us(p), fa_provider_now_us(p),
-			   FA_DELIVERED_COMPLETE);
-	fa_resp_release(r);
-}
-
+/* The provider playing chat_text with @extra in $.provider. */
 static struct fa_provider *start(const char *extra, struct fa_scenario **sc,
 				 struct fa_journal **j)
 {
 	char text[2048];
-	struct fa_err err = { 0 };
 
 	snprintf(text, sizeof(text), chat_text, extra);
-	CU_ASSERT_EQUAL_FATAL(fa_scenario_parse(text, strlen(text), "t.json", sc, &err), FA_OK);
-	CU_ASSERT_EQUAL_FATAL(fa_journal_new(NULL, j, &err), FA_OK);
-	return fa_provider_new(*sc, *j, 1, fa_clock_mono_us());
+	return fx_provider_start(text, "t.json", 1, sc, j);
 }
 
 /* 40 bytes of prompt: 10 tokens */
@@ -480,50 +448,48 @@ static void quota_tokens__provider_meters_a_chat_request_by_its_cost(void)
 	CU_ASSERT_FALSE(sc->retry_after_ms);
 	CU_ASSERT_EQUAL(sc->quota.tpm_per_key, 40);
 	/* 10 prompt tokens + 20 max_tokens */
-	ask(p, "POST", "/v1/chat/completions", PROMPT ", \"max_tokens\": 20}", &r);
+	fx_decide(p, "POST", "/v1/chat/completions", PROMPT ", \"max_tokens\": 20}", &r);
 	CU_ASSERT_EQUAL(r.status, 200);
 	CU_ASSERT_EQUAL(r.attempt.tokens, 30);
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "X-RateLimit-Remaining-Tokens"), "10");
-	done(p, &r);
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "X-RateLimit-Remaining-Tokens"), "10");
+	fx_done(p, &r);
 	/* an unusable body: its 400, no token, no quota decision */
-	ask(p, "POST", "/v1/chat/completions", "{\"messages\": 1}", &r);
+	fx_decide(p, "POST", "/v1/chat/completions", "{\"messages\": 1}", &r);
 	CU_ASSERT_EQUAL(r.status, 400);
 	CU_ASSERT_EQUAL(r.attempt.tokens, -1);
 	CU_ASSERT_PTR_NULL(r.attempt.quota);
-	done(p, &r);
+	fx_done(p, &r);
 	/* another 30 do not fit: seed 002's 429 naming tokens */
-	ask(p, "POST", "/v1/chat/completions", PROMPT ", \"max_tokens\": 20}", &r);
+	fx_decide(p, "POST", "/v1/chat/completions", PROMPT ", \"max_tokens\": 20}", &r);
 	CU_ASSERT_EQUAL(r.status, 429);
 	CU_ASSERT_EQUAL(r.attempt.tokens, 30);
 	CU_ASSERT_STRING_EQUAL(r.attempt.quota, "limited tokens per-key replica 1");
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "Retry-After"), "30"); /* 20 tokens at 40/min */
-	CU_ASSERT_PTR_NULL(resp_header(&r, "retry-after-ms"));        /* not asked for */
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "Retry-After"), "30"); /* 20 tokens at 40/min */
+	CU_ASSERT_PTR_NULL(fx_resp_header(&r, "retry-after-ms"));        /* not asked for */
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "Limit: 40 tokens per minute. Retry after 30 seconds."));
 	CU_ASSERT(r.attempt.pause_until_us - r.attempt.t_arrival_us >= 30 * S);
-	done(p, &r);
+	fx_done(p, &r);
 	/* the prompt alone without max_tokens; a non-chat request costs nothing */
-	ask(p, "POST", "/v1/chat/completions", PROMPT "}", &r);
+	fx_decide(p, "POST", "/v1/chat/completions", PROMPT "}", &r);
 	CU_ASSERT_EQUAL(r.status, 200);
 	CU_ASSERT_EQUAL(r.attempt.tokens, 10);
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "X-RateLimit-Remaining-Tokens"), "0");
-	done(p, &r);
-	ask(p, "GET", "/v1/ok", NULL, &r);
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "X-RateLimit-Remaining-Tokens"), "0");
+	fx_done(p, &r);
+	fx_decide(p, "GET", "/v1/ok", NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 200);
 	CU_ASSERT_EQUAL(r.attempt.tokens, -1);
-	done(p, &r);
+	fx_done(p, &r);
 	/* more than the bucket ever holds: 400, nothing spent, no pause */
-	ask(p, "POST", "/v1/chat/completions", PROMPT ", \"max_tokens\": 31}", &r);
+	fx_decide(p, "POST", "/v1/chat/completions", PROMPT ", \"max_tokens\": 31}", &r);
 	CU_ASSERT_EQUAL(r.status, 400);
 	CU_ASSERT_EQUAL(r.attempt.tokens, 41);
 	CU_ASSERT_STRING_EQUAL(r.attempt.quota, "limited over-capacity tokens per-key replica 1");
-	CU_ASSERT_PTR_NULL(resp_header(&r, "Retry-After"));
+	CU_ASSERT_PTR_NULL(fx_resp_header(&r, "Retry-After"));
 	CU_ASSERT_PTR_NULL(r.attempt.retry_after);
 	CU_ASSERT_EQUAL(r.attempt.pause_until_us, -1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"code\":\"tokens_over_limit\""));
-	done(p, &r);
-	fa_provider_free(p);
-	fa_journal_free(j);
-	fa_scenario_free(sc);
+	fx_done(p, &r);
+	fx_provider_stop(p, j, sc);
 }
 
 static void quota_tokens__provider_refunds_tokens_and_says_retry_after_ms(void)
@@ -535,41 +501,41 @@ static void quota_tokens__provider_refunds_tokens_and_says_retry_after_ms(void)
 
 	CU_ASSERT_TRUE(sc->retry_after_ms);
 	for (int i = 0; i < 2; i++) {
-		ask(p, "POST", "/v1/chat/completions", PROMPT "}", &r);
+		fx_decide(p, "POST", "/v1/chat/completions", PROMPT "}", &r);
 		CU_ASSERT_EQUAL(r.status, 200);
-		CU_ASSERT_PTR_NULL(resp_header(&r, "retry-after-ms"));
-		done(p, &r);
+		CU_ASSERT_PTR_NULL(fx_resp_header(&r, "retry-after-ms"));
+		fx_done(p, &r);
 	}
 	/* the shape: Retry-After 5 s, 5000 ms, its tokens back */
-	ask(p, "POST", "/v1/chat/completions", PROMPT "}", &r);
+	fx_decide(p, "POST", "/v1/chat/completions", PROMPT "}", &r);
 	CU_ASSERT_EQUAL(r.status, 429);
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "Retry-After"), "5");
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "retry-after-ms"), "5000");
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "Retry-After"), "5");
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "retry-after-ms"), "5000");
 	CU_ASSERT_STRING_EQUAL(r.attempt.quota, "refunded replica 1");
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "X-RateLimit-Remaining-Tokens"), "20");
-	done(p, &r);
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "X-RateLimit-Remaining-Tokens"), "20");
+	fx_done(p, &r);
 	/* an entry's delta retry_after: 3000 ms, and the 503's tokens back */
-	ask(p, "POST", "/v1/chat/completions", PROMPT "}", &r);
+	fx_decide(p, "POST", "/v1/chat/completions", PROMPT "}", &r);
 	CU_ASSERT_EQUAL(r.status, 503);
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "retry-after-ms"), "3000");
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "X-RateLimit-Remaining-Tokens"), "20");
-	done(p, &r);
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "retry-after-ms"), "3000");
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "X-RateLimit-Remaining-Tokens"), "20");
+	fx_done(p, &r);
 	/* a date form and a literal header are left alone */
-	ask(p, "POST", "/v1/chat/completions", PROMPT "}", &r);
-	CU_ASSERT_PTR_NOT_NULL(resp_header(&r, "Retry-After"));
-	CU_ASSERT_PTR_NULL(resp_header(&r, "retry-after-ms"));
-	done(p, &r);
-	ask(p, "POST", "/v1/chat/completions", PROMPT ", \"max_tokens\": 10}", &r);
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "Retry-After"), "4");
-	CU_ASSERT_PTR_NULL(resp_header(&r, "retry-after-ms"));
-	done(p, &r);
+	fx_decide(p, "POST", "/v1/chat/completions", PROMPT "}", &r);
+	CU_ASSERT_PTR_NOT_NULL(fx_resp_header(&r, "Retry-After"));
+	CU_ASSERT_PTR_NULL(fx_resp_header(&r, "retry-after-ms"));
+	fx_done(p, &r);
+	fx_decide(p, "POST", "/v1/chat/completions", PROMPT ", \"max_tokens\": 10}", &r);
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "Retry-After"), "4");
+	CU_ASSERT_PTR_NULL(fx_resp_header(&r, "retry-after-ms"));
+	fx_done(p, &r);
 	/* the quota's own 429: the exact refill in ms, Retry-After its ceil */
-	ask(p, "POST", "/v1/chat/completions", PROMPT ", \"max_tokens\": 30}", &r);
+	fx_decide(p, "POST", "/v1/chat/completions", PROMPT ", \"max_tokens\": 30}", &r);
 	CU_ASSERT_EQUAL(r.status, 429);
 	{
-		const char *ms = resp_header(&r, "retry-after-ms");
+		const char *ms = fx_resp_header(&r, "retry-after-ms");
 		long long v = ms != NULL ? strtoll(ms, NULL, 10) : 0;
-		long long s = strtoll(resp_header(&r, "Retry-After"), NULL, 10);
+		long long s = strtoll(fx_resp_header(&r, "Retry-After"), NULL, 10);
 
 		/* 20 tokens missing at 40 per minute: 30 s, less what refilled */
 		CU_ASSERT(v > 29000 && v <= 30000);
@@ -577,10 +543,8 @@ static void quota_tokens__provider_refunds_tokens_and_says_retry_after_ms(void)
 		CU_ASSERT(r.attempt.pause_until_us - r.attempt.t_arrival_us >= v * 1000);
 		CU_ASSERT(r.attempt.pause_until_us - r.attempt.t_arrival_us <= v * 1000 + 1000000);
 	}
-	done(p, &r);
-	fa_provider_free(p);
-	fa_journal_free(j);
-	fa_scenario_free(sc);
+	fx_done(p, &r);
+	fx_provider_stop(p, j, sc);
 }
 
 static void quota_tokens__scenario_reads_the_new_members(void)

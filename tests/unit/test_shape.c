@@ -1,12 +1,11 @@
 /* test_shape.c -- seed 002's 429 and 503 answers, field by field, and the state behind them. */
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <CUnit/CUnit.h>
 
-#include "clock.h"
 #include "provider.h"
+#include "provider_fixture.h"
 #include "scenario.h"
 #include "shape.h"
 
@@ -357,96 +356,63 @@ static const char provider_text[] =
 	"  {\"id\": \"ok\", \"method\": \"GET\", \"path\": \"/ok\","
 	"   \"responses\": [{\"status\": 200}]}]}";
 
-static const char *resp_header(const struct fa_resp *r, const char *name)
-{
-	for (size_t i = 0; i < r->n_headers; i++)
-		if (strcasecmp(r->headers[i].name, name) == 0)
-			return r->headers[i].value;
-	return NULL;
-}
-
-static void decide(struct fa_provider *p, const char *path, struct fa_resp *r)
-{
-	struct fa_header h = { .name = "Authorization", .value = "Bearer s1" };
-	struct fa_req q = { .method = "GET", .path = path, .conn_id = 1,
-			    .headers = &h, .n_headers = 1,
-			    .t_arrival_us = fa_provider_now_us(p),
-			    .wall_us = fa_clock_wall_us() };
-
-	memset(r, 0, sizeof(*r));
-	fa_provider_decide(p, &q, r);
-}
-
-static void finish(struct fa_provider *p, struct fa_resp *r)
-{
-	fa_provider_finish(p, r, fa_provider_now_us(p), fa_provider_now_us(p),
-			   FA_DELIVERED_COMPLETE);
-	fa_resp_release(r);
-}
-
 static void shape__provider_renders_refunds_and_journals_the_pause(void)
 {
 	struct fa_scenario *sc = NULL;
 	struct fa_journal *j = NULL;
 	struct fa_provider *p;
-	struct fa_err err = { 0 };
 	struct fa_resp r;
 	int first_pool;
 
-	CU_ASSERT_EQUAL_FATAL(fa_scenario_parse(provider_text, strlen(provider_text),
-						"s.json", &sc, &err), FA_OK);
+	p = fx_provider_start(provider_text, "s.json", 5, &sc, &j);
 	CU_ASSERT_EQUAL(sc->routes[0].responses[0].status, 429);
 	CU_ASSERT_EQUAL(sc->routes[0].responses[0].shape.shape, FA_SHAPE_RATE_LIMIT_CLUSTER);
 	CU_ASSERT_EQUAL(sc->routes[0].responses[0].shape.retry_after_s, 3);
 	CU_ASSERT_EQUAL(sc->routes[2].responses[0].shape.cooldown_s, 7);
 	CU_ASSERT_EQUAL(sc->routes[3].responses[0].shape.shape, FA_SHAPE_NONE);
-	CU_ASSERT_EQUAL_FATAL(fa_journal_new(NULL, &j, &err), FA_OK);
-	p = fa_provider_new(sc, j, 5, fa_clock_mono_us());
 
 	/* four shaped answers on a key allowed two: each got its token back */
 	for (int i = 0; i < 4; i++) {
-		decide(p, "/c", &r);
+		fx_decide(p, "GET", "/c", NULL, &r);
 		CU_ASSERT_EQUAL(r.status, 429);
 		CU_ASSERT_STRING_EQUAL(r.attempt.quota, "refunded replica 1");
-		CU_ASSERT_STRING_EQUAL(resp_header(&r, "Retry-After"), "3");
-		CU_ASSERT_PTR_NULL(resp_header(&r, "X-RateLimit-Scope"));
-		CU_ASSERT_STRING_EQUAL(resp_header(&r, "X-RateLimit-Remaining"), "2");
-		CU_ASSERT_STRING_EQUAL(resp_header(&r, "Content-Type"), "application/json");
+		CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "Retry-After"), "3");
+		CU_ASSERT_PTR_NULL(fx_resp_header(&r, "X-RateLimit-Scope"));
+		CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "X-RateLimit-Remaining"), "2");
+		CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "Content-Type"), "application/json");
 		CU_ASSERT_STRING_EQUAL(r.attempt.retry_after, "3");
 		CU_ASSERT_EQUAL(r.attempt.status, 429);
 		CU_ASSERT(r.attempt.pause_until_us >= r.attempt.t_arrival_us + 3 * S);
 		CU_ASSERT(r.attempt.pause_until_us <= fa_provider_now_us(p) + 3 * S);
 		CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"providerStatusCode\":429"));
-		finish(p, &r);
+		fx_done(p, &r);
 	}
-	decide(p, "/p", &r);
+	fx_decide(p, "GET", "/p", NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 503);
 	CU_ASSERT_STRING_EQUAL(r.attempt.quota, "refunded replica 1");
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "X-Extra"), "1");
-	first_pool = (int)strtol(resp_header(&r, "Retry-After"), NULL, 10);
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "X-Extra"), "1");
+	first_pool = (int)strtol(fx_resp_header(&r, "Retry-After"), NULL, 10);
 	CU_ASSERT(first_pool >= 3 && first_pool <= 7);
 	/* the instant Retry-After names, counted from when the answer goes out */
 	CU_ASSERT(r.attempt.pause_until_us >= r.attempt.t_arrival_us + first_pool * S);
 	CU_ASSERT(r.attempt.pause_until_us <= fa_provider_now_us(p) + first_pool * S);
-	finish(p, &r);
+	fx_done(p, &r);
 	/* the cooldown runs: the second answer has what is left */
-	decide(p, "/cool", &r);
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "Retry-After"), "7");
-	finish(p, &r);
-	decide(p, "/cool", &r);
-	CU_ASSERT_STRING_EQUAL(resp_header(&r, "Retry-After"), "7"); /* < 1 s later */
-	finish(p, &r);
-	decide(p, "/ok", &r);
+	fx_decide(p, "GET", "/cool", NULL, &r);
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "Retry-After"), "7");
+	fx_done(p, &r);
+	fx_decide(p, "GET", "/cool", NULL, &r);
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "Retry-After"), "7"); /* < 1 s later */
+	fx_done(p, &r);
+	fx_decide(p, "GET", "/ok", NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 200);
-	finish(p, &r);
+	fx_done(p, &r);
 	/* a reset replays the 503 draws from the seed */
 	fa_provider_reset(p);
-	decide(p, "/p", &r);
-	CU_ASSERT_EQUAL((int)strtol(resp_header(&r, "Retry-After"), NULL, 10), first_pool);
-	finish(p, &r);
-	fa_provider_free(p);
-	fa_journal_free(j);
-	fa_scenario_free(sc);
+	fx_decide(p, "GET", "/p", NULL, &r);
+	CU_ASSERT_EQUAL((int)strtol(fx_resp_header(&r, "Retry-After"), NULL, 10), first_pool);
+	fx_done(p, &r);
+	fx_provider_stop(p, j, sc);
 }
 
 void test_shape_register(void)

@@ -388,7 +388,29 @@ static const char import_usage[] =
 	"                           [--no-harness] [-o FILE] FILE.har\n"
 	"       " PROG " import-journal [--path-prefix P]... [--id ID] [--no-harness]\n"
 	"                               [-o FILE] FILE.jsonl\n"
-	"(docs/import.md)\n";
+	"\n"
+	"Turn an incident into a scenario (docs/scenario-format.md) that answers\n"
+	"the same way, printed as JSON: import-har reads a HAR 1.2 capture (browser\n"
+	"developer tools, mitmproxy, HTTP proxies), import-journal a journal fakeapi\n"
+	"recorded (--journal FILE, or the harness's --journal-dir). Requests become\n"
+	"routes by method and path template (numeric and UUID-like segments become\n"
+	"{id}); each route answers in the order of the capture; with a harness block\n"
+	"of one task per request, sent at its original offset. Secrets (Authorization,\n"
+	"Cookie, Set-Cookie, API-key headers, credential-like body members) and\n"
+	"hop-by-hop headers are dropped. The scenario is validated before it is\n"
+	"written; its comment says where it came from. Grade a client on it with\n"
+	"`" PROG " replay FILE --client CMD` (or run).\n"
+	"\n"
+	"  --host HOST         import-har: keep only this host (repeatable)\n"
+	"  --path-prefix P     keep only paths starting with P (repeatable)\n"
+	"  --id ID             the scenario's id (default: from the file name)\n"
+	"  --no-harness        routes only, for fakeapi --scenario\n"
+	"  -o, --output FILE   write to FILE instead of stdout\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Exit status: 0 written (warnings on stderr: a body or attempt left out);\n"
+	"2 a usage error, or a file that cannot be read or imported, with a message\n"
+	"naming the entry or line. Full reference: docs/import.md.\n";
 
 static int usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -1,16 +1,16 @@
 /* follow.c -- an attempt as one line a person can follow live (--follow, --journal -). */
 #include "follow.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cJSON.h>
 
 #include "alloc.h"
-#include "log.h"
+#include "utf8.h"
 
 /* A growing string. */
 struct buf {
@@ -49,6 +49,7 @@ static void add_time(struct buf *b, int64_t us)
 char *fa_follow_line(const struct fa_attempt *a)
 {
 	struct buf b = { NULL, 0, 0 };
+	char *line;
 
 	add_time(&b, a->t_arrival_us);
 	add(&b, "  #%llu  %s  %s %s  ", (unsigned long long)a->seq,
@@ -77,10 +78,9 @@ char *fa_follow_line(const struct fa_attempt *a)
 		add(&b, "  stream %s, %d chunk%s", a->stream_end, a->stream_chunks,
 		    a->stream_chunks == 1 ? "" : "s");
 	/* one attempt, one line, whatever a client put in its path */
-	for (size_t i = 0; i < b.len; i++)
-		if ((unsigned char)b.s[i] < 0x20 || b.s[i] == 0x7f)
-			b.s[i] = '?';
-	return b.s;
+	line = fa_utf8_printable(b.s, b.len);
+	free(b.s);
+	return line;
 }
 
 /* `{"scenario":ID,` + the rest of the journal's line: a new string. */
@@ -108,7 +108,6 @@ void fa_follow_sink(void *ctx, const struct fa_attempt *a, const char *line,
 	char *text = NULL, *prefixed = NULL;
 	const char *out = line;
 	size_t n = len;
-	bool ok;
 
 	if (f->text) {
 		text = fa_follow_line(a);
@@ -123,14 +122,7 @@ void fa_follow_sink(void *ctx, const struct fa_attempt *a, const char *line,
 		prefixed = with_scenario(f->scenario, line, len, &n);
 		out = prefixed;
 	}
-	/* whole lines only, even with other journals on the same stream */
-	flockfile(f->fp);
-	ok = fwrite(out, 1, n, f->fp) == n && putc_unlocked('\n', f->fp) != EOF;
-	ok = fflush(f->fp) == 0 && ok;
-	funlockfile(f->fp);
-	if (!ok)
-		FA_LOG(FA_LOG_ERROR, "follow", "event=write_failed seq=%llu err=\"%s\"",
-		       (unsigned long long)a->seq, strerror(errno));
+	fa_livefeed_put(f->feed, out, n);
 	free(prefixed);
 	free(text);
 }

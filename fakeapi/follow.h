@@ -4,9 +4,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
 
 #include "journal.h"
+#include "livefeed.h"
 
 /*
  * @a as one line of text without a newline; a new string the caller
@@ -32,14 +32,16 @@
  * - "client gone" or "dropped" when the answer was not delivered whole;
  * - a stream's end: "stream done, 12 chunks" ("done", "error_frame",
  *   "cut", "stall" or "client_gone").
- * Strings are written as the journal holds them (already clean UTF-8);
- * control characters in them become '?', so one attempt is one line.
+ * Strings are written as the journal holds them; control characters and
+ * bytes that are not UTF-8 become '?' (utf8.h, fa_utf8_printable), so one
+ * attempt is one printable line.
  */
 char *fa_follow_line(const struct fa_attempt *a);
 
 /* Where and how a follow sink writes; set by the caller, borrowed. */
 struct fa_follow {
-	FILE *fp;             /* the stream written to, e.g. stdout; borrowed */
+	struct fa_livefeed *feed; /* where the lines go (stdout's, in the programs);
+	                         borrowed, it must outlive the journal's sink */
 	bool text;            /* true: fa_follow_line(); false: the JSONL line */
 	const char *scenario; /* NULL, or a scenario id (borrowed): text lines get
 	                         "[ID] " in front, JSONL lines a first member
@@ -47,14 +49,14 @@ struct fa_follow {
 };
 
 /*
- * A fa_journal_sink_fn (journal.h): @ctx is a struct fa_follow. Writes one
- * whole line for @a and flushes it at once, holding the stream's lock for
- * the line, so several journals writing to one stream (the harness's
- * --jobs) interleave only by whole lines. A JSONL line without a scenario
- * is the journal's line byte for byte (its "prev" hashes still chain);
- * with one, removing the leading `"scenario":ID,` gives it back. A write
- * error is logged (FA_LOG error, tag "follow"); the journal keeps the
- * entry regardless.
+ * A fa_journal_sink_fn (journal.h): @ctx is a struct fa_follow. Queues one
+ * whole line for @a on the feed (fa_livefeed_put), so it never waits for
+ * the reader, and several journals on one feed (the harness's --jobs)
+ * interleave only by whole lines, each journal's in seq order. A JSONL
+ * line without a scenario is the journal's line byte for byte (its "prev"
+ * hashes still chain); with one, removing the leading `"scenario":ID,`
+ * gives it back. A line the feed cannot take (a slow reader, a write
+ * error) is counted there; the journal keeps the entry regardless.
  */
 void fa_follow_sink(void *ctx, const struct fa_attempt *a, const char *line,
 		    size_t len);

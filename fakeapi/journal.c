@@ -35,7 +35,6 @@ struct entry {
 struct fa_journal {
 	pthread_mutex_t mu;  /* guards everything below */
 	FILE *fp;            /* NULL = memory only */
-	bool own_fp;         /* false for stdout */
 	char *path;          /* for log messages; NULL in memory only */
 	uint64_t last_seq;   /* highest seq assigned; survives reset */
 	char head[FA_SHA256_HEX]; /* hash of the last line; survives reset */
@@ -380,15 +379,12 @@ enum fa_rc fa_journal_new(const char *path, struct fa_journal **out,
 
 	pthread_mutex_init(&j->mu, NULL);
 	memcpy(j->head, ZERO_HASH, sizeof(j->head));
-	if (path != NULL && strcmp(path, "-") == 0) {
-		j->fp = stdout;
-	} else if (path != NULL) {
+	if (path != NULL) {
 		j->fp = fopen(path, "w");
 		if (j->fp == NULL) {
 			fa_err_set(err, "%s: cannot open: %s", path, strerror(errno));
 			goto out;
 		}
-		j->own_fp = true;
 	}
 	j->path = fa_xstrdup(path);
 	rc = FA_OK;
@@ -405,13 +401,9 @@ void fa_journal_free(struct fa_journal *j)
 {
 	if (j == NULL)
 		return;
-	if (j->fp != NULL && j->own_fp) {
-		if (fclose(j->fp) != 0)
-			FA_LOG(FA_LOG_ERROR, "journal", "event=close_failed path=%s err=\"%s\"",
-			       j->path, strerror(errno));
-	} else if (j->fp != NULL) {
-		fflush(j->fp);
-	}
+	if (j->fp != NULL && fclose(j->fp) != 0)
+		FA_LOG(FA_LOG_ERROR, "journal", "event=close_failed path=%s err=\"%s\"",
+		       j->path, strerror(errno));
 	fa_journal_reset(j);
 	free(j->v);
 	free(j->path);

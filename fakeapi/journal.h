@@ -72,7 +72,8 @@ struct fa_attempt {
 	                                with stream_end (JSON null without it) */
 	char *stream_end;            /* how that stream ended: "done" ([DONE] after the
 	                                whole reply), "error_frame" (a seed 002 error frame,
-	                                then [DONE]), "cut" (closed without [DONE]),
+	                                then [DONE]), "cut" (closed without [DONE], by a
+	                                stop_after_chunks or by the server's stop),
 	                                "stall" (went silent; closed or ended by a
 	                                stream_idle_timeout frame), "client_gone" (the client
 	                                closed first); NULL = not a stream */
@@ -107,10 +108,12 @@ enum fa_rc fa_attempt_from_json(const cJSON *obj, struct fa_attempt *out,
 struct fa_journal;
 
 /*
- * A new, empty journal. @path NULL keeps it in memory only; "-" also
- * streams each line to stdout as it is appended; anything else is a file
- * created or truncated (FA_EIO "PATH: cannot open: strerror"). Every
- * appended line is written and flushed at once.
+ * A new, empty journal. @path NULL keeps it in memory only; anything else
+ * is a file created or truncated (FA_EIO "PATH: cannot open: strerror"),
+ * "-" included: stdout is never the journal's file, since a reader there
+ * could stall every append; a live view of the journal is a sink writing
+ * to a feed (follow.h, livefeed.h). Every appended line is written and
+ * flushed at once.
  */
 enum fa_rc fa_journal_new(const char *path, struct fa_journal **out,
 			  struct fa_err *err);
@@ -124,7 +127,9 @@ void fa_journal_free(struct fa_journal *j);
  * file, "prev" included, without the newline (both borrowed for the call).
  * It runs with the journal's lock held, after the file's line is written,
  * so entries reach it one at a time in seq order whatever thread finished
- * them; it must not call back into the journal.
+ * them; it must not call back into the journal, and must not wait on
+ * anything outside the process (a reader of stdout, say): every attempt
+ * being appended waits for it.
  */
 typedef void (*fa_journal_sink_fn)(void *ctx, const struct fa_attempt *a,
 				   const char *line, size_t len);

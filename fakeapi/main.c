@@ -1,14 +1,17 @@
 /* main.c -- the fakeapi program: serve a scenario, or verify a journal. */
 #include <getopt.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "follow.h"
 #include "journal.h"
+#include "livefeed.h"
 #include "log.h"
 #include "provider.h"
 #include "scenario.h"
@@ -40,6 +43,11 @@ static const char usage[] =
 	"                        start; `-` or `---` = none). With --journal - the\n"
 	"                        text replaces the JSONL on stdout; with --journal\n"
 	"                        FILE the file still gets the JSONL\n"
+	"                        Live lines never hold the server up: a reader of\n"
+	"                        stdout that falls 100000 lines (8 MiB) behind\n"
+	"                        misses the newer ones (a warning on stderr counts\n"
+	"                        them; the journal file and GET /_fakeapi/journal\n"
+	"                        keep all)\n"
 	"  -t, --threads N       server threads, 2..64 (default 4)\n"
 	"      --seed N          seed for random choices, 0..2^53-1 (default 1)\n"
 	"\n"
@@ -99,8 +107,8 @@ int main(int argc, char **argv)
 	unsigned long long port = 0, threads = 4, seed = 1;
 	struct fa_scenario *sc = NULL;
 	struct fa_journal *journal = NULL;
-	struct fa_follow follow = { .fp = stdout, .text = true, .scenario = NULL };
-	bool follow_on = false;
+	struct fa_follow follow = { .feed = NULL, .text = true, .scenario = NULL };
+	bool follow_on = false, live = false;
 	struct fa_provider *p = NULL;
 	struct fa_server *srv = NULL;
 	struct fa_err err = { 0 };
@@ -108,6 +116,8 @@ int main(int argc, char **argv)
 	enum fa_rc rc;
 	int sig, opt, status = 2;
 
+	if (!fa_livefeed_std_fds_open())
+		return 1;
 	fa_log_init();
 	if (argc >= 2 && strcmp(argv[1], "verify-journal") == 0)
 		return verify_journal(argc, argv);
@@ -152,15 +162,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fakeapi: %s\n", err.msg);
 		goto out;
 	}
-	/* --follow's text takes stdout's place of the JSONL stream */
-	if (follow_on && journal_path != NULL && strcmp(journal_path, "-") == 0)
+	/* stdout's JSONL (--journal -) or text (--follow) comes from a sink:
+	 * the journal itself never waits for a reader */
+	if (journal_path != NULL && strcmp(journal_path, "-") == 0) {
 		journal_path = NULL;
+		live = true;
+		follow.text = follow_on;
+	}
+	live = live || follow_on;
 	if (fa_journal_new(journal_path, &journal, &err) != FA_OK) {
 		fprintf(stderr, "fakeapi: %s\n", err.msg);
 		goto out;
 	}
-	if (follow_on)
-		fa_journal_set_sink(journal, fa_follow_sink, &follow);
 	/* Block the stop signals before any thread starts, so every thread
 	 * inherits the mask and only sigwait() below sees them. */
 	sigemptyset(&set);
@@ -168,6 +181,13 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (live) {
+		follow.feed = fa_livefeed_new(STDOUT_FILENO, 0, 0, "fakeapi",
+					      journal_path != NULL
+					      ? "the journal file and GET /_fakeapi/journal are complete"
+					      : "GET /_fakeapi/journal is complete");
+		fa_journal_set_sink(journal, fa_follow_sink, &follow);
+	}
 	p = fa_provider_new(sc, journal, seed, fa_clock_mono_us());
 	rc = fa_server_start(p, &(struct fa_server_opts){ .bind = bind, .port = (unsigned)port,
 							  .threads = (unsigned)threads },
@@ -187,6 +207,8 @@ out:
 	fa_server_stop(srv);
 	fa_provider_free(p);
 	fa_journal_free(journal);
+	/* what a stuck reader has not taken within the drain time is lost */
+	fa_livefeed_free(follow.feed);
 	fa_scenario_free(sc);
 	return status;
 }

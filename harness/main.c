@@ -1,5 +1,6 @@
 /* main.c -- fakeapi-harness: the command line around hx_run_suite(). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <libgen.h>
@@ -22,6 +23,7 @@
 #include "grade.h"
 #include "import.h"
 #include "known_failing.h"
+#include "livefeed.h"
 #include "log.h"
 #include "report.h"
 #include "result.h"
@@ -112,12 +114,13 @@ static const char usage_text[] =
 	"    gets every unfinished task again (exec mode: the killed task's\n"
 	"    command runs again).\n"
 	"\n"
-	"    replay SCENARIO is run with the scenario required: the same options\n"
-	"    and reports. import-har turns a HAR 1.2 capture, import-journal a\n"
-	"    journal fakeapi recorded, into a scenario (stdout, or -o FILE) that\n"
-	"    answers the same way: routes per method and path template, the\n"
-	"    responses in order, a task per request sent at its original offset;\n"
-	"    secret headers are dropped (docs/import.md).\n"
+	"    replay SCENARIO is run with the file required (a suite works too):\n"
+	"    the same options and reports. import-har turns a HAR 1.2 capture,\n"
+	"    import-journal a journal fakeapi recorded, into a scenario (stdout,\n"
+	"    or -o FILE) that answers the same way: routes per method and path\n"
+	"    template, the responses in order, a task per request sent at its\n"
+	"    original offset; secret headers are dropped, credential-like query\n"
+	"    parameters and body members redacted (docs/import.md).\n"
 	"\n"
 	"OPTIONS\n"
 	"    --client COMMAND\n"
@@ -172,10 +175,13 @@ static const char usage_text[] =
 	"        as the provider completes it, one JSON line each: the\n"
 	"        journal's line with a first member \"scenario\" (the scenario\n"
 	"        id) put in front, {\"scenario\": ID, \"seq\": 1, ...}. Each line\n"
-	"        is whole and flushed at once; with --jobs > 1 the scenarios'\n"
-	"        lines interleave. The text report then goes to stderr; not\n"
-	"        with --report-json - or --junit -. --journal-dir files are the\n"
-	"        same with or without it.\n"
+	"        is whole; with --jobs > 1 the scenarios' lines interleave.\n"
+	"        The lines never hold the provider up: a reader of stdout that\n"
+	"        falls 100000 lines (8 MiB) behind misses the newer ones (a\n"
+	"        warning on stderr counts them), and at the end it gets 2 s to\n"
+	"        take the rest. The text report then goes to stderr; not with\n"
+	"        --report-json - or --junit -. --journal-dir files and the\n"
+	"        report are the same with or without it.\n"
 	"    --follow\n"
 	"        As --journal -, but one line of text per attempt, the\n"
 	"        scenario id in brackets first:\n"
@@ -583,7 +589,7 @@ static int run(const struct cli *c, const char *path)
 		.min_level = c->min_level,
 		.progress = c->quiet ? NULL : stderr,
 		.strict = c->strict,
-		.live = c->journal_stdout || c->follow ? stdout : NULL,
+		.live = NULL, /* set below, once the suite loads */
 		.live_text = c->follow,
 	};
 	struct fa_err err = { { 0 } };
@@ -608,8 +614,15 @@ static int run(const struct cli *c, const char *path)
 			suite->id, suite->version[0] ? suite->version : "-",
 			suite->n_scenarios, suite->n_scenarios == 1 ? "" : "s", c->seed,
 			c->repeat > 1 ? " and up" : "");
+	if (c->journal_stdout || c->follow)
+		opts.live = fa_livefeed_new(STDOUT_FILENO, 0, 0, PROG, c->journal_dir != NULL
+					    ? "the --journal-dir files and the report are complete"
+					    : "the report is complete");
 	if (!run_all(c, suite, &opts, &rep, &res))
 		goto out;
+	/* the live lines end before the report: a stuck reader gets a
+	 * bounded drain, then the run goes on without it */
+	fa_livefeed_close(opts.live, FA_LIVEFEED_DRAIN_MS);
 	if (c->repeat > 0) {
 		/* the whole repeat's verdict: the lowest level, the worst code */
 		res.repeat = &rep;
@@ -635,6 +648,7 @@ static int run(const struct cli *c, const char *path)
 	}
 	hx_run_result_release(&res);
 out:
+	fa_livefeed_free(opts.live);
 	hx_repeat_release(&rep);
 	hx_known_failing_free(kf);
 	fa_suite_free(suite);
@@ -648,6 +662,8 @@ int main(int argc, char **argv)
 	char *path = NULL, *client = NULL;
 	int code;
 
+	if (!fa_livefeed_std_fds_open())
+		return 2;
 	fa_log_init();
 	if (argc < 2)
 		return usage_error("what to do? expected 'run'");

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "livefeed.h"
 #include "rc.h"
 #include "result.h"
 #include "scenario.h"
@@ -27,9 +28,11 @@ struct hx_run_opts {
 	unsigned jobs;             /* scenarios run at once, >= 1 */
 	int min_level;             /* --min-level, 0..4 */
 	FILE *progress;            /* a line per scenario start and finish; NULL = quiet */
-	FILE *live;                /* run --journal - / --follow: every scenario's attempts
+	struct fa_livefeed *live;  /* run --journal - / --follow: every scenario's attempts
 	                              as they complete, one line each (follow.h), marked
-	                              with the scenario id; NULL = none */
+	                              with the scenario id, queued on this feed (stdout's;
+	                              livefeed.h), which never makes a scenario wait;
+	                              borrowed; NULL = none */
 	bool live_text;            /* --follow: text lines ("[ID] +1.234s  #5 ...");
 	                              false: JSONL ({"scenario": ID, ...journal line}) */
 	bool strict;               /* --strict: recommended checks count as required */

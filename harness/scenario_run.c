@@ -545,7 +545,7 @@ static void live_line(void *ctx, const struct fa_attempt *a, const char *line,
 		      size_t len)
 {
 	const struct scen *s = ctx;
-	struct fa_follow f = { .fp = s->opts->live, .text = s->opts->live_text,
+	struct fa_follow f = { .feed = s->opts->live, .text = s->opts->live_text,
 			       .scenario = s->sc->id };
 
 	fa_follow_sink(&f, a, line, len);

@@ -9,7 +9,11 @@ import json
 import os
 import re
 import select
+import signal
 import subprocess
+import time
+import urllib.error
+import urllib.request
 
 SCENARIO = {
     "id": "follow-live",
@@ -196,3 +200,127 @@ def test_harness_help_documents_live_options(harness_bin):
     out = subprocess.run([harness_bin, "--help"], capture_output=True, text=True)
     assert out.returncode == 0
     assert "--journal -" in out.stdout and "--follow" in out.stdout
+
+
+def test_fakeapi_with_stdout_closed_keeps_the_journal_file_clean(fakeapi_bin, tmp_path):
+    # stdout closed: the journal file must not take its fd and get its lines
+    scen = tmp_path / "follow-live.json"
+    scen.write_text(json.dumps(SCENARIO))
+    journal = tmp_path / "closed.jsonl"
+    env = dict(os.environ, FAKEAPI_LOG="info")
+    proc = subprocess.Popen(
+        ["sh", "-c", 'exec "$0" "$@" >&-', fakeapi_bin, "--scenario", str(scen),
+         "--port", "0", "--journal", str(journal), "--follow"],
+        stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    try:
+        port = None
+        while port is None:
+            line = proc.stderr.readline().decode()
+            assert line, "fakeapi ended before listening"
+            m = re.search(r"event=listen .*port=(\d+)", line)
+            port = m and int(m.group(1))
+        for i in range(1, 3):
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/records/{i}?fa_task=t{i}",
+                                         headers={"Authorization": "Bearer sk-follow-ops-1"})
+            try:
+                urllib.request.urlopen(req, timeout=10).read()
+            except urllib.error.HTTPError as e:
+                assert e.code == 429
+        # the journal line of the second is appended as its connection ends
+        deadline = time.monotonic() + 10
+        while len(journal.read_text().splitlines()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err.decode()
+    lines = journal.read_text().splitlines()
+    assert [json.loads(line)["seq"] for line in lines] == [1, 2], lines
+    verify = subprocess.run([fakeapi_bin, "verify-journal", str(journal)],
+                            capture_output=True, text=True)
+    assert verify.returncode == 0 and verify.stdout.startswith("ok 2 lines"), verify
+
+
+def test_harness_with_stdout_closed_keeps_journal_dir_clean(harness_bin, fakeapi_bin, tmp_path):
+    scen = tmp_path / "follow-harness.json"
+    scen.write_text(json.dumps(HX_SCENARIO))
+    jdir = tmp_path / "journals"
+    jdir.mkdir()
+    env = dict(os.environ)
+    env.pop("FAKEAPI_LOG", None)
+    r = subprocess.run(["sh", "-c", 'exec "$0" "$@" >&-', harness_bin, "run", "--exec", CURL,
+                        "--seed", "1", "--follow", "-q", "--journal-dir", str(jdir), str(scen)],
+                       stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                       timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    lines = (jdir / "follow-harness.jsonl").read_text().splitlines()
+    assert len(lines) >= 3
+    assert all(line.startswith("{") for line in lines), lines  # no "[follow-harness] +..."
+    verify = subprocess.run([fakeapi_bin, "verify-journal", str(jdir / "follow-harness.jsonl")],
+                            capture_output=True, text=True)
+    assert verify.returncode == 0 and verify.stdout.startswith(f"ok {len(lines)} lines"), verify
+
+
+def test_fakeapi_stuck_stdout_reader_never_stalls_the_provider(provider, monkeypatch):
+    # a queue of 20 lines (the test knob) and long lines: the pipe and the
+    # queue are full after a few dozen attempts, and nobody reads after the
+    # first line
+    monkeypatch.setenv("FAKEAPI_LIVE_QUEUE_LINES", "20")
+    p = provider(SCENARIO, extra=("--follow",))
+    pad = "x" * 1000
+    for i in range(200):
+        status, _, _ = p.request("GET", f"/v1/records/{i}?fa_task={pad}{i}",
+                                 key="sk-follow-ops-1", timeout=5)
+        assert status in (200, 429)
+    assert p.journal()["count"] == 200
+    t0 = time.monotonic()
+    code, err = p.stop()
+    # the writer gets 2 s to drain, then the provider exits anyway
+    assert time.monotonic() - t0 < 6, err
+    assert code == 0, err
+    assert ("fakeapi: live journal: the reader of stdout is too slow; 1 line not shown; "
+            "the journal file and GET /_fakeapi/journal are complete") in err
+    m = re.search(r"fakeapi: live journal: (\d+) lines not shown \(the reader of stdout was "
+                  r"too slow or gone\)", err)
+    assert m and int(m.group(1)) > 100, err
+    # the journal file misses nothing
+    lines = p.journal_path.read_text().splitlines()
+    assert [json.loads(line)["seq"] for line in lines] == list(range(1, 201))
+
+
+def fill_pipe(w):
+    """Fill the pipe whose write end is @w, so that its next write waits."""
+    os.set_blocking(w, False)
+    try:
+        while True:
+            os.write(w, b"." * 4096)
+    except BlockingIOError:
+        pass
+    os.set_blocking(w, True)
+
+
+def test_harness_stuck_stdout_reader_never_changes_the_verdicts(harness_bin, tmp_path):
+    scen = tmp_path / "follow-harness.json"
+    scen.write_text(json.dumps(HX_SCENARIO))
+    env = dict(os.environ, FAKEAPI_LIVE_QUEUE_LINES="2")
+    env.pop("FAKEAPI_LOG", None)
+    r, w = os.pipe()
+    try:
+        fill_pipe(w)  # the very first live line waits for a reader that never comes
+        t0 = time.monotonic()
+        run = subprocess.run([harness_bin, "run", "--exec", CURL, "--seed", "1", "--journal", "-",
+                              "-q", str(scen)],
+                             stdin=subprocess.DEVNULL, stdout=w, stderr=subprocess.PIPE,
+                             text=True, timeout=60, env=env)
+        elapsed = time.monotonic() - t0
+    finally:
+        os.close(w)
+        os.close(r)
+    assert run.returncode == 0, run.stderr
+    assert "exit code 0" in run.stderr
+    assert not [line for line in run.stderr.splitlines() if line.lstrip().startswith("FAIL")]
+    assert elapsed < 30, elapsed
+    assert ("fakeapi-harness: live journal: the reader of stdout is too slow; 1 line not shown; "
+            "the report is complete") in run.stderr
+    assert re.search(r"live journal: \d+ lines? not shown \(the reader of stdout was too slow "
+                     r"or gone\)", run.stderr), run.stderr

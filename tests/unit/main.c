@@ -39,6 +39,7 @@
 	X(shape)        \
 	X(chat)         \
 	X(follow)       \
+	X(livefeed)     \
 	X(har)          \
 	X(recording)
 

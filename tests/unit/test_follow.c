@@ -153,6 +153,21 @@ static void line_stays_one_line(void)
 	fa_attempt_release(&a);
 }
 
+static void line_shows_bytes_not_utf8_as_question_marks(void)
+{
+	struct fa_attempt a;
+	char *line;
+
+	fill_bare(&a);
+	a.task = fa_xstrdup("t\xff" "1");
+	a.path = fa_xstrdup("/r\xc3\xa9\xc3/\xe2\x82");
+	line = fa_follow_line(&a);
+	/* valid UTF-8 (the é) stays, each broken byte becomes one '?' */
+	CU_ASSERT_STRING_EQUAL(line, "+0.000s  #0  t?1  - /r\xc3\xa9?/??  ---  -");
+	free(line);
+	fa_attempt_release(&a);
+}
+
 /* The whole content of @fp, a new string. */
 static char *slurp(FILE *fp)
 {
@@ -177,7 +192,7 @@ static char *run_sink(struct fa_follow *f, char **file_text)
 	struct fa_journal *j = NULL;
 	struct fa_err err = { "" };
 	struct fa_attempt a;
-	FILE *in;
+	FILE *in, *live;
 	char *out;
 	int fd;
 
@@ -186,8 +201,9 @@ static char *run_sink(struct fa_follow *f, char **file_text)
 	fd = mkstemp(path);
 	CU_ASSERT_FATAL(fd >= 0);
 	close(fd);
-	f->fp = tmpfile();
-	CU_ASSERT_PTR_NOT_NULL_FATAL(f->fp);
+	live = tmpfile();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(live);
+	f->feed = fa_livefeed_new(fileno(live), 0, 0, "unit-tests", "test");
 	CU_ASSERT_FATAL(fa_journal_new(path, &j, &err) == FA_OK);
 	fa_journal_set_sink(j, fa_follow_sink, f);
 	for (int i = 0; i < 3; i++) {
@@ -205,8 +221,12 @@ static char *run_sink(struct fa_follow *f, char **file_text)
 	*file_text = slurp(in);
 	fclose(in);
 	unlink(path);
-	out = slurp(f->fp);
-	fclose(f->fp);
+	/* the feed's writer has written everything once it is closed */
+	CU_ASSERT_EQUAL(fa_livefeed_close(f->feed, 5000), 0);
+	fa_livefeed_free(f->feed);
+	f->feed = NULL;
+	out = slurp(live);
+	fclose(live);
 	return out;
 }
 
@@ -285,6 +305,8 @@ void test_follow_register(void)
 	CU_add_test(s, "follow__line_shows_past_pause_delivery_and_stream",
 		    line_shows_past_pause_delivery_and_stream);
 	CU_add_test(s, "follow__line_stays_one_line", line_stays_one_line);
+	CU_add_test(s, "follow__line_shows_bytes_not_utf8_as_question_marks",
+		    line_shows_bytes_not_utf8_as_question_marks);
 	CU_add_test(s, "follow__sink_jsonl_is_the_journal_line",
 		    sink_jsonl_is_the_journal_line);
 	CU_add_test(s, "follow__sink_jsonl_puts_scenario_first",

@@ -11,6 +11,7 @@
 #include "import.h"
 #include "route.h"
 #include "jsontext.h"
+#include "redact.h"
 #include "retry_after.h"
 #include "scenario.h"
 #include "schema.h"
@@ -37,38 +38,25 @@ struct har {
 	size_t filtered;    /* entries --host or --path-prefix left out */
 	size_t no_response; /* entries with status 0, skipped */
 	size_t dropped;     /* non-JSON bodies dropped */
+	size_t unfit;       /* entries whose path no route can answer, skipped */
+	size_t query_redacted;      /* task query parameter values redacted */
+	struct hx_redact_stats red; /* body members and header URLs redacted */
 };
 
-/* Headers never copied: hop-by-hop ones (RFC 9110 §7.6.1), those the
- * server writes itself, and those that carry credentials. */
+/* Headers never copied: hop-by-hop ones (RFC 9110 §7.6.1) and those the
+ * server writes itself; those that carry credentials (Authorization,
+ * Cookie, X-Api-Key, WWW-Authenticate...) are hx_redact_name()'s. */
 static const char *const dropped_headers[] = {
 	"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
-	"content-length", "content-encoding", "date",
-	"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key",
-	NULL,
+	"content-length", "content-encoding", "date", NULL,
 };
-
-/* Whether a header or body member named @name may hold a credential:
- * api-key, api_key, apikey, token, secret or password in any case. */
-static bool secret_name(const char *name)
-{
-	static const char *const words[] = { "apikey", "api-key", "api_key", "token", "secret",
-					     "password", NULL };
-	size_t n = strlen(name);
-
-	for (size_t i = 0; i < n; i++)
-		for (size_t w = 0; words[w] != NULL; w++)
-			if (strncasecmp(name + i, words[w], strlen(words[w])) == 0)
-				return true;
-	return false;
-}
 
 static bool header_dropped(const char *name)
 {
 	for (size_t i = 0; dropped_headers[i] != NULL; i++)
 		if (strcasecmp(name, dropped_headers[i]) == 0)
 			return true;
-	return strncasecmp(name, "proxy-", 6) == 0 || secret_name(name);
+	return strncasecmp(name, "proxy-", 6) == 0 || hx_redact_name(name, strlen(name), false);
 }
 
 /* An HTTP token (RFC 9110 §5.6.2): what a scenario's header name must be. */
@@ -84,19 +72,6 @@ static bool is_token(const char *s)
 			return false;
 	}
 	return true;
-}
-
-/* Replace the string value of every member whose name looks like a
- * credential with "redacted", at any depth. */
-static void redact(cJSON *v)
-{
-	for (cJSON *c = v != NULL ? v->child : NULL; c != NULL; c = c->next) {
-		if (cJSON_IsObject(v) && c->string != NULL && secret_name(c->string) &&
-		    cJSON_IsString(c))
-			cJSON_SetValuestring(c, "redacted");
-		else
-			redact(c);
-	}
 }
 
 /* startedDateTime: YYYY-MM-DDTHH:MM:SS[.fraction][Z|+HH:MM|-HH:MM|+HHMM]
@@ -207,59 +182,6 @@ static const cJSON *want(struct fa_schema *s, const cJSON *obj, const char *key,
 	return v;
 }
 
-/* Encode the bytes a task path may not hold (blanks, controls, "#",
- * non-ASCII) as %XX. A new string. */
-static char *encode_bad(const char *s)
-{
-	char *out = fa_xmalloc(strlen(s) * 3 + 1);
-	size_t o = 0;
-
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c <= 0x20 || c >= 0x7F || c == '#') {
-			out[o++] = '%';
-			out[o++] = "0123456789ABCDEF"[c >> 4];
-			out[o++] = "0123456789ABCDEF"[c & 15];
-		} else {
-			out[o++] = (char)c;
-		}
-	}
-	out[o] = '\0';
-	return out;
-}
-
-/* The query @q (after "?", may be NULL) without fa_task parameters, or
- * NULL when none is left. A new string. */
-static char *strip_fa_task(const char *q)
-{
-	char *out, *tok, *rest, *copy;
-	size_t o = 0;
-
-	if (q == NULL || *q == '\0')
-		return NULL;
-	copy = fa_xstrdup(q);
-	out = fa_xmalloc(strlen(q) + 1);
-	for (tok = copy; tok != NULL; tok = rest) {
-		rest = strchr(tok, '&');
-		if (rest != NULL)
-			*rest++ = '\0';
-		if (*tok == '\0' || strcmp(tok, "fa_task") == 0 || strncmp(tok, "fa_task=", 8) == 0)
-			continue;
-		if (o > 0)
-			out[o++] = '&';
-		memcpy(out + o, tok, strlen(tok));
-		o += strlen(tok);
-	}
-	out[o] = '\0';
-	free(copy);
-	if (o == 0) {
-		free(out);
-		return NULL;
-	}
-	return out;
-}
-
 /* Whether --host and --path-prefix keep @host (lower case, port
  * included) and @path. */
 static bool kept(const struct hx_import_opts *o, const char *host, const char *path)
@@ -291,7 +213,7 @@ static cJSON *body_json(struct har *h, const char *text, size_t len, const char 
 		h->dropped++;
 		return NULL;
 	}
-	redact(v);
+	hx_redact_json(v, &h->red);
 	return v;
 }
 
@@ -337,8 +259,13 @@ static enum fa_rc copy_headers(struct har *h, const cJSON *arr, int64_t sent_us,
 		if (strcasecmp(name->valuestring, "retry-after") == 0 &&
 		    cJSON_HasObjectItem(resp, "retry_after"))
 			continue;
-		if (hx_import_value_ok(value->valuestring))
-			cJSON_AddStringToObject(hdrs, name->valuestring, value->valuestring);
+		if (hx_import_value_ok(value->valuestring)) {
+			/* Location: ...?code=, Link: <...?access_token=> */
+			char *v = hx_redact_text(value->valuestring, false, &h->red);
+
+			cJSON_AddStringToObject(hdrs, name->valuestring, v);
+			free(v);
+		}
 	}
 	if (hdrs->child != NULL) {
 		/* headers come before the retry_after that may be in already */
@@ -455,7 +382,8 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 {
 	const cJSON *req, *url, *method, *started, *post, *ptext;
 	const char *u, *auth, *path_start, *q, *frag;
-	char *host = NULL, *path = NULL, *query = NULL, *url_nofrag = NULL;
+	char *host = NULL, *path = NULL, *raw_path = NULL, *url_nofrag = NULL;
+	char why[160];
 	struct entry e = { .index = i };
 	int status = 0;
 	size_t m;
@@ -477,8 +405,16 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 					  "0123456789+-.");
 
 		fa_schema_enter(&h->s, "url");
-		if (scheme == 0 || u[scheme] != ':')
-			return fa_schema_fail_got(&h->s, url, "an absolute http:// or https:// URL");
+		if (scheme == 0 || u[scheme] != ':') {
+			/* the message shows the URL: not its credentials */
+			char *red = hx_redact_text(u, false, NULL);
+			cJSON *shown = cJSON_CreateString(red);
+
+			fa_schema_fail_got(&h->s, shown, "an absolute http:// or https:// URL");
+			cJSON_Delete(shown);
+			free(red);
+			return FA_EINVAL;
+		}
 		/* data:, blob:, ws: and extension URLs are no HTTP exchange */
 		hx_import_warn(h->warn, "%s: %s: a %.*s: URL is no HTTP request: left out",
 			       h->s.file, h->s.path, (int)scheme, u);
@@ -495,8 +431,15 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 	for (char *p = host; *p != '\0'; p++)
 		*p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
 	q = strchr(url_nofrag + (path_start - u), '?');
-	path = *path_start == '/' ? fa_xstrndup(path_start, strcspn(path_start, "?#"))
-				  : fa_xstrdup("/");
+	if (!hx_import_authority_ok(host, strlen(host), why, sizeof(why))) {
+		fa_schema_enter(&h->s, "url");
+		fa_schema_fail(&h->s, "not a URL's host and port: %s", why);
+		goto out;
+	}
+	/* clients resolve dot segments before sending (RFC 3986 §5.2.4) */
+	raw_path = *path_start == '/' ? fa_xstrndup(path_start, strcspn(path_start, "?#"))
+				      : fa_xstrdup("/");
+	path = hx_import_remove_dots(raw_path);
 	if (!kept(h->opts, host, path)) {
 		h->filtered++;
 		rc = FA_OK;
@@ -512,6 +455,17 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 		fa_schema_fail_got(&h->s, method, "one of GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS");
 		goto out;
 	}
+	if (hx_import_path_unfit(path) != NULL) {
+		hx_import_warn(h->warn, "%s: %s.url: the path holds %s: skipped (no route could "
+			       "answer it as a client sends it)", h->s.file, h->s.path,
+			       hx_import_path_unfit(path));
+		h->unfit++;
+		rc = FA_OK;
+		goto out;
+	}
+	if (strcmp(raw_path, path) != 0)
+		hx_import_warn(h->warn, "%s: %s.url: %s is sent as %s (dot segments resolved, as "
+			       "clients do)", h->s.file, h->s.path, raw_path, path);
 	e.method = fa_xstrdup(method->valuestring);
 	e.tmpl = hx_import_template(path, true);
 	if (e.tmpl == NULL) {
@@ -524,12 +478,15 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 		fa_schema_fail(&h->s, "a path under /_fakeapi/, which the provider keeps for itself");
 		goto out;
 	}
-	query = strip_fa_task(q != NULL ? q + 1 : NULL);
 	{
-		char *raw = query != NULL ? fa_xasprintf("%s?%s", path, query) : fa_xstrdup(path);
+		struct hx_redact_stats qs = { 0 };
 
-		e.task_path = encode_bad(raw);
-		free(raw);
+		e.task_path = hx_import_task_path(path, q != NULL ? q + 1 : NULL, &qs);
+		if (qs.n > 0)
+			hx_import_warn(h->warn, "%s: %s.url: the value of query parameter%s %s "
+				       "redacted (a credential's name)", h->s.file, h->s.path,
+				       qs.n == 1 ? "" : "s", qs.names);
+		h->query_redacted += qs.n;
 	}
 	post = want(&h->s, req, "postData", cJSON_Object, "object", false);
 	ptext = post != NULL ? want(&h->s, post, "text", cJSON_String, "string", false) : NULL;
@@ -577,7 +534,7 @@ out:
 	cJSON_Delete(e.response);
 	free(host);
 	free(path);
-	free(query);
+	free(raw_path);
 	free(url_nofrag);
 	return rc;
 }
@@ -748,8 +705,8 @@ enum fa_rc hx_har_convert(const char *text, size_t len, const char *name,
 	fa_schema_leave(&h.s, mark);
 	if (h.n == 0) {
 		fa_err_set(err, "%s: $.log.entries: no entry to import (%zu read, %zu left out by "
-			   "--host, --path-prefix or their scheme, %zu without a final response)",
-			   name, i, h.filtered, h.no_response);
+			   "--host, --path-prefix or their scheme, %zu without a final response, %zu with "
+			   "a path no route can answer)", name, i, h.filtered, h.no_response, h.unfit);
 		goto out;
 	}
 	sc = cJSON_CreateObject();
@@ -775,13 +732,16 @@ enum fa_rc hx_har_convert(const char *text, size_t len, const char *name,
 		cJSON_AddItemToObject(sc, "harness", harness);
 	free(comment);
 	comment = fa_xasprintf("imported from %s (%zu entr%s, %zu route%s, %zu task%s) by "
-			       "fakeapi-harness import-har%s%s%s", hx_import_basename(name), h.n,
+			       "fakeapi-harness import-har%s%s%s%s%s", hx_import_basename(name), h.n,
 			       h.n == 1 ? "y" : "ies", n_routes, n_routes == 1 ? "" : "s", n_tasks,
 			       n_tasks == 1 ? "" : "s",
 			       h.filtered > 0 ? "; entries left out by --host, --path-prefix or their "
 						"scheme" : "",
 			       h.no_response > 0 ? "; entries without a final response skipped" : "",
-			       h.dropped > 0 ? "; bodies that are not JSON left out" : "");
+			       h.dropped > 0 ? "; bodies that are not JSON left out" : "",
+			       h.unfit > 0 ? "; entries with a path no route can answer skipped" : "",
+			       h.query_redacted > 0 ? "; credential-like query parameter values "
+						      "redacted" : "");
 	cJSON_ReplaceItemInObject(sc, "comment", cJSON_CreateString(comment));
 	*out = sc;
 	sc = NULL;

@@ -11,6 +11,7 @@
 #include "import.h"
 #include "jsontext.h"
 #include "recording.h"
+#include "redact.h"
 #include "route.h"
 #include "scenario.h"
 #include "schema.h"
@@ -44,21 +45,10 @@ void hx_import_warnings_release(struct hx_import_warnings *w)
 	w->n = 0;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool is_hex(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (hexval((unsigned char)s[i]) < 0)
+		if (hx_redact_hexval((unsigned char)s[i]) < 0)
 			return false;
 	return true;
 }
@@ -116,8 +106,8 @@ static char *pct_decode(const char *s, size_t n)
 		int hi, lo;
 
 		if (s[i] == '%' && i + 2 < n &&
-		    (hi = hexval((unsigned char)s[i + 1])) >= 0 &&
-		    (lo = hexval((unsigned char)s[i + 2])) >= 0 && (hi | lo) != 0) {
+		    (hi = hx_redact_hexval((unsigned char)s[i + 1])) >= 0 &&
+		    (lo = hx_redact_hexval((unsigned char)s[i + 2])) >= 0 && (hi | lo) != 0) {
 			out[o++] = (char)(hi * 16 + lo);
 			i += 2;
 		} else {
@@ -130,9 +120,11 @@ static char *pct_decode(const char *s, size_t n)
 
 char *hx_import_template(const char *path, bool decode)
 {
+	/* the provider decodes the whole path, then splits it: a %2F splits */
+	char *dec = decode ? pct_decode(path, strlen(path)) : NULL;
 	size_t cap = strlen(path) * 2 + 16, len = 0;
 	char *out = fa_xmalloc(cap);
-	const char *p = path;
+	const char *p = dec != NULL ? dec : path;
 	int params = 0;
 
 	if (*p == '/')
@@ -140,7 +132,7 @@ char *hx_import_template(const char *path, bool decode)
 	out[0] = '\0';
 	for (;;) {
 		size_t n = strcspn(p, "/");
-		char *seg = decode ? pct_decode(p, n) : fa_xstrndup(p, n);
+		char *seg = fa_xstrndup(p, n);
 
 		out = fa_xgrow(out, &cap, len + strlen(seg) + 16, 64);
 		out[len++] = '/';
@@ -148,6 +140,7 @@ char *hx_import_template(const char *path, bool decode)
 			if (++params > FA_ROUTE_MAX_PARAMS) {
 				free(seg);
 				free(out);
+				free(dec);
 				return NULL;
 			}
 			len += (size_t)(params == 1 ? snprintf(out + len, cap - len, "{id}")
@@ -162,6 +155,187 @@ char *hx_import_template(const char *path, bool decode)
 			break;
 		p += n + 1;
 	}
+	free(dec);
+	return out;
+}
+
+char *hx_import_remove_dots(const char *path)
+{
+	size_t n = strlen(path), o = 0;
+	char *out = fa_xmalloc(n + 2);
+	const char *p = path;
+
+	/* segment by segment: "." goes, ".." takes the one before with it; a
+	 * last "." or ".." leaves the trailing "/" (RFC 3986 §5.2.4) */
+	if (*p == '/')
+		p++;
+	for (;;) {
+		size_t sl = strcspn(p, "/");
+		bool last = p[sl] == '\0';
+
+		if (sl == 1 && p[0] == '.') {
+			if (last)
+				out[o++] = '/';
+		} else if (sl == 2 && p[0] == '.' && p[1] == '.') {
+			while (o > 0 && out[--o] != '/')
+				;
+			if (last)
+				out[o++] = '/';
+		} else {
+			out[o++] = '/';
+			memcpy(out + o, p, sl);
+			o += sl;
+		}
+		if (last)
+			break;
+		p += sl + 1;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = '\0';
+	return out;
+}
+
+const char *hx_import_path_unfit(const char *path)
+{
+	char *dec;
+	const char *why = NULL;
+
+	for (const char *p = path; *p != '\0'; p++)
+		if (p[0] == '%' && p[1] == '0' && p[2] == '0')
+			return "a %00, at which the provider's path ends";
+	dec = pct_decode(path, strlen(path));
+	for (const char *p = dec; *p != '\0' && why == NULL; p = p + strcspn(p, "/")) {
+		size_t sl;
+
+		p += *p == '/';
+		sl = strcspn(p, "/");
+		if ((sl == 1 && p[0] == '.') || (sl == 2 && p[0] == '.' && p[1] == '.'))
+			why = "a \".\" or \"..\" segment once decoded (%2E, %2F), which clients "
+			      "resolve in different ways";
+		if (sl == 0 && *p == '\0')
+			break;
+	}
+	free(dec);
+	return why;
+}
+
+bool hx_import_authority_ok(const char *auth, size_t len, char *msg, size_t size)
+{
+	const char *port = NULL, *end = auth + len;
+
+	if (len == 0) {
+		snprintf(msg, size, "no host");
+		return false;
+	}
+	if (auth[0] == '[') {
+		const char *close = memchr(auth, ']', len);
+
+		if (close == NULL) {
+			snprintf(msg, size, "a host \"%.*s\" without its closing \"]\"", (int)len,
+				 auth);
+			return false;
+		}
+		if (close + 1 < end && close[1] != ':') {
+			snprintf(msg, size, "\"%.*s\" after the host \"%.*s\"",
+				 (int)(end - close - 1), close + 1, (int)(close + 1 - auth), auth);
+			return false;
+		}
+		port = close + 1 < end ? close + 2 : NULL;
+	} else {
+		for (const char *p = auth; p < end && port == NULL; p++) {
+			if (*p == '[' || *p == ']') {
+				snprintf(msg, size, "a host \"%.*s\" with a bracket", (int)len, auth);
+				return false;
+			}
+			if (*p == ':')
+				port = p + 1;
+		}
+		if (port == auth + 1) {
+			snprintf(msg, size, "no host before the port");
+			return false;
+		}
+	}
+	if (port != NULL && port < end) {
+		long v = 0;
+		size_t pl = (size_t)(end - port);
+
+		for (size_t i = 0; i < pl && v <= 65535; i++)
+			v = port[i] >= '0' && port[i] <= '9' ? v * 10 + (port[i] - '0') : 65536;
+		if (v < 1 || v > 65535) {
+			snprintf(msg, size, "port \"%.*s\", expected 1..65535", (int)pl, port);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Encode the bytes a task path may not hold (blanks, controls, "#",
+ * non-ASCII, a "%" that starts no escape) as %XX. A new string. */
+static char *encode_bad(const char *s)
+{
+	char *out = fa_xmalloc(strlen(s) * 3 + 1);
+	size_t o = 0;
+
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+		bool bad_pct = c == '%' && !(hx_redact_hexval((unsigned char)s[1]) >= 0 &&
+					     hx_redact_hexval((unsigned char)s[2]) >= 0);
+
+		if (c <= 0x20 || c >= 0x7F || c == '#' || bad_pct) {
+			out[o++] = '%';
+			out[o++] = "0123456789ABCDEF"[c >> 4];
+			out[o++] = "0123456789ABCDEF"[c & 15];
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* The query @q (after "?", may be NULL) without fa_task parameters, or
+ * NULL when none is left. A new string. */
+static char *strip_fa_task(const char *q)
+{
+	char *out, *tok, *rest, *copy;
+	size_t o = 0;
+
+	if (q == NULL || *q == '\0')
+		return NULL;
+	copy = fa_xstrdup(q);
+	out = fa_xmalloc(strlen(q) + 1);
+	for (tok = copy; tok != NULL; tok = rest) {
+		rest = strchr(tok, '&');
+		if (rest != NULL)
+			*rest++ = '\0';
+		if (*tok == '\0' || strcmp(tok, "fa_task") == 0 || strncmp(tok, "fa_task=", 8) == 0)
+			continue;
+		if (o > 0)
+			out[o++] = '&';
+		memcpy(out + o, tok, strlen(tok));
+		o += strlen(tok);
+	}
+	out[o] = '\0';
+	free(copy);
+	if (o == 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+char *hx_import_task_path(const char *path, const char *query, struct hx_redact_stats *st)
+{
+	char *q = strip_fa_task(query), *red = NULL, *raw, *out;
+
+	if (q != NULL)
+		red = hx_redact_text(q, true, st);
+	raw = red != NULL ? fa_xasprintf("%s?%s", path, red) : fa_xstrdup(path);
+	out = encode_bad(raw);
+	free(raw);
+	free(red);
+	free(q);
 	return out;
 }
 
@@ -396,10 +570,12 @@ static const char import_usage[] =
 	"routes by method and path template (numeric and UUID-like segments become\n"
 	"{id}); each route answers in the order of the capture; with a harness block\n"
 	"of one task per request, sent at its original offset. Secrets (Authorization,\n"
-	"Cookie, Set-Cookie, API-key headers, credential-like body members) and\n"
-	"hop-by-hop headers are dropped. The scenario is validated before it is\n"
-	"written; its comment says where it came from. Grade a client on it with\n"
-	"`" PROG " replay FILE --client CMD` (or run).\n"
+	"Cookie, Set-Cookie, API-key headers) and hop-by-hop headers are dropped;\n"
+	"credential-like body members and query parameters read \"redacted\". Dot\n"
+	"segments are resolved and a path is templated as the provider decodes it;\n"
+	"one no route could answer (%00) is skipped. The scenario is validated\n"
+	"before it is written; its comment says where it came from. Grade a client\n"
+	"on it with `" PROG " replay FILE --client CMD` (or run).\n"
 	"\n"
 	"  --host HOST         import-har: keep only this host (repeatable)\n"
 	"  --path-prefix P     keep only paths starting with P (repeatable)\n"

@@ -9,6 +9,7 @@
 #include <cJSON.h>
 
 #include "rc.h"
+#include "redact.h"
 
 /* The longest offset an imported task may start at, ms: the largest
  * "at_ms" a scenario allows (docs/scenario-format.md, events). */
@@ -50,18 +51,52 @@ void hx_import_warnings_release(struct hx_import_warnings *w);
 
 /*
  * The route template of @path (no query), or NULL when it has more than
- * FA_ROUTE_MAX_PARAMS segments to turn into parameters. Segments are
- * split at "/" and, with @decode, percent-decoded first (a HAR URL is
- * encoded; a journal's path is already decoded, as the provider matched
- * it). A segment becomes a parameter, {id}, {id2}, {id3}... in order,
+ * FA_ROUTE_MAX_PARAMS segments to turn into parameters. With @decode
+ * the whole path is percent-decoded first, as the provider decodes it
+ * before routing (a HAR URL is encoded; a journal's path is decoded
+ * already), so a %2F splits a segment; then it is split at "/". A segment becomes a parameter, {id}, {id2}, {id3}... in order,
  * when it is all digits; a UUID (8-4-4-4-12 hex digits); 16 or more
  * characters of [A-Za-z0-9_-] with at least one digit (hex digests,
  * base62 and prefixed ids such as "cus_4QFJqXQ9e8Bq2x"); or text a
  * template cannot hold literally (a space, a control character, "%",
- * "{", "}", "?", "#", "/" decoded from %2F, invalid UTF-8). Empty
+ * "{", "}", "?", "#", invalid UTF-8). Empty
  * segments stay ("/v1/" keeps its trailing slash). A new string.
  */
 char *hx_import_template(const char *path, bool decode);
+
+/*
+ * @path (absolute, as written in a URL) with its "." and ".." segments
+ * resolved as RFC 3986 §5.2.4 says and clients do before sending:
+ * "/v1/../../etc/passwd" is "/etc/passwd", "/v1/./x/." is "/v1/x/". Only
+ * literal dots count ("%2E" is left to hx_import_path_unfit). A new string.
+ */
+char *hx_import_remove_dots(const char *path);
+
+/*
+ * Why the URL path @path (percent-encoded, dots resolved) cannot be
+ * replayed as captured, or NULL when it can: a %00 (the provider's path
+ * ends there), or a "." or ".." segment once decoded (written %2E, or
+ * made by a %2F), which some clients resolve and some send. Static text.
+ */
+const char *hx_import_path_unfit(const char *path);
+
+/*
+ * Whether @auth (@len bytes: a URL's host and optional port, userinfo
+ * removed) can be a URL's: a host, "[...]" closed for IPv6, a port of
+ * 1..65535 digits or none. When not, what is wrong, in @msg (@size
+ * bytes): `port "99999", expected 1..65535`.
+ */
+bool hx_import_authority_ok(const char *auth, size_t len, char *msg, size_t size);
+
+/*
+ * A task's path for a captured request: @path (percent-encoded, dots
+ * resolved) and @query (after "?", or NULL), fa_task parameters removed
+ * (the harness adds its own), the value of every parameter whose name
+ * is a credential's "redacted" (hx_redact_text, counted into @st, which
+ * may be NULL), blanks, controls, "#", non-ASCII bytes and a "%" that
+ * starts no escape percent-encoded. A new string.
+ */
+char *hx_import_task_path(const char *path, const char *query, struct hx_redact_stats *st);
 
 /* @path with every byte but [A-Za-z0-9-._~!$&'()*+,;=:@/] percent-encoded
  * (a decoded journal path made fit for a task's URL). A new string. */

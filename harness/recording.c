@@ -64,6 +64,12 @@ static const char *left_out(const struct fa_attempt *a, const struct hx_import_o
 		return "reserved path";
 	if (a->path[0] != '/')
 		return "not a path";
+	for (const char *p = a->path; *p != '\0'; p += strcspn(p + 1, "/") + 1)
+		if (strncmp(p, "/.", 2) == 0 && (p[2] == '/' || p[2] == '\0' ||
+						 (p[2] == '.' && (p[3] == '/' || p[3] == '\0'))))
+			/* sent encoded (%2E), decoded by the provider: a client
+			 * would resolve it before sending, and miss the route */
+			return "a \".\" or \"..\" segment";
 	for (size_t i = 0; !method; i++) {
 		if (fa_scenario_methods[i] == NULL)
 			return "a method no route can have";
@@ -88,7 +94,7 @@ static cJSON *response_for(const struct fa_attempt *a)
 	for (size_t i = 0; a->fault != NULL && faults[i] != NULL; i++)
 		if (strcmp(a->fault, faults[i]) == 0)
 			fault = faults[i];
-	if (status < 100 || status > 599)
+	if (status == 0)
 		status = 503; /* a drop sends no status: any will do */
 	cJSON_AddNumberToObject(r, "status", status);
 	if (a->retry_after != NULL && fa_retry_after_parse(a->retry_after, &ra) == FA_OK &&
@@ -360,6 +366,14 @@ enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const cha
 	for (size_t i = 0; i < n; i++)
 		order[i] = &a[i];
 	qsort(order, n, sizeof(*order), by_arrival);
+	for (size_t i = 0; i < n; i++) {
+		/* one attempt per line: attempt i is on line i + 1 */
+		if (a[i].status != 0 && (a[i].status < 100 || a[i].status > 599)) {
+			fa_err_set(err, "%s:%zu: $.status: expected integer 100..599, got %d", name,
+				   i + 1, a[i].status);
+			goto out;
+		}
+	}
 	for (size_t o = 0; o < n; o++) {
 		size_t i = (size_t)(order[o] - a);
 		const char *why = left_out(&a[i], opts);

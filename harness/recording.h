@@ -21,10 +21,13 @@
  * hash and key), sent at its first arrival's offset from the first
  * arrival of the file. Attempts the provider would answer again by itself
  * (unauthorized, too_large), reconciliation reads (the store answers
- * them) and incomplete requests are left out. Returns FA_OK and a new
- * object in *@out (cJSON_Delete), not yet checked by the loader, or
+ * them), incomplete requests and paths with a "." or ".." segment (a
+ * client resolves it before sending) are left out. Returns FA_OK and a
+ * new object in *@out (cJSON_Delete), not yet checked by the loader, or
  * FA_EINVAL with "NAME: ..." in @err (nothing left to import; a task
- * starting more than an hour after the first arrival).
+ * starting more than an hour after the first arrival) or
+ * "NAME:LINE: $.status: expected integer 100..599, got 999" (a status
+ * no HTTP answer has; 0, none sent, is a drop: @a[i] is from line i + 1).
  */
 enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const char *name,
 				 const struct hx_import_opts *opts, cJSON **out,

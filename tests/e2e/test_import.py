@@ -86,7 +86,8 @@ def test_host_and_path_filters_and_stdout(harness_bin):
     assert r.returncode == 2
     assert errors(r.stderr).endswith(
         "capture.har: $.log.entries: no entry to import (7 read, 7 left out by --host, "
-        "--path-prefix or their scheme, 0 without a final response)\n")
+        "--path-prefix or their scheme, 0 without a final response, 0 with a path no route "
+        "can answer)\n")
 
 
 def test_replay_of_an_imported_har_grades_the_reference_client(harness_bin, tmp_path):
@@ -101,6 +102,126 @@ def test_replay_of_an_imported_har_grades_the_reference_client(harness_bin, tmp_
     rep = json.loads(report.read_text())
     verdicts = {c["id"]: c["verdict"] for c in rep["scenarios"][0]["checks"]}
     assert verdicts["wait.retry_after"] == "pass"
+
+
+SECRET = "SECRETZZ9"
+
+
+def har_entry(method, url, status=200, headers=(), body=None, req_body=None, t=0):
+    entry = {
+        "startedDateTime": f"2026-03-01T10:00:{t:02d}.000Z",
+        "request": {"method": method, "url": url, "headers": []},
+        "response": {"status": status,
+                     "headers": [{"name": n, "value": v} for n, v in headers]
+                     + [{"name": "Content-Type", "value": "application/json"}],
+                     "content": {"mimeType": "application/json",
+                                 "text": json.dumps(body if body is not None else {"ok": True})}},
+        "timings": {"wait": 1}}
+    if req_body is not None:
+        entry["request"]["postData"] = {"mimeType": "application/json",
+                                        "text": json.dumps(req_body)}
+    return entry
+
+
+def write_har(path, entries):
+    path.write_text(json.dumps({"log": {"version": "1.2", "entries": entries}}))
+
+
+def test_import_har_writes_no_credential_anywhere(harness_bin, tmp_path):
+    api = "https://api.example.test"
+    har = tmp_path / "secrets.har"
+    write_har(har, [
+        har_entry("GET", f"{api}/v1/a?api_key={SECRET}&x=1&access_token={SECRET}&key={SECRET}"
+                  f"&sig={SECRET}&code={SECRET}&session={SECRET}&pwd={SECRET}#t={SECRET}",
+                  headers=[("WWW-Authenticate", f"Bearer realm={SECRET}"),
+                           ("Authentication", SECRET), ("X-Auth", SECRET),
+                           ("X-Session", SECRET), ("X-Amz-Security-Token", SECRET),
+                           ("X-Goog-Api-Key", SECRET), ("Private-Token", SECRET),
+                           ("Location", f"https://u:{SECRET}@x.example.test/?code={SECRET}")]),
+        har_entry("POST", f"https://u:{SECRET}@api.example.test/login",
+                  req_body={"password": SECRET, "nested": {"list": [{"refresh_token": SECRET}]},
+                            "token": 987654321, "max_tokens": 5},
+                  body={"Authorization": f"Bearer {SECRET}", "bearer": SECRET, "key": SECRET,
+                        "credentials": {"value": SECRET}, "id_token": [SECRET],
+                        "error": {"code": "expired"}}, t=1),
+    ])
+    out = tmp_path / "secrets.json"
+    r = harness(harness_bin, "import-har", "-o", str(out), str(har))
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    for secret in (SECRET, "987654321"):
+        assert secret not in text
+        assert secret not in r.stderr
+    assert ("secrets.har: $.log.entries[0].request.url: the value of query parameters "
+            "api_key, access_token, key, sig, code, session, pwd redacted (a credential's "
+            "name)") in r.stderr
+    sc = json.loads(text)
+    assert "credential-like query parameter values redacted" in sc["comment"]
+    tasks = sc["harness"]["tasks"]
+    assert tasks[0]["path"] == ("/v1/a?api_key=redacted&x=1&access_token=redacted&key=redacted"
+                                "&sig=redacted&code=redacted&session=redacted&pwd=redacted")
+    assert tasks[1]["body"]["max_tokens"] == 5
+    assert sc["routes"][0]["responses"][0]["headers"] == {
+        "Location": "https://x.example.test/?code=redacted",
+        "Content-Type": "application/json"}
+    assert sc["routes"][1]["responses"][0]["body"]["error"] == {"code": "expired"}
+
+
+def test_odd_paths_replay_without_a_404_no_route(harness_bin, tmp_path):
+    """%2F, %3F, blanks, a bad escape and dot segments are routed as the
+    provider decodes them; a %00 or an encoded dot segment is skipped."""
+    api = "https://api.example.test"
+    urls = ["/v1/files/a%2Fb", "/v1/q/a%3Fb", "/v1/s/a%20b", "/v1/p/100%25", "/v1/z/a%zz",
+            "/v1/../../etc/passwd", "/v1/./x/.", "/_fakeapi/../v1/y", "/v1/caf%C3%A9/7",
+            "/v1/n/a%00b", "/v1/%2e%2e/w"]
+    har = tmp_path / "paths.har"
+    write_har(har, [har_entry("GET", api + u, t=i) for i, u in enumerate(urls)])
+    out = tmp_path / "paths.json"
+    r = harness(harness_bin, "import-har", "-o", str(out), str(har))
+    assert r.returncode == 0, r.stderr
+    warnings = [l for l in r.stderr.splitlines() if ": warning: " in l]
+    assert sum("skipped" in w for w in warnings) == 2
+    assert any("entries[9].request.url: the path holds a %00" in w for w in warnings)
+    assert any("entries[10].request.url: the path holds a \".\" or \"..\"" in w
+               for w in warnings)
+    assert any("/v1/../../etc/passwd is sent as /etc/passwd" in w for w in warnings)
+    sc = json.loads(out.read_text())
+    assert len(sc["harness"]["tasks"]) == 9
+    journals = tmp_path / "journals"
+    r = harness(harness_bin, "replay", str(out), "--seed", "1", "--journal-dir", str(journals))
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = [json.loads(l) for l in (journals / "paths.jsonl").read_text().splitlines()]
+    assert len(lines) == 9
+    assert [a for a in lines if a["fault"] == "no_route" or a["status"] == 404] == []
+    assert {a["route"] for a in lines} == {x["id"] for x in sc["routes"]}
+
+
+def test_replay_takes_a_suite_too(harness_bin, tmp_path):
+    """replay is run with the file required: a suite runs as run runs it."""
+    out = tmp_path / "capture.json"
+    r = harness(harness_bin, "import-har", "--host", "api.example.test", "-o", str(out),
+                str(HAR / "capture.har"))
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "suite.json").write_text(json.dumps(
+        {"id": "incidents", "version": "1", "scenarios": ["capture.json"]}))
+    r = harness(harness_bin, "replay", str(tmp_path / "suite.json"), "--seed", "1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "suite incidents (version 1), 1 scenario" in r.stderr
+    assert "scenario capture" in r.stdout
+
+
+def test_import_journal_names_a_status_no_answer_has(harness_bin, tmp_path):
+    lines = (JOURNAL / "recorded.jsonl").read_text().splitlines()[:3]
+    bad = json.loads(lines[1])
+    bad["status"] = 999
+    lines[1] = json.dumps(bad, separators=(",", ":"))
+    path = tmp_path / "run.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    r = harness(harness_bin, "import-journal", str(path))
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert errors(r.stderr) == (f"fakeapi-harness import-journal: {path}:2: $.status: "
+                                "expected integer 100..599, got 999\n")
 
 
 def test_replay_needs_its_scenario(harness_bin):

@@ -298,6 +298,43 @@ static void recording__errors_name_the_file_and_line(void)
 	CU_ASSERT_PTR_NULL(convert(&f, NULL));
 	CU_ASSERT_STRING_EQUAL(f.err.msg, "dir/run.jsonl: no attempt to import (1 read, 1 left out)");
 	teardown(&f);
+	/* a status no HTTP answer has is no drop: the line is named, not made 503 */
+	memset(&f, 0, sizeof(f));
+	add(&f, "GET", "/v1/x", 0, 200, NULL, NULL, NULL, NULL);
+	add(&f, "GET", "/v1/x", 10, 999, NULL, NULL, NULL, NULL);
+	CU_ASSERT_PTR_NULL(convert(&f, NULL));
+	CU_ASSERT_STRING_EQUAL(f.err.msg, "dir/run.jsonl:2: $.status: expected integer 100..599, "
+			       "got 999");
+	teardown(&f);
+	memset(&f, 0, sizeof(f));
+	add(&f, "GET", "/v1/x", 0, 99, NULL, NULL, NULL, NULL);
+	CU_ASSERT_PTR_NULL(convert(&f, NULL));
+	CU_ASSERT_STRING_EQUAL(f.err.msg, "dir/run.jsonl:1: $.status: expected integer 100..599, "
+			       "got 99");
+	teardown(&f);
+}
+
+/* A client sent "/v1/%2E%2E/x": the provider decoded it to "/v1/../x",
+ * which a replaying client would resolve to "/x" and never send. */
+static void recording__dot_segments_are_left_out(void)
+{
+	struct fixture f = { 0 };
+	cJSON *sc;
+
+	add(&f, "GET", "/v1/../x", 0, 200, NULL, NULL, NULL, NULL);
+	add(&f, "GET", "/v1/./y", 10, 200, NULL, NULL, NULL, NULL);
+	add(&f, "GET", "/v1/..", 20, 200, NULL, NULL, NULL, NULL);
+	add(&f, "GET", "/v1/..a/.b/c.", 30, 200, NULL, NULL, NULL, NULL);
+	sc = convert(&f, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(sc, "routes")), 1);
+	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(sc,
+			       "routes"), 0), "path")->valuestring, "/v1/..a/.b/c.");
+	CU_ASSERT_EQUAL_FATAL(f.w.n, 3);
+	CU_ASSERT_STRING_EQUAL(f.w.msg[0], "dir/run.jsonl: seq 1: GET /v1/../x: a \".\" or "
+			       "\"..\" segment, left out");
+	cJSON_Delete(sc);
+	teardown(&f);
 }
 
 void test_recording_register(void)
@@ -318,4 +355,5 @@ void test_recording_register(void)
 		    recording__attempts_are_taken_in_arrival_order);
 	CU_add_test(s, "recording__errors_name_the_file_and_line",
 		    recording__errors_name_the_file_and_line);
+	CU_add_test(s, "recording__dot_segments_are_left_out", recording__dot_segments_are_left_out);
 }

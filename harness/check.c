@@ -427,6 +427,15 @@ static void pause_kept(struct pause_watch *w, const struct fa_attempt *p,
 	}
 }
 
+/* What announced @p's pause: its Retry-After header, or, with none (a
+ * stream's error frame, seed 002), the frame's retryAfter. */
+static char *pause_source(const struct fa_attempt *p)
+{
+	if (p->retry_after != NULL)
+		return fa_xasprintf("the Retry-After \"%s\"", p->retry_after);
+	return fa_xstrdup("the error frame's retryAfter");
+}
+
 /* wait.retry_after: the told task's next attempt waits for the pause. */
 static void check_retry_after(const struct ctx *c, struct hx_check_result *r)
 {
@@ -435,6 +444,7 @@ static void check_retry_after(const struct ctx *c, struct hx_check_result *r)
 	struct pause_watch w = { 0 };
 	const struct fa_attempt *first_p = NULL;
 	size_t announced = 0, followed = 0, early = 0, i;
+	char *src;
 
 	for (i = 0; i < c->n; i++) {
 		const struct fa_attempt *p = c->att[i], *b;
@@ -470,29 +480,30 @@ static void check_retry_after(const struct ctx *c, struct hx_check_result *r)
 			(unsigned long long)first_p->seq, first_p->task,
 			ms(first_p->pause_until_us));
 	} else if (early > 0) {
+		src = pause_source(w.shown_p);
 		r->verdict = HX_FAIL;
 		r->detail = fa_xasprintf(
 			"%stask %s retried %.1f ms early: seq %llu arrived at "
-			"+%.1f ms, the Retry-After \"%s\" of seq %llu named "
-			"+%.1f ms (tolerance %d ms)",
+			"+%.1f ms, %s of seq %llu named +%.1f ms (tolerance %d ms)",
 			early > 1 ? "several early retries, first: " : "",
 			w.shown_b->task, ms(w.shown_p->pause_until_us - w.shown_b->t_arrival_us),
-			(unsigned long long)w.shown_b->seq, ms(w.shown_b->t_arrival_us),
-			w.shown_p->retry_after ? w.shown_p->retry_after : "",
+			(unsigned long long)w.shown_b->seq, ms(w.shown_b->t_arrival_us), src,
 			(unsigned long long)w.shown_p->seq, ms(w.shown_p->pause_until_us),
 			tol_ms);
+		free(src);
 		hx_evidence_give(&w.bad, r);
 	} else {
+		src = pause_source(w.close_p);
 		r->verdict = HX_PASS;
 		r->detail = fa_xasprintf(
-			"%stask %s waited: seq %llu arrived at +%.1f ms, the "
-			"Retry-After \"%s\" of seq %llu named +%.1f ms (tolerance "
-			"%d ms)", followed > 1 ? "every retry waited, closest: " : "",
+			"%stask %s waited: seq %llu arrived at +%.1f ms, %s of seq "
+			"%llu named +%.1f ms (tolerance %d ms)",
+			followed > 1 ? "every retry waited, closest: " : "",
 			w.close_b->task, (unsigned long long)w.close_b->seq,
-			ms(w.close_b->t_arrival_us),
-			w.close_p->retry_after ? w.close_p->retry_after : "",
+			ms(w.close_b->t_arrival_us), src,
 			(unsigned long long)w.close_p->seq, ms(w.close_p->pause_until_us),
 			tol_ms);
+		free(src);
 		hx_evidence_give(&w.good, r);
 	}
 	hx_evidence_release(&w.bad);

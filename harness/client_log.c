@@ -27,6 +27,10 @@ static const char *const outcomes[] = {
 	"succeeded", "failed", "escalated", "cancelled", NULL,
 };
 
+static const char *const break_reasons[] = {
+	"error_frame", "cut", "stall", "transport", NULL,
+};
+
 void hx_client_log_init(struct hx_client_log *l)
 {
 	memset(l, 0, sizeof(*l));
@@ -158,13 +162,46 @@ static const char *str_member(const cJSON *obj, const char *name)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* Member @name of @obj is an integer >= 1. */
+static bool is_count(const cJSON *obj, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+
+	return is_int(v) && v->valuedouble >= 1;
+}
+
+/* Why a stream_interrupted line cannot count as a report, or NULL: the
+ * members docs/client-protocol.md gives it (seed 001: the break is shown,
+ * so what is shown must say what broke). */
+static char *interruption_fault(const cJSON *json)
+{
+	const cJSON *v;
+	const char *s;
+
+	if (!is_count(json, "attempt"))
+		return fa_xstrdup("stream_interrupted: \"attempt\" must be an integer >= 1");
+	if (!is_count(json, "chunks"))
+		return fa_xstrdup("stream_interrupted: \"chunks\" must be an integer >= 1");
+	s = str_member(json, "reason");
+	if (s == NULL || !one_of(s, break_reasons))
+		return fa_xstrdup("stream_interrupted: \"reason\" must be error_frame, cut, "
+				  "stall or transport");
+	v = cJSON_GetObjectItemCaseSensitive(json, "error_code");
+	if (!cJSON_IsString(v) && !cJSON_IsNull(v))
+		return fa_xstrdup("stream_interrupted: \"error_code\" must be a string or "
+				  "null");
+	return NULL;
+}
+
 /* Why a message of a known type and task cannot count, or NULL. */
 static char *msg_fault(const char *type, const cJSON *json)
 {
 	const cJSON *v;
 	const char *s;
 
-	if (strcmp(type, "action_result") == 0) {
+	if (strcmp(type, "stream_interrupted") == 0) {
+		return interruption_fault(json);
+	} else if (strcmp(type, "action_result") == 0) {
 		v = cJSON_GetObjectItemCaseSensitive(json, "status");
 		if (!is_int(v) || v->valuedouble < 0 || v->valuedouble > 999)
 			return fa_xstrdup("action_result: \"status\" must be an integer 0..999");
@@ -348,6 +385,7 @@ enum hx_client_line hx_client_log_line(struct hx_client_log *l, const char *line
 		if (l->hello == NULL)
 			goto bad;
 		l->greeted = true;
+		l->hello_line = n;
 		return HX_CLIENT_LINE_HELLO;
 	}
 	if (strcmp(type, "hello") == 0) {

@@ -32,6 +32,8 @@
 struct hx_client_log {
 	size_t n_lines;              /* lines read so far, 1-based numbering */
 	bool greeted;                /* the hello was read (stays true after a move) */
+	size_t hello_line;           /* the line the hello was read on (1 unless a
+	                                malformed line came first); 0 = none yet */
 	cJSON *hello;                /* owned: the hello object, once read; NULL before */
 	struct hx_client_msg *msgs;  /* owned: the valid lines after hello, in order */
 	size_t n_msgs;
@@ -99,7 +101,10 @@ void hx_client_log_task(struct hx_client_log *l, const char *id);
  * NUL byte makes it not a JSON object), no "type", unknown
  * type, no "task", unknown task, a line after the task's result, a second
  * hello, an "action_result" whose "status" is not an integer 0..999, a
- * "result" whose "outcome" is not one of the four, a cut line, and any
+ * "result" whose "outcome" is not one of the four, a "stream_interrupted"
+ * without an integer "attempt" and "chunks" >= 1, a "reason" of
+ * error_frame, cut, stall or transport and an "error_code" string or null
+ * (such a line is no report of the break), a cut line, and any
  * message but a result once HX_CLIENT_LOG_MAX_MSGS are held ("more than
  * 65536 messages, ignored"). Before the hello, anything but a hello with
  * an integer "protocol" is an error ("expected hello ..."). Past

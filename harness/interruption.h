@@ -17,7 +17,8 @@
  * allowed; the failure is shown). An attempt whose journal entry has a
  * stream_end other than "done" and stream_chunks >= 1 is an interruption
  * after the first token. Every later attempt (arrival order) of the same
- * task needs a stream_interrupted line of that task that the harness read
+ * task needs a stream_interrupted line of that task (a valid one: the
+ * client log refuses a malformed line, client_log.h) that the harness read
  * after the interruption's arrival and no later than the retry's arrival
  * plus HX_INTERRUPTION_READ_LAG_US; in exec mode (no lines) every such
  * retry fails. Fails on the first retry without one (evidence: the

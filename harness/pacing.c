@@ -152,7 +152,7 @@ void hx_pacing_check(const struct hx_check_input *in, struct hx_check_result *r)
 	const char **keys;
 	struct seen bad = { 0 }, close = { 0 };
 	struct hx_evidence ev = { 0 };
-	size_t n = 0, n_keys = 0, over = 0, limited = 0;
+	size_t n = 0, n_keys = 0, over = 0, limited = 0, costed = 0;
 	int64_t tol_us;
 	char *pace, *what;
 
@@ -173,6 +173,7 @@ void hx_pacing_check(const struct hx_check_input *in, struct hx_check_result *r)
 		if (a->key == NULL || a->task == NULL || fa_scenario_task(in->sc, a->task) == NULL)
 			continue;
 		att[n++] = a;
+		costed += a->tokens > 0;
 		if (a->quota != NULL && strncmp(a->quota, "limited", 7) == 0)
 			limited++;
 		while (k < n_keys && !same(keys[k], a->key))
@@ -189,6 +190,13 @@ void hx_pacing_check(const struct hx_check_input *in, struct hx_check_result *r)
 		r->verdict = HX_NA;
 		r->detail = fa_xasprintf("no attempt named a key of the scenario to pace (%s)",
 					 pace);
+	} else if (p->rpm <= 0 && costed == 0) {
+		/* a token bucket only, and nothing that took from it: no
+		 * attempt could have broken the pace, so none kept it */
+		r->verdict = HX_NA;
+		r->detail = fa_xasprintf("no attempt of a key had a token cost to judge (%s; %zu "
+					 "attempt%s, none a chat completion request)", pace, n,
+					 n == 1 ? "" : "s");
 	} else if (over > 0) {
 		what = seen_text(&bad);
 		r->verdict = HX_FAIL;

@@ -17,8 +17,9 @@
  * (default 50, 0..60000) of refill, it is a pace violation. Fails on the
  * first violation (by arrival; evidence: that attempt); the detail also
  * counts the quota 429s the client got (journal quota "limited ...").
- * n/a without $.harness.pacing or without an attempt that names a key;
- * passes otherwise (evidence: the attempt that came closest). Both modes
+ * n/a without $.harness.pacing or without an attempt that names a key,
+ * and with a tpm but no rpm when no such attempt has a token cost (journal
+ * tokens -1 or 0 for all: nothing to judge); passes otherwise (evidence: the attempt that came closest). Both modes
  * (server-measured).
  */
 void hx_pacing_check(const struct hx_check_input *in, struct hx_check_result *r);

@@ -615,6 +615,16 @@ static char *stderr_last_line(const struct hx_stdio *c)
 	return hx_client_log_plain(c->tail + start, end - start < 200 ? end - start : 200);
 }
 
+/* The protocol error of line 1 in @l ("line 1: ..."): the one that
+ * says why it was no hello. */
+static const char *line1_error(const struct hx_client_log *l)
+{
+	for (size_t i = 0; i < l->n_errors; i++)
+		if (strncmp(l->errors[i], "line 1: ", 8) == 0)
+			return l->errors[i];
+	return "line 1: malformed";
+}
+
 enum fa_rc hx_stdio_hello(struct hx_stdio *c, int64_t timeout_us, struct fa_err *err)
 {
 	int64_t limit = timeout_us > 0 ? timeout_us : HX_STDIO_HELLO_US;
@@ -624,11 +634,12 @@ enum fa_rc hx_stdio_hello(struct hx_stdio *c, int64_t timeout_us, struct fa_err 
 	char *how, *last;
 
 	for (;;) {
-		if (c->log.greeted)
+		/* the first line decides, however many lines one read brought:
+		 * a hello after a malformed first line comes too late */
+		if (c->log.hello_line == 1)
 			break;
 		if (c->log.n_lines > 0) {
-			fa_err_set(err, "client did not say hello: %s",
-				   c->log.n_errors ? c->log.errors[0] : "line 1: malformed");
+			fa_err_set(err, "client did not say hello: %s", line1_error(&c->log));
 			return FA_EIO;
 		}
 		if (hx_stdio_finished(c)) {

@@ -127,7 +127,9 @@ enum fa_rc hx_stdio_start(const struct hx_stdio_spec *spec, struct hx_stdio **ou
 
 /*
  * Wait up to @timeout_us (0 = HX_STDIO_HELLO_US) for the client's hello.
- * FA_OK once a hello of protocol HX_STDIO_PROTOCOL was read. Otherwise
+ * FA_OK once a hello of protocol HX_STDIO_PROTOCOL was read as line 1
+ * (a first line that is no hello fails it, whatever came after it, in
+ * the same read or later). Otherwise
  * FA_EIO (FA_EINVAL for a wrong version) with the reason in @err: "client
  * did not say hello within 10 s", "client did not say hello: line 1:
  * ...", "client exited with status N before saying hello[: last stderr

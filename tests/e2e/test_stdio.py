@@ -506,9 +506,24 @@ def test_garbage_lines_are_protocol_errors_and_the_run_goes_on(harness_bin, tmp_
     assert "    | garbage client: about to misbehave\n" in proc.stdout
 
 
+def with_hello(first):
+    """A client's first lines: @first (a line's text), then its hello, in
+    one write, so one read of the harness gets both."""
+    return ("sys.stdout.write(%r + '\\n' + json.dumps({'type': 'hello', 'protocol': 1, "
+            "'client': {'name': 'early', 'version': '1'}, 'features': []}) + '\\n'); "
+            "sys.stdout.flush()" % first)
+
+
 @pytest.mark.parametrize("first, cause", [
     ("print('hello, world', flush=True)",
      "client did not say hello: line 1: not a JSON object: hello, world"),
+    # the first line decides, whatever came with it in the same read
+    (with_hello("junk"), "client did not say hello: line 1: not a JSON object: junk"),
+    (with_hello('{"type": "action_sent", "task": "t1", "attempt": 1}'),
+     'client did not say hello: line 1: expected hello, got type "action_sent"'),
+    (with_hello('{"type": "stream_interrupted", "task": "t1", "attempt": 1, "chunks": 2, '
+                '"reason": "cut", "error_code": null}'),
+     'client did not say hello: line 1: expected hello, got type "stream_interrupted"'),
     ("hello(protocol=2)", "client speaks protocol 2, harness knows 1"),
     ("print('cannot start', file=sys.stderr, flush=True); sys.exit(5)",
      "client exited with status 5 before saying hello: cannot start"),

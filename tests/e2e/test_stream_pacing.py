@@ -10,6 +10,7 @@ here.
 import json
 import math
 import os
+import re
 import subprocess
 import textwrap
 
@@ -122,11 +123,13 @@ def test_exec_client_that_sends_once_passes_no_silent_retry(harness_bin, tmp_pat
 
 
 # A stdio client that streams its task, reads the frames, and retries a
-# stream that broke after content arrived; with REPORT it says so first.
+# stream that broke after content arrived; with REPORT it says so first
+# ("bad-report": in a line the protocol refuses, with "chunks": 0).
 STREAMER = r'''
 import json, os, sys, time, urllib.request
 
-REPORT = sys.argv[1] == "report"
+REPORT = sys.argv[1] in ("report", "bad-report")
+BAD = sys.argv[1] == "bad-report"
 
 
 def say(obj):
@@ -168,7 +171,8 @@ for line in sys.stdin:
     if error is not None and chunks >= 1:
         if REPORT:
             say({"type": "stream_interrupted", "task": msg["id"], "attempt": n,
-                 "chunks": chunks, "reason": "error_frame", "error_code": error})
+                 "chunks": 0 if BAD else chunks, "reason": "error_frame",
+                 "error_code": error})
         time.sleep(0.2)  # keeps a busy test host from reading the report late
         n += 1
         stream(msg, n)
@@ -200,6 +204,22 @@ def test_stdio_client_that_retries_silently_fails(harness_bin, tmp_path):
     doc = stream_scenario("stream-silent")
     proc, s, checks = run(harness_bin, tmp_path, doc,
                           "--client", stdio_client(tmp_path, "streamer", STREAMER, "silent"))
+    c = checks["stream.no_silent_retry"]
+    assert c["verdict"] == "fail", c
+    assert c["detail"].endswith("without reporting stream_interrupted: seq 1, then seq 2")
+    assert proc.returncode == 1, proc.stdout
+
+
+def test_malformed_interruption_report_is_a_protocol_error_and_no_report(harness_bin,
+                                                                         tmp_path):
+    # "chunks": 0 breaks docs/client-protocol.md (an integer >= 1): the
+    # line is refused, so the retry after it is silent
+    doc = stream_scenario("stream-bad-report")
+    proc, s, checks = run(harness_bin, tmp_path, doc,
+                          "--client", stdio_client(tmp_path, "streamer", STREAMER, "bad-report"))
+    errors = [e for e in s["protocol_errors"] if "stream_interrupted" in e]
+    assert len(errors) == 1, s["protocol_errors"]
+    assert errors[0].endswith(': stream_interrupted: "chunks" must be an integer >= 1')
     c = checks["stream.no_silent_retry"]
     assert c["verdict"] == "fail", c
     assert c["detail"].endswith("without reporting stream_interrupted: seq 1, then seq 2")
@@ -243,8 +263,26 @@ def test_token_cost_over_the_tpm_fails_wait_pacing(harness_bin, tmp_path):
     proc, s, checks = run(harness_bin, tmp_path, doc, "--exec", POST)
     c = checks["wait.pacing"]
     assert c["verdict"] == "fail", c
-    assert " needed 42 tokens with 16.0 left (tpm 100 per 60 s, tolerance 50 ms)" \
-        in c["detail"], c["detail"]
+    # 100 - 2 x 42 = 16 left, plus what refilled (100 per 60 s) while the
+    # three exec processes started: a few tenths at most
+    m = re.search(r" needed 42 tokens with (\d+\.\d) left \(tpm 100 per 60 s, tolerance 50 ms\)",
+                  c["detail"])
+    assert m and 16.0 <= float(m.group(1)) < 17.0, c["detail"]
+
+
+def test_only_tpm_and_no_chat_request_is_na_for_wait_pacing(harness_bin, tmp_path):
+    # GETs cost no tokens: with no rpm nothing could break the pace
+    doc = pacing_scenario("tpm-no-chat", [0, 0], {"tpm": 100})
+    proc, s, checks = run(harness_bin, tmp_path, doc, "--exec", GET)
+    c = checks["wait.pacing"]
+    assert c["verdict"] == "n/a", c
+    assert c["detail"] == ("no attempt of a key had a token cost to judge (tpm 100 per 60 s; "
+                           "2 attempts, none a chat completion request)")
+    assert s["attempts"] == 2
+    # an rpm beside it judges the same requests
+    doc = pacing_scenario("rpm-no-chat", [0, 0], {"rpm": 5, "tpm": 100})
+    proc, s, checks = run(harness_bin, tmp_path, doc, "--exec", GET)
+    assert checks["wait.pacing"]["verdict"] == "pass", checks["wait.pacing"]
 
 
 # --- the task line ------------------------------------------------------------

@@ -588,6 +588,56 @@ static void retry_after__fails_an_early_retry_with_how_early(void)
 	sc_release(&sc);
 }
 
+/* A pause a stream's error frame announced (seed 002: its retryAfter;
+ * no Retry-After header) is named as the frame's, never as an empty
+ * header. */
+static void retry_after__names_an_error_frame_pause_as_the_frames(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+	const struct hx_check_result *r;
+
+	sc_init(&sc, NULL);
+	add(&j, "t1", "user:a", 0, 5, 200, NULL, 1005);
+	j.a[0].stream_end = fa_xstrdup("error_frame");
+	j.a[0].stream_chunks = 2;
+	add(&j, "t1", "user:a", 1234, 1235, 200, NULL, -1);
+	res = run(&sc, &j);
+	r = get(res, "wait.retry_after");
+	CU_ASSERT_EQUAL(r->verdict, HX_PASS);
+	CU_ASSERT_STRING_EQUAL(r->detail, "task t1 waited: seq 2 arrived at +1234.0 ms, the "
+			       "error frame's retryAfter of seq 1 named +1005.0 ms (tolerance "
+			       "50 ms)");
+	free_results(res);
+	jb_release(&j);
+
+	add(&j, "t1", "user:a", 0, 5, 200, NULL, 1005);
+	j.a[0].stream_end = fa_xstrdup("error_frame");
+	j.a[0].stream_chunks = 2;
+	add(&j, "t1", "user:a", 100, 101, 200, NULL, -1);
+	res = run(&sc, &j);
+	r = get(res, "wait.retry_after");
+	CU_ASSERT_EQUAL(r->verdict, HX_FAIL);
+	CU_ASSERT_STRING_EQUAL(r->detail, "task t1 retried 905.0 ms early: seq 2 arrived at "
+			       "+100.0 ms, the error frame's retryAfter of seq 1 named "
+			       "+1005.0 ms (tolerance 50 ms)");
+	free_results(res);
+	jb_release(&j);
+
+	/* a header is quoted as sent */
+	add(&j, "t1", "user:a", 0, 5, 429, "1", 1005);
+	add(&j, "t1", "user:a", 100, 101, 200, NULL, -1);
+	res = run(&sc, &j);
+	r = get(res, "wait.retry_after");
+	CU_ASSERT_STRING_EQUAL(r->detail, "task t1 retried 905.0 ms early: seq 2 arrived at "
+			       "+100.0 ms, the Retry-After \"1\" of seq 1 named +1005.0 ms "
+			       "(tolerance 50 ms)");
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
 static void retry_after__takes_the_tolerance_from_expect(void)
 {
 	struct sc sc;
@@ -1162,6 +1212,8 @@ void test_check_register(void)
 		    retry_after__ignores_attempts_sent_before_the_answer);
 	CU_add_test(s, "retry_after__is_na_without_a_pause_or_a_retry",
 		    retry_after__is_na_without_a_pause_or_a_retry);
+	CU_add_test(s, "retry_after__names_an_error_frame_pause_as_the_frames",
+		    retry_after__names_an_error_frame_pause_as_the_frames);
 	CU_add_test(s, "retry_after__ignores_a_pause_the_client_never_got",
 		    retry_after__ignores_a_pause_the_client_never_got);
 	CU_add_test(s, "no_retry_4xx__passes_when_the_task_stops",

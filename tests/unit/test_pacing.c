@@ -173,6 +173,43 @@ static void pacing__tokens_per_period(void)
 	fx_release(&f);
 }
 
+/* Only a tpm and no attempt with a token cost: nothing could break the
+ * pace, so nothing is judged; with an rpm every attempt takes a request
+ * token and there is always something to judge. */
+static void pacing__na_when_only_tpm_and_no_token_cost(void)
+{
+	struct fx f;
+	struct hx_check_result r;
+
+	setup(&f, NULL, 0, 100, 60);
+	add(&f, "p1", "k1", 0, -1);
+	add(&f, "p2", "k1", 0, -1);
+	r = judge(&f);
+	CU_ASSERT_EQUAL(r.verdict, HX_NA);
+	CU_ASSERT_STRING_EQUAL(r.detail, "no attempt of a key had a token cost to judge "
+			       "(tpm 100 per 60 s; 2 attempts, none a chat completion "
+			       "request)");
+	CU_ASSERT_EQUAL(r.n_evidence, 0);
+	hx_check_result_release(&r);
+
+	/* one attempt with a cost is enough to judge them all */
+	add(&f, "p3", "k1", 0, 5);
+	r = judge(&f);
+	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
+	CU_ASSERT_TRUE(fx_has(&r, "3 attempts of 1 key kept the pace (tpm 100 per 60 s"));
+	hx_check_result_release(&r);
+	fx_release(&f);
+
+	/* an rpm judges the same attempts without any token cost */
+	setup(&f, NULL, 5, 100, 60);
+	add(&f, "p1", "k1", 0, -1);
+	r = judge(&f);
+	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
+	CU_ASSERT_TRUE(fx_has(&r, "1 attempt of 1 key kept the pace (rpm 5, tpm 100 per 60 s"));
+	hx_check_result_release(&r);
+	fx_release(&f);
+}
+
 static void pacing__each_key_has_its_own_buckets(void)
 {
 	struct fx f;
@@ -209,6 +246,8 @@ void test_pacing_register(void)
 		    pacing__exactly_at_capacity_passes_one_more_fails);
 	CU_add_test(suite, "pacing__tolerance_on_both_sides", pacing__tolerance_on_both_sides);
 	CU_add_test(suite, "pacing__tokens_per_period", pacing__tokens_per_period);
+	CU_add_test(suite, "pacing__na_when_only_tpm_and_no_token_cost",
+		    pacing__na_when_only_tpm_and_no_token_cost);
 	CU_add_test(suite, "pacing__each_key_has_its_own_buckets",
 		    pacing__each_key_has_its_own_buckets);
 }

@@ -93,6 +93,90 @@ static void stdio__stream_interrupted_is_a_message(void)
 	hx_client_log_release(&l);
 }
 
+/* docs/client-protocol.md: attempt and chunks are integers >= 1, reason
+ * one of four, error_code a string or null; any other is a protocol
+ * error and no report of the break. */
+static void stdio__malformed_stream_interrupted_is_no_report(void)
+{
+	static const struct {
+		const char *members;
+		const char *error;
+	} bad[] = {
+		{ "\"attempt\":1,\"chunks\":0,\"reason\":\"cut\",\"error_code\":null",
+		  "\"chunks\" must be an integer >= 1" },
+		{ "\"attempt\":1,\"chunks\":-1,\"reason\":\"cut\",\"error_code\":null",
+		  "\"chunks\" must be an integer >= 1" },
+		{ "\"attempt\":1,\"chunks\":1e308,\"reason\":\"cut\",\"error_code\":null",
+		  "\"chunks\" must be an integer >= 1" },
+		{ "\"attempt\":1,\"chunks\":1.5,\"reason\":\"cut\",\"error_code\":null",
+		  "\"chunks\" must be an integer >= 1" },
+		{ "\"attempt\":1,\"chunks\":\"2\",\"reason\":\"cut\",\"error_code\":null",
+		  "\"chunks\" must be an integer >= 1" },
+		{ "\"attempt\":1,\"reason\":\"cut\",\"error_code\":null",
+		  "\"chunks\" must be an integer >= 1" },
+		{ "\"attempt\":0,\"chunks\":2,\"reason\":\"cut\",\"error_code\":null",
+		  "\"attempt\" must be an integer >= 1" },
+		{ "\"chunks\":2,\"reason\":\"cut\",\"error_code\":null",
+		  "\"attempt\" must be an integer >= 1" },
+		{ "\"attempt\":1,\"chunks\":2,\"reason\":\"whatever\",\"error_code\":null",
+		  "\"reason\" must be error_frame, cut, stall or transport" },
+		{ "\"attempt\":1,\"chunks\":2,\"error_code\":null",
+		  "\"reason\" must be error_frame, cut, stall or transport" },
+		{ "\"attempt\":1,\"chunks\":2,\"reason\":\"cut\",\"error_code\":7",
+		  "\"error_code\" must be a string or null" },
+		{ "\"attempt\":1,\"chunks\":2,\"reason\":\"cut\"",
+		  "\"error_code\" must be a string or null" },
+	};
+	static const char *const good[] = {
+		"\"attempt\":1,\"chunks\":1,\"reason\":\"transport\",\"error_code\":null",
+		"\"attempt\":3,\"chunks\":9,\"reason\":\"stall\",\"error_code\":null",
+		"\"attempt\":2,\"chunks\":4,\"reason\":\"error_frame\",\"error_code\":\"x\"",
+	};
+	struct hx_client_log l;
+	char *line, *want;
+
+	greeted(&l);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		line = fa_xasprintf("{\"type\":\"stream_interrupted\",\"task\":\"t1\",%s}",
+				    bad[i].members);
+		want = fa_xasprintf("line %zu: stream_interrupted: %s", i + 2, bad[i].error);
+		CU_ASSERT_EQUAL(feed(&l, line, 10), HX_CLIENT_LINE_ERROR);
+		CU_ASSERT_STRING_EQUAL(last_error(&l), want);
+		free(want);
+		free(line);
+	}
+	CU_ASSERT_EQUAL(l.n_msgs, 0);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		line = fa_xasprintf("{\"type\":\"stream_interrupted\",\"task\":\"t1\",%s}",
+				    good[i]);
+		CU_ASSERT_EQUAL(feed(&l, line, 10), HX_CLIENT_LINE_MSG);
+		free(line);
+	}
+	CU_ASSERT_EQUAL(l.n_msgs, 3);
+	CU_ASSERT_EQUAL(l.n_errors, sizeof(bad) / sizeof(bad[0]));
+	hx_client_log_release(&l);
+}
+
+/* The log says which line the hello came on: only line 1 greets a
+ * session (hx_stdio_hello). */
+static void stdio__hello_line_is_recorded(void)
+{
+	struct hx_client_log l;
+
+	hx_client_log_init(&l);
+	CU_ASSERT_EQUAL(l.hello_line, 0);
+	CU_ASSERT_EQUAL(feed(&l, "junk", 0), HX_CLIENT_LINE_ERROR);
+	CU_ASSERT_EQUAL(l.hello_line, 0);
+	CU_ASSERT_EQUAL(feed(&l, HELLO, 0), HX_CLIENT_LINE_HELLO);
+	CU_ASSERT_EQUAL(l.hello_line, 2);
+	hx_client_log_release(&l);
+
+	hx_client_log_init(&l);
+	CU_ASSERT_EQUAL(feed(&l, HELLO, 0), HX_CLIENT_LINE_HELLO);
+	CU_ASSERT_EQUAL(l.hello_line, 1);
+	hx_client_log_release(&l);
+}
+
 static void stdio__valid_lines_become_stamped_messages(void)
 {
 	struct hx_client_log l;
@@ -665,6 +749,42 @@ static void stdio__other_first_line_or_version_is_refused(void)
 	hx_stdio_free(c);
 }
 
+/* A bad first line fails the hello even when the hello follows it in
+ * the same write(), so in the same read. */
+static void stdio__bad_first_line_fails_even_with_hello_in_the_same_read(void)
+{
+	static const struct {
+		const char *first;
+		const char *error;
+	} cases[] = {
+		{ "junk", "line 1: not a JSON object: junk" },
+		{ "{\"type\":\"action_sent\",\"task\":\"t1\",\"attempt\":1}",
+		  "line 1: expected hello, got type \"action_sent\"" },
+		{ "{\"type\":\"stream_interrupted\",\"task\":\"t1\",\"attempt\":1,"
+		  "\"chunks\":2,\"reason\":\"cut\",\"error_code\":null}",
+		  "line 1: expected hello, got type \"stream_interrupted\"" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* printf writes its whole output at once, on exit */
+		char *cmd = fa_xasprintf("printf '%%s\\n%%s\\n' '%s' '" HELLO "'; sleep 5",
+					 cases[i].first);
+		struct hx_stdio *c = start(cmd, NULL, 0);
+		struct fa_err err = { { 0 } };
+		char *want = fa_xasprintf("client did not say hello: %s", cases[i].error);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+		/* both lines are there before the first look */
+		usleep(200000);
+		CU_ASSERT_EQUAL(hx_stdio_hello(c, 5000000, &err), FA_EIO);
+		CU_ASSERT_STRING_EQUAL(err.msg, want);
+		CU_ASSERT_EQUAL(hx_stdio_log(c)->n_lines, 2);
+		hx_stdio_free(c);
+		free(want);
+		free(cmd);
+	}
+}
+
 static void stdio__ignored_shutdown_kills_the_group_after_the_grace(void)
 {
 	const char *cmd = "trap '' TERM HUP; echo '" HELLO "'; echo \"$$\" >&2; "
@@ -884,6 +1004,11 @@ void test_stdio_register(void)
 		    stdio__exit_before_hello_names_the_status_and_stderr);
 	CU_add_test(s, "stdio__other_first_line_or_version_is_refused",
 		    stdio__other_first_line_or_version_is_refused);
+	CU_add_test(s, "stdio__bad_first_line_fails_even_with_hello_in_the_same_read",
+		    stdio__bad_first_line_fails_even_with_hello_in_the_same_read);
+	CU_add_test(s, "stdio__malformed_stream_interrupted_is_no_report",
+		    stdio__malformed_stream_interrupted_is_no_report);
+	CU_add_test(s, "stdio__hello_line_is_recorded", stdio__hello_line_is_recorded);
 	CU_add_test(s, "stdio__ignored_shutdown_kills_the_group_after_the_grace",
 		    stdio__ignored_shutdown_kills_the_group_after_the_grace);
 	CU_add_test(s, "stdio__early_exit_is_a_protocol_error", stdio__early_exit_is_a_protocol_error);

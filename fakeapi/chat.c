@@ -18,6 +18,13 @@ int fa_chat_tokens(size_t len)
 	return t > 0x7fffffff ? 0x7fffffff : (int)t;
 }
 
+int fa_chat_cost(const struct fa_chat_req *r)
+{
+	int64_t cost = (int64_t)r->prompt_tokens + r->max_tokens;
+
+	return cost > 0x7fffffff ? 0x7fffffff : (int)cost;
+}
+
 void fa_chat_req_release(struct fa_chat_req *r)
 {
 	if (r == NULL)
@@ -58,17 +65,31 @@ static int positive_int(const cJSON *v)
 	return (int)v->valuedouble;
 }
 
+/* Why a body the JSON reader refused (@why, its message) is unusable:
+ * \u0000 and an unpaired surrogate are valid JSON, but no cJSON string
+ * can hold them, so they get a message of their own. */
+static const char *unreadable(const char *why)
+{
+	if (strstr(why, "\\u0000") != NULL)
+		return "the request body is JSON fakeapi cannot read: a string holds \\u0000";
+	if (strstr(why, "unpaired surrogate") != NULL)
+		return "the request body is JSON fakeapi cannot read: a string holds an "
+		       "unpaired surrogate";
+	return "the request body is not valid JSON";
+}
+
 enum fa_rc fa_chat_parse(const char *body, size_t len, struct fa_chat_req *out,
 			 char *msg, size_t msg_len)
 {
+	struct fa_err err = { .msg = "" };
 	cJSON *root = NULL;
 	const cJSON *v, *m;
 	size_t i = 0;
 	int t;
 
 	memset(out, 0, sizeof(*out));
-	if (body == NULL || fa_jsontext_parse(body, len, "body", &root, NULL) != FA_OK) {
-		snprintf(msg, msg_len, "the request body is not valid JSON");
+	if (body == NULL || fa_jsontext_parse(body, len, "body", &root, &err) != FA_OK) {
+		snprintf(msg, msg_len, "%s", unreadable(err.msg));
 		return FA_EINVAL;
 	}
 	if (!cJSON_IsObject(root)) {
@@ -223,17 +244,24 @@ cJSON *fa_chat_stall_frame(int retry_after_s)
 	return frame;
 }
 
+/* Append the @n bytes of @text to @s, NUL-terminated; the body grows
+ * geometrically, so a whole stream renders in linear time. */
+static void append(struct fa_chat_stream *s, const char *text, size_t n)
+{
+	s->body = fa_xgrow(s->body, &s->cap, s->len + n + 1, 4096);
+	memcpy(s->body + s->len, text, n);
+	s->len += n;
+	s->body[s->len] = '\0';
+}
+
 /* Append "data: " + the compact JSON of @o + "\n\n" to @s. */
 static void frame(struct fa_chat_stream *s, const cJSON *o)
 {
 	char *json = fa_xcheck(cJSON_PrintUnformatted(o), "cJSON_PrintUnformatted");
-	size_t n = strlen(json);
 
-	s->body = fa_xrealloc(s->body, s->len + n + 9);
-	memcpy(s->body + s->len, "data: ", 6);
-	memcpy(s->body + s->len + 6, json, n);
-	memcpy(s->body + s->len + 6 + n, "\n\n", 3);
-	s->len += n + 8;
+	append(s, "data: ", 6);
+	append(s, json, strlen(json));
+	append(s, "\n\n", 2);
 	free(json);
 }
 
@@ -275,7 +303,7 @@ void fa_chat_sse(const struct fa_chat_req *r, const char *reply, uint64_t seq,
 	size_t send = n;
 
 	memset(out, 0, sizeof(*out));
-	out->body = fa_xstrdup("");
+	append(out, "", 0);
 	if (error != NULL && (size_t)(error_after < 0 ? 0 : error_after) < n)
 		send = (size_t)(error_after < 0 ? 0 : error_after);
 	for (size_t i = 0; i < send; i++) {
@@ -290,9 +318,7 @@ void fa_chat_sse(const struct fa_chat_req *r, const char *reply, uint64_t seq,
 	else
 		chunk(out, r, seq, created_s, NULL, 0);
 	ends[out->n_chunks++] = out->len;
-	out->body = fa_xrealloc(out->body, out->len + 15);
-	memcpy(out->body + out->len, "data: [DONE]\n\n", 15);
-	out->len += 14;
+	append(out, "data: [DONE]\n\n", 14);
 	out->cut = out->len;
 	if (stop_after >= 0)
 		out->cut = stop_after == 0 ? 0
@@ -384,23 +410,19 @@ static int stall_retry_after(const struct fa_response_spec *spec)
 	return spec->shape.retry_after_s > 0 ? spec->shape.retry_after_s : 1;
 }
 
-/* @sse becomes @resp's 200 text/event-stream body, paced as @spec says,
- * ending as @end says when every byte goes out. */
+/* @resp becomes a 200 text/event-stream answer, paced as @spec says,
+ * ending as @end says when every byte goes out; its body is @pending's
+ * to render (fa_chat_render). */
 static void sse_answer(struct fa_resp *resp, const struct fa_response_spec *spec,
-		       struct fa_chat_stream *sse, const char *end)
+		       const char *end)
 {
 	resp->stream_end = end;
-	resp->stream_content = (int)sse->n_content;
 	resp->chunk_delay_ms = spec->chunk_delay_ms;
 	if (spec->stall_after_chunks >= 0) {
 		resp->stall_ms = spec->stall_ms;
 		resp->stall_retry_after_s = stall_retry_after(spec);
 	}
 	resp_drop_header(resp, "Content-Type");
-	free(resp->body);
-	resp->body = sse->body; /* the answer owns it now */
-	resp->body_len = sse->len;
-	sse->body = NULL;
 	resp->status = 200;
 	resp->attempt.status = 200;
 	fa_resp_add_header(resp, "Content-Type", "text/event-stream");
@@ -409,37 +431,34 @@ static void sse_answer(struct fa_resp *resp, const struct fa_response_spec *spec
 
 /* A shape's answer to a stream: the 200 stream ending in its error frame. */
 static void shaped_stream(const struct fa_route_spec *r, const struct fa_response_spec *spec,
-			  const struct fa_chat_req *creq, uint64_t seq, int64_t created_s,
-			  struct fa_resp *resp)
+			  struct fa_resp *resp, struct fa_chat_pending *pending)
 {
 	const char *ra = resp->attempt.retry_after;
-	struct fa_chat_stream sse;
-	cJSON *o = NULL, *frame;
+	cJSON *o = NULL;
 
 	if (resp->body != NULL)
 		fa_jsontext_parse(resp->body, resp->body_len, "shape", &o, NULL);
-	frame = fa_chat_error_frame(o, ra != NULL ? (int)strtol(ra, NULL, 10) : 0);
+	pending->last = fa_chat_error_frame(o, ra != NULL ? (int)strtol(ra, NULL, 10) : 0);
 	cJSON_Delete(o);
-	fa_chat_sse(creq, r->reply, seq, created_s, frame,
-		    spec->error_after_chunks < 0 ? 0 : spec->error_after_chunks, -1, &sse);
-	cJSON_Delete(frame);
+	pending->reply = r->reply;
+	pending->last_after = spec->error_after_chunks < 0 ? 0 : spec->error_after_chunks;
+	pending->stop_after = -1;
 	resp_drop_header(resp, "Retry-After");
 	resp_drop_header(resp, "X-AI-Admission");
 	resp_drop_header(resp, "X-AI-Deadline-Ms");
 	free(resp->attempt.retry_after);
 	resp->attempt.retry_after = NULL;
-	sse_answer(resp, spec, &sse, resp->fault == FA_RESP_PARTIAL_BODY ? "cut" : "error_frame");
-	fa_chat_stream_release(&sse);
+	sse_answer(resp, spec, resp->fault == FA_RESP_PARTIAL_BODY ? "cut" : "error_frame");
 }
 
 bool fa_chat_answer(const struct fa_route_spec *r, const struct fa_response_spec *spec,
 		    const struct fa_chat_req *creq, uint64_t seq, int64_t created_s,
-		    struct fa_resp *resp)
+		    struct fa_resp *resp, struct fa_chat_pending *pending)
 {
-	struct fa_chat_stream sse;
-	cJSON *o, *stall;
+	cJSON *o;
 	bool ok2xx = resp->status >= 200 && resp->status < 300;
 
+	memset(pending, 0, sizeof(*pending));
 	if (r->kind == FA_ROUTE_MODELS && ok2xx) {
 		o = fa_chat_models(r->models, r->n_models);
 		fa_resp_set_json(resp, resp->status, o);
@@ -447,10 +466,13 @@ bool fa_chat_answer(const struct fa_route_spec *r, const struct fa_response_spec
 	}
 	if (r->kind != FA_ROUTE_CHAT)
 		return false;
+	pending->seq = seq;
+	pending->created_s = created_s;
 	if (spec->shape.shape != FA_SHAPE_NONE) {
 		if (!creq->stream)
 			return false;
-		shaped_stream(r, spec, creq, seq, created_s, resp);
+		shaped_stream(r, spec, resp, pending);
+		pending->stream = true;
 		return true;
 	}
 	if (!ok2xx)
@@ -462,16 +484,44 @@ bool fa_chat_answer(const struct fa_route_spec *r, const struct fa_response_spec
 		return false;
 	}
 	/* seed 002's stream_idle_timeout: the silence, then its error frame */
-	stall = spec->stall_after_chunks < 0 ? NULL : fa_chat_stall_frame(stall_retry_after(spec));
-	fa_chat_sse(creq, r->reply, seq, created_s, stall, spec->stall_after_chunks,
-		    spec->stop_after_chunks, &sse);
-	cJSON_Delete(stall);
-	if (spec->stop_after_chunks >= 0) {
+	pending->stream = true;
+	pending->reply = r->reply;
+	pending->last = spec->stall_after_chunks < 0 ? NULL
+			: fa_chat_stall_frame(stall_retry_after(spec));
+	pending->last_after = spec->stall_after_chunks;
+	pending->stop_after = spec->stop_after_chunks;
+	if (spec->stop_after_chunks >= 0)
 		resp->fault = FA_RESP_PARTIAL_BODY;
-		resp->fault_bytes = (int)sse.cut;
-	}
-	sse_answer(resp, spec, &sse, resp->fault == FA_RESP_PARTIAL_BODY ? "cut"
-				     : spec->stall_after_chunks >= 0 ? "stall" : "done");
-	fa_chat_stream_release(&sse);
+	sse_answer(resp, spec, resp->fault == FA_RESP_PARTIAL_BODY ? "cut"
+			       : spec->stall_after_chunks >= 0 ? "stall" : "done");
 	return false;
+}
+
+void fa_chat_render(const struct fa_chat_req *creq, struct fa_chat_pending *pending,
+		    struct fa_resp *resp)
+{
+	struct fa_chat_stream sse;
+
+	if (!pending->stream)
+		goto out;
+	fa_chat_sse(creq, pending->reply, pending->seq, pending->created_s, pending->last,
+		    pending->last_after, pending->stop_after, &sse);
+	if (pending->stop_after >= 0)
+		resp->fault_bytes = (int)sse.cut;
+	resp->stream_content = (int)sse.n_content;
+	free(resp->body);
+	resp->body = sse.body; /* the answer owns it now */
+	resp->body_len = sse.len;
+	sse.body = NULL;
+	fa_chat_stream_release(&sse);
+out:
+	fa_chat_pending_release(pending);
+}
+
+void fa_chat_pending_release(struct fa_chat_pending *pending)
+{
+	if (pending == NULL)
+		return;
+	cJSON_Delete(pending->last);
+	memset(pending, 0, sizeof(*pending));
 }

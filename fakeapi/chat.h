@@ -55,13 +55,24 @@ struct fa_chat_req {
  * array of parts or null; "model" a string when present, "stream" a
  * boolean, "max_tokens" a positive integer; other members are ignored.
  * Returns FA_OK (release @out with fa_chat_req_release), or FA_EINVAL with
- * a one-line reason in @msg (@msg_len bytes) and @out zeroed.
+ * a one-line reason in @msg (@msg_len bytes) and @out zeroed. Valid JSON
+ * whose strings cJSON cannot hold (\u0000, an unpaired surrogate) gets
+ * "the request body is JSON fakeapi cannot read: a string holds ...".
  */
 enum fa_rc fa_chat_parse(const char *body, size_t len, struct fa_chat_req *out,
 			 char *msg, size_t msg_len);
 
 /* Free what @r owns and zero it. NULL accepted. */
 void fa_chat_req_release(struct fa_chat_req *r);
+
+/*
+ * Seed 001's cost of @r in tokens, "estimated prompt tokens + max output
+ * tokens": prompt_tokens plus max_tokens (0 when not given), saturated at
+ * INT_MAX (2147483647), so the journal's "tokens" and the quota's
+ * tokens_over_limit message name the same number (every token limit is
+ * far below it, so saturation changes no decision).
+ */
+int fa_chat_cost(const struct fa_chat_req *r);
 
 /* The 400 for a bad request: {"error": {"type": "invalid_request_error",
  * "code": "invalid_request", "message": @message}}. Caller deletes it. */
@@ -107,6 +118,7 @@ cJSON *fa_chat_stall_frame(int retry_after_s);
 struct fa_chat_stream {
 	char *body;      /* owned, NUL-terminated, len bytes */
 	size_t len;
+	size_t cap;      /* bytes allocated at body (> len) */
 	size_t n_chunks; /* "data: {...}\n\n" frames before [DONE] (or the cut) */
 	size_t n_content; /* of those, the first ones carrying a piece of the reply */
 	size_t cut;      /* bytes of the first @stop_after chunks (fa_chat_sse), else len */
@@ -152,27 +164,58 @@ int fa_chat_chunks_sent(const char *body, size_t len, int n_content, size_t byte
 cJSON *fa_chat_models(char *const *models, size_t n);
 
 /*
- * Render, over the answer @resp already holds for response entry @spec
+ * What fa_chat_answer() leaves for fa_chat_render(): a stream's body, the
+ * costly part (a 64 KiB reply is some 32,000 frames, 5 MB), which the
+ * provider renders after releasing its lock.
+ */
+struct fa_chat_pending {
+	bool stream;            /* a stream's body is still to render */
+	const char *reply;      /* borrowed from the route (the scenario outlives it) */
+	cJSON *last;            /* owned: the frame before [DONE] in place of the stop
+	                           chunk (a shape's error, a stall's), or NULL */
+	int last_after;         /* fa_chat_sse's @error_after */
+	int stop_after;         /* fa_chat_sse's @stop_after, -1 = not cut */
+	uint64_t seq;           /* the completion's "chatcmpl-<seq>" */
+	int64_t created_s;      /* its "created", wall clock, s */
+};
+
+/*
+ * Decide, over the answer @resp already holds for response entry @spec
  * of route @r (a chat_completions or models route; the provider built it
  * from the entry, and its shape when it has one), what the endpoint
  * answers (docs/scenario-format.md, "Chat completions"): a 2xx becomes
  * the model list, or the completion "chatcmpl-<@seq>" created at
  * @created_s (wall clock, s) for @creq, a stream of chunks when it asked
  * for one, cut after stop_after_chunks frames as a partial_body
- * (resp->fault and fault_bytes set); a seed 002 shape to a stream becomes
- * a 200 whose last frame before [DONE] is the shape's error, after
- * error_after_chunks chunks, with its Retry-After and X-AI-* headers
- * removed and attempt.retry_after cleared (attempt.pause_until_us stays:
- * the frame's retryAfter names it). With stall_after_chunks, the first
- * N chunks go, then the stall frame (fa_chat_stall_frame, retryAfter the
- * entry's retry_after_s or 1) and [DONE]. Every stream sets @resp's
- * stream members (provider.h: stream_end, stream_content, chunk_delay_ms,
- * stall_ms, stall_retry_after_s) for the server, which paces it and
- * journals how it ended. Any other answer stays as it is.
- * Returns true for such a shaped stream (it spends no quota).
+ * (resp->fault set here, fault_bytes by fa_chat_render); a seed 002 shape
+ * to a stream becomes a 200 whose last frame before [DONE] is the shape's
+ * error, after error_after_chunks chunks, with its Retry-After and X-AI-*
+ * headers removed and attempt.retry_after cleared (attempt.pause_until_us
+ * stays: the frame's retryAfter names it). With stall_after_chunks, the
+ * first N chunks go, then the stall frame (fa_chat_stall_frame,
+ * retryAfter the entry's retry_after_s or 1) and [DONE]. Every stream
+ * gets its status, headers and @resp's stream members (provider.h:
+ * stream_end, chunk_delay_ms, stall_ms, stall_retry_after_s) here; its
+ * body, stream_content and fault_bytes come from fa_chat_render(@pending),
+ * which the caller must call (or fa_chat_pending_release) afterwards,
+ * with @creq still alive. Any other answer stays as it is, and @pending
+ * has nothing to render. Returns true for such a shaped stream (it
+ * spends no quota).
  */
 bool fa_chat_answer(const struct fa_route_spec *r, const struct fa_response_spec *spec,
 		    const struct fa_chat_req *creq, uint64_t seq, int64_t created_s,
+		    struct fa_resp *resp, struct fa_chat_pending *pending);
+
+/*
+ * Render what fa_chat_answer() left in @pending into @resp: a stream's
+ * body (fa_chat_sse for @creq), stream_content and, for a cut stream,
+ * fault_bytes. Pure: needs no lock. Releases @pending in any case; with
+ * nothing pending it leaves @resp as it is.
+ */
+void fa_chat_render(const struct fa_chat_req *creq, struct fa_chat_pending *pending,
 		    struct fa_resp *resp);
+
+/* Free what @pending owns and zero it. NULL accepted. */
+void fa_chat_pending_release(struct fa_chat_pending *pending);
 
 #endif

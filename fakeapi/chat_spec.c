@@ -7,6 +7,7 @@
 #include "alloc.h"
 #include "chat.h"
 #include "fault.h"
+#include "header.h"
 
 const char *const fa_route_kinds[] = {"scripted", "chat_completions", "models", NULL};
 
@@ -78,6 +79,34 @@ static enum fa_rc check_pacing(struct fa_schema *s, enum fa_route_kind kind,
 	return FA_OK;
 }
 
+/* No Retry-After on an entry whose stream members make it a 2xx stream:
+ * a stall's pause is its frame's retryAfter ("retry_after_s"), and a 200
+ * stream, paced or cut, announces no pause, so the journal's retry_after
+ * and pause_until_us could only contradict what the client reads. */
+static enum fa_rc check_stream_retry_after(struct fa_schema *s,
+					   const struct fa_response_spec *r)
+{
+	bool ok2xx = r->status >= 200 && r->status < 300;
+	const struct fa_header *h = fa_header_find(r->headers, r->n_headers, "Retry-After");
+	const char *member = r->stall_after_chunks >= 0 ? "stall_after_chunks"
+			     : r->stop_after_chunks >= 0 ? "stop_after_chunks"
+			     : r->chunk_delay_ms > 0 && ok2xx ? "chunk_delay_ms" : NULL;
+	const char *why = r->stall_after_chunks >= 0
+				  ? "a stalled stream sends no Retry-After; \"retry_after_s\" "
+				    "gives its frame's retryAfter"
+				  : "a 2xx stream sends no Retry-After";
+
+	if (member == NULL || r->shape.shape != FA_SHAPE_NONE)
+		return FA_OK;
+	if (r->has_retry_after)
+		return fa_schema_fail(s, "\"retry_after\" cannot go with \"%s\" (%s)",
+				      member, why);
+	if (h != NULL)
+		return fa_schema_fail(s, "header %s cannot go with \"%s\" (%s)",
+				      fa_schema_quote(h->name).s, member, why);
+	return FA_OK;
+}
+
 /* The chat options of response @r of a route of @kind. */
 static enum fa_rc check_response(struct fa_schema *s, enum fa_route_kind kind,
 				 const struct fa_response_spec *r)
@@ -100,7 +129,7 @@ static enum fa_rc check_response(struct fa_schema *s, enum fa_route_kind kind,
 	    (!ok2xx || r->shape.shape != FA_SHAPE_NONE || r->fault != FA_RESP_RESPOND))
 		return fa_schema_fail(s, "\"stop_after_chunks\" needs a 2xx \"status\" without "
 				      "\"shape\" or \"fault\", got status %d", r->status);
-	return FA_OK;
+	return check_stream_retry_after(s, r);
 }
 
 enum fa_rc fa_chat_spec_read(struct fa_schema *s, const cJSON *reply,

@@ -525,13 +525,6 @@ static const struct fa_route_spec *find_route(const struct fa_provider *p,
 	return NULL;
 }
 
-/* seed 001: what a chat request reserves, its estimated prompt tokens
- * plus max_tokens (the prompt alone without max_tokens). */
-static int64_t chat_cost(const struct fa_chat_req *creq)
-{
-	return (int64_t)creq->prompt_tokens + creq->max_tokens;
-}
-
 void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 			struct fa_resp *resp)
 {
@@ -540,6 +533,7 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 	const struct fa_route_spec *r;
 	struct fa_params params = { 0 };
 	struct fa_chat_req creq = { 0 };
+	struct fa_chat_pending pending = { 0 };
 	enum fa_rc chat_rc = FA_OK;
 	char why[160] = "";
 	bool refund = false;
@@ -573,8 +567,8 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 	if (r != NULL && r->kind == FA_ROUTE_CHAT) {
 		chat_rc = fa_chat_parse(req->body, req->body_len, &creq, why, sizeof(why));
 		if (chat_rc == FA_OK) {
-			cost = chat_cost(&creq);
-			a->tokens = cost > INT_MAX ? INT_MAX : (int)cost;
+			cost = fa_chat_cost(&creq);
+			a->tokens = (int)cost;
 		}
 	}
 	/* seed 002: after the key check, before any answer is chosen; an
@@ -630,7 +624,7 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 	if (r->kind != FA_ROUTE_SCRIPTED) {
 		refund = fa_chat_answer(r, &r->responses[idx], &creq,
 					r->kind == FA_ROUTE_CHAT ? ++p->chat_seq : 0,
-					fa_clock_wall_us() / 1000000, resp);
+					fa_clock_wall_us() / 1000000, resp, &pending);
 		/* a shape turned into a stream's last frame sends no Retry-After */
 		if (!fa_resp_has_header(resp, "Retry-After"))
 			resp_drop_header(resp, "retry-after-ms");
@@ -655,6 +649,9 @@ out:
 		fa_quota_answer_settle(p->quota, p->sc, resp, refund,
 				       fa_provider_now_us(p));
 	pthread_mutex_unlock(&p->lock);
+	/* a stream's body, up to some 5 MB, is rendered without the lock:
+	 * nothing under it reads the body, and other requests need not wait */
+	fa_chat_render(&creq, &pending, resp);
 	fa_params_release(&params);
 	fa_chat_req_release(&creq);
 }

@@ -79,7 +79,16 @@ enum fa_rc fa_quota_spec_read(struct fa_schema *s, const cJSON *obj,
 	fa_quota_spec_init(&sc->quota);
 	sc->has_quota = true;
 	rc = fa_schema_object(s, obj, quota_fields, N(quota_fields), &sc->quota, got);
-	if (rc != FA_OK || got[QT_KEY_LIMITS] == NULL)
+	if (rc != FA_OK)
+		return rc;
+	/* a day with no daily bucket to measure would be silently ignored */
+	if (got[QT_DAY] != NULL && got[QT_RPD_KEY] == NULL && got[QT_TPD_KEY] == NULL) {
+		mark = fa_schema_enter(s, "day_s");
+		rc = fa_schema_fail(s, "needs \"rpd_per_key\" or \"tpd_per_key\"");
+		fa_schema_leave(s, mark);
+		return rc;
+	}
+	if (got[QT_KEY_LIMITS] == NULL)
 		return rc;
 	mark = fa_schema_enter(s, "key_limits");
 	rc = read_key_limits(s, got[QT_KEY_LIMITS], sc);

@@ -58,6 +58,7 @@ struct request {
 	int64_t t_response_us;    /* -1 until queued */
 	size_t stream_sent;       /* a stream: body bytes handed to libmicrohttpd */
 	bool stream_gone;         /* a stream: its client was found gone after a wait */
+	bool stream_stopped;      /* a stream: the server's stop ended it before its end */
 };
 
 /* A request whose answer waits (suspended connection): for a hold, which
@@ -334,9 +335,14 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 				return MHD_CONTENT_READER_END_WITH_ERROR;
 			}
 		}
-		if (now < due && park(st->s, r, due, false, true)) {
-			st->waited = true;
-			return 0;
+		if (now < due) {
+			if (park(st->s, r, due, false, true)) {
+				st->waited = true;
+				return 0;
+			}
+			/* stopping, nothing may wait: the provider cuts it */
+			r->stream_stopped = true;
+			return MHD_CONTENT_READER_END_WITH_ERROR;
 		}
 		if (r->resp.stall_ms > 0 && st->frame == r->resp.stream_content)
 			r->resp.attempt.pause_until_us =
@@ -397,6 +403,15 @@ static enum MHD_Result queue_stream(struct fa_server *s, struct request *r)
 	return ok;
 }
 
+/* Did the server's stop end @r, a stream whose headers went out? The
+ * provider's doing: journaled delivered "dropped", stream_end "cut". */
+static bool stream_stopped(const struct request *r, enum MHD_RequestTerminationCode toe)
+{
+	if (r->resp.stream_end == NULL || r->t_response_us < 0 || r->stream_gone)
+		return false;
+	return r->stream_stopped || toe == MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN;
+}
+
 /* The journal's stream_chunks and stream_end for a stream whose headers
  * went out, from what its reader handed out and how the request ended. */
 static void stream_journal(struct request *r, enum MHD_RequestTerminationCode toe)
@@ -404,6 +419,7 @@ static void stream_journal(struct request *r, enum MHD_RequestTerminationCode to
 	struct fa_attempt *at = &r->resp.attempt;
 	const struct fa_resp *a = &r->resp;
 	bool cut = a->fault == FA_RESP_PARTIAL_BODY;
+	bool stopped = stream_stopped(r, toe);
 	size_t limit = cut ? fa_fault_partial_len(a->fault_bytes, a->body_len) : a->body_len;
 	bool whole = !r->stream_gone && r->stream_sent >= limit &&
 		     (cut || toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
@@ -413,7 +429,8 @@ static void stream_journal(struct request *r, enum MHD_RequestTerminationCode to
 	at->stream_chunks = fa_chat_chunks_sent(a->body, a->body_len, a->stream_content,
 						r->stream_sent);
 	free(at->stream_end);
-	at->stream_end = fa_xstrdup(!whole ? "client_gone" : cut ? "cut" : a->stream_end);
+	at->stream_end = fa_xstrdup(stopped ? "cut" : !whole ? "client_gone"
+					  : cut ? "cut" : a->stream_end);
 }
 
 /*
@@ -545,8 +562,9 @@ static void request_completed(void *cls, struct MHD_Connection *mhd,
 	}
 	/* a connection fault closes on purpose, even when the server's stop
 	 * closed the connection before the fault could */
-	if (r->dropped || (r->decided && r->resp.fault != FA_RESP_RESPOND &&
-			   toe != MHD_REQUEST_TERMINATED_COMPLETED_OK))
+	if (r->dropped || stream_stopped(r, toe) ||
+	    (r->decided && r->resp.fault != FA_RESP_RESPOND &&
+	     toe != MHD_REQUEST_TERMINATED_COMPLETED_OK))
 		how = FA_DELIVERED_DROPPED;
 	else if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		how = FA_DELIVERED_COMPLETE;

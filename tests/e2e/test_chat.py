@@ -178,6 +178,11 @@ def test_models_lists_the_routes_models(p):
 
 @pytest.mark.parametrize("body, why", [
     (b"{not json", "not valid JSON"),
+    # valid JSON, but no string the provider's JSON reader holds can carry them
+    (b'{"messages": [{"role": "user", "content": "a\\u0000b"}]}',
+     "the request body is JSON fakeapi cannot read: a string holds \\u0000"),
+    (b'{"messages": [{"role": "user", "content": "\\ud800"}]}',
+     "the request body is JSON fakeapi cannot read: a string holds an unpaired surrogate"),
     (json.dumps({"model": "m"}).encode(), "'messages' must be a non-empty array"),
 ])
 def test_bad_request_is_400_and_moves_no_cursor(p, body, why):
@@ -303,6 +308,26 @@ def test_client_that_leaves_a_paced_stream_is_noticed_at_the_next_frame(sp):
     assert span_ms(e) < 800
 
 
+def test_half_closed_client_is_taken_for_gone_at_the_first_wait(sp):
+    """docs/internals.md: a peek cannot tell shutdown(SHUT_WR) from a close,
+    so a half-closed client gets the frames before the first wait only."""
+    s = open_stream(sp, "/v1/paced/chat/completions")
+    got = b""
+    try:
+        s.shutdown(socket.SHUT_WR)
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    finally:
+        s.close()
+    assert got.count(b'"content":') == 1 and b"[DONE]" not in got
+    e = sp.journal()["entries"][0]
+    assert (e["delivered"], e["stream_end"], e["stream_chunks"]) == (
+        "client_gone", "client_gone", 1)
+
+
 def test_stall_that_runs_its_course_ends_with_stream_idle_timeout(sp):
     status, h, body, whole = raw_post(sp, "/v1/stall-ends/chat/completions",
                                       chat_body(stream=True))
@@ -349,3 +374,62 @@ def test_paced_streams_hold_no_pool_thread(sp):
     last = max(e["t_done_us"] for e in entries)
     # a pool thread held per stream would take two rounds: 2 s or more
     assert (last - first) / 1000 < 1800
+
+
+def stall_scenario(quota=None):
+    sc = {"id": "chat-long-stall",
+          "provider": {"keys": {"app-1": {"secret": KEY, "user": "app-team"}}},
+          "routes": [{"id": "stall", "kind": "chat_completions", "method": "POST",
+                      "path": "/v1/chat/completions", "reply": STREAM_REPLY,
+                      "responses": [{"status": 200, "stall_after_chunks": 2,
+                                     "stall_ms": 600000}]}]}
+    if quota is not None:
+        sc["provider"]["quota"] = quota
+    return sc
+
+
+def test_streams_the_server_stops_are_cut_by_the_provider(provider):
+    """SIGTERM while streams sit in their silence: every one ends at once,
+    journaled as the provider's doing (dropped, cut), none as client_gone."""
+    sp = provider(stall_scenario())
+    socks = []
+    try:
+        for _ in range(12):
+            s = open_stream(sp, "/v1/chat/completions")
+            socks.append(s)
+            got = b""
+            while got.count(b'"content":') < 2:
+                chunk = s.recv(65536)
+                assert chunk, got
+                got += chunk
+        code, err = sp.stop()
+        assert code == 0, err
+        for s in socks:  # the provider closed them; the clients were still there
+            s.settimeout(10)
+            rest = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                rest += chunk
+            assert b"stream_idle_timeout" not in rest and b"[DONE]" not in rest
+    finally:
+        for s in socks:
+            s.close()
+    entries = [json.loads(line) for line in sp.journal_path.read_text().splitlines()]
+    assert len(entries) == 12
+    assert {(e["status"], e["delivered"], e["stream_end"], e["stream_chunks"])
+            for e in entries} == {(200, "dropped", "cut", 2)}
+
+
+def test_max_tokens_at_the_int_limit_names_the_cost_the_journal_has(provider):
+    p = provider(stall_scenario({"per_key": 100, "tpm_per_key": 1000}))
+    body = chat_body()
+    body["max_tokens"] = 2147483647
+    status, _, got = p.request("POST", "/v1/chat/completions", key=KEY, body=body)
+    assert status == 400
+    err = json.loads(got)["error"]
+    assert err["code"] == "tokens_over_limit"
+    assert "reserves 2147483647 tokens" in err["message"], err
+    e = p.journal()["entries"][0]
+    assert e["tokens"] == 2147483647

@@ -62,6 +62,17 @@ static void chat__parse_refuses_what_is_no_chat_request(void)
 		{ NULL, "the request body is not valid JSON" },
 		{ "{\"messages\": [", "the request body is not valid JSON" },
 		{ "[]", "the request body must be a JSON object" },
+		/* valid JSON that no cJSON string can hold */
+		{ "{\"messages\": [{\"role\": \"user\", \"content\": \"a\\u0000b\"}]}",
+		  "the request body is JSON fakeapi cannot read: a string holds \\u0000" },
+		{ "{\"messages\": [{\"role\": \"user\", \"content\": \"\\ud800\"}]}",
+		  "the request body is JSON fakeapi cannot read: a string holds an "
+		  "unpaired surrogate" },
+		{ "{\"messages\": [{\"role\": \"user\", \"content\": \"\\udc00x\"}]}",
+		  "the request body is JSON fakeapi cannot read: a string holds an "
+		  "unpaired surrogate" },
+		{ "{\"messages\": [{\"role\": \"user\", \"content\": \"\\u00zz\"}]}",
+		  "the request body is not valid JSON" },
 		{ "{\"model\": \"m\"}", "'messages' must be a non-empty array" },
 		{ "{\"messages\": []}", "'messages' must be a non-empty array" },
 		{ "{\"messages\": [{\"content\": \"x\"}]}",
@@ -85,6 +96,20 @@ static void chat__parse_refuses_what_is_no_chat_request(void)
 		CU_ASSERT_STRING_EQUAL(msg, bad[i].msg);
 		CU_ASSERT_PTR_NULL(r.model);
 	}
+}
+
+static void chat__cost_is_prompt_plus_max_tokens_saturated(void)
+{
+	struct fa_chat_req r = { .prompt_tokens = 7 };
+
+	CU_ASSERT_EQUAL(fa_chat_cost(&r), 7);
+	r.max_tokens = 50;
+	CU_ASSERT_EQUAL(fa_chat_cost(&r), 57);
+	r.prompt_tokens = 1;
+	r.max_tokens = 0x7fffffff; /* would be 2147483648 */
+	CU_ASSERT_EQUAL(fa_chat_cost(&r), 0x7fffffff);
+	r.prompt_tokens = 0x7fffffff;
+	CU_ASSERT_EQUAL(fa_chat_cost(&r), 0x7fffffff);
 }
 
 static void chat__completion_has_every_field_and_usage(void)
@@ -178,6 +203,54 @@ static void chat__stream_reassembles_and_ends_with_stop_then_done(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(f[5], "\"delta\":{},\"finish_reason\":\"stop\""));
 	CU_ASSERT_STRING_EQUAL(f[6], "[DONE]");
 	fa_chat_stream_release(&s);
+}
+
+/* The longest reply, as one-letter words: 32768 frames rendered in one
+ * body, every one well-formed and in order (the body grows linearly). */
+static void chat__longest_reply_streams_every_word_in_order(void)
+{
+	struct fa_chat_req r = { .model = "m" };
+	struct fa_chat_stream s;
+	char *reply = malloc(FA_CHAT_REPLY_MAX + 1);
+	char *text = calloc(1, FA_CHAT_REPLY_MAX + 1);
+	const char *p;
+	size_t n = 0, tlen = 0;
+	bool stop = false;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(reply);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	for (size_t i = 0; i < FA_CHAT_REPLY_MAX; i++)
+		reply[i] = i % 2 == 0 ? (char)('a' + (i / 2) % 26) : ' ';
+	reply[FA_CHAT_REPLY_MAX] = '\0';
+	fa_chat_sse(&r, reply, 9, 100, NULL, 0, -1, &s);
+	CU_ASSERT_EQUAL(s.n_content, FA_CHAT_REPLY_MAX / 2);
+	CU_ASSERT_EQUAL(s.n_chunks, FA_CHAT_REPLY_MAX / 2 + 1);
+	CU_ASSERT_EQUAL(s.cut, s.len);
+	CU_ASSERT_EQUAL_FATAL(strlen(s.body), s.len);
+	for (p = s.body; strncmp(p, "data: {", 7) == 0; n++) {
+		const char *end = strstr(p, "\n\n");
+		cJSON *o = end != NULL ? cJSON_ParseWithLength(p + 6, (size_t)(end - p - 6)) : NULL;
+		const cJSON *c = cJSON_GetArrayItem(get(o, "choices"), 0);
+		const cJSON *piece = get(get(c, "delta"), "content");
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+		if (cJSON_IsString(piece) && tlen + strlen(piece->valuestring) <= FA_CHAT_REPLY_MAX) {
+			memcpy(text + tlen, piece->valuestring, strlen(piece->valuestring));
+			tlen += strlen(piece->valuestring);
+		} else {
+			stop = cJSON_IsString(get(c, "finish_reason"));
+		}
+		cJSON_Delete(o);
+		p = end + 2;
+	}
+	CU_ASSERT_EQUAL(n, FA_CHAT_REPLY_MAX / 2 + 1);
+	CU_ASSERT_TRUE(stop);
+	CU_ASSERT_STRING_EQUAL(p, "data: [DONE]\n\n");
+	CU_ASSERT_EQUAL(tlen, FA_CHAT_REPLY_MAX);
+	CU_ASSERT_EQUAL(memcmp(text, reply, FA_CHAT_REPLY_MAX), 0);
+	fa_chat_stream_release(&s);
+	free(reply);
+	free(text);
 }
 
 static void chat__error_frame_comes_last_after_n_chunks(void)
@@ -513,6 +586,47 @@ static void chat__answer_plans_paced_and_stalling_streams(void)
 	fx_provider_stop(p, j, sc);
 }
 
+/* fa_chat_answer decides under the provider's lock and leaves the body;
+ * fa_chat_render, which needs no lock, renders it */
+static void chat__answer_leaves_the_stream_body_to_render(void)
+{
+	struct fa_scenario *sc = NULL;
+	struct fa_err err = {{0}};
+	struct fa_chat_req creq = { .model = "m", .stream = true };
+	struct fa_chat_pending pending;
+	struct fa_resp r = { .status = 200 };
+	const struct fa_route_spec *rt;
+
+	CU_ASSERT_EQUAL_FATAL(fa_scenario_parse(paced_text, strlen(paced_text), "p.json",
+						&sc, &err), FA_OK);
+	rt = &sc->routes[0];
+	/* stop_after_chunks 1: cut, its length known only once rendered */
+	CU_ASSERT_FALSE(fa_chat_answer(rt, &rt->responses[4], &creq, 3, 100, &r, &pending));
+	CU_ASSERT_TRUE(pending.stream);
+	CU_ASSERT_STRING_EQUAL(r.stream_end, "cut");
+	CU_ASSERT_EQUAL(r.fault, FA_RESP_PARTIAL_BODY);
+	CU_ASSERT_PTR_NULL(r.body);
+	fa_chat_render(&creq, &pending, &r);
+	CU_ASSERT_FALSE(pending.stream);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r.body);
+	CU_ASSERT_EQUAL(r.stream_content, 3);
+	CU_ASSERT_EQUAL(r.body_len, strlen(r.body));
+	CU_ASSERT_EQUAL((size_t)r.fault_bytes, fa_chat_frame_end(r.body, r.body_len, 0));
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"id\":\"chatcmpl-3\""));
+	fa_resp_release(&r);
+	/* a completion is rendered at once: nothing pending */
+	memset(&r, 0, sizeof(r));
+	r.status = 200;
+	creq.stream = false;
+	fa_chat_answer(rt, &rt->responses[0], &creq, 4, 100, &r, &pending);
+	CU_ASSERT_FALSE(pending.stream);
+	CU_ASSERT_PTR_NOT_NULL(r.body);
+	fa_chat_render(&creq, &pending, &r);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"object\":\"chat.completion\""));
+	fa_resp_release(&r);
+	fa_scenario_free(sc);
+}
+
 void test_chat_register(void)
 {
 	CU_pSuite suite = CU_add_suite("chat", NULL, NULL);
@@ -523,12 +637,16 @@ void test_chat_register(void)
 		    chat__parse_reads_model_stream_tokens_and_prompt);
 	CU_add_test(suite, "chat__parse_refuses_what_is_no_chat_request",
 		    chat__parse_refuses_what_is_no_chat_request);
+	CU_add_test(suite, "chat__cost_is_prompt_plus_max_tokens_saturated",
+		    chat__cost_is_prompt_plus_max_tokens_saturated);
 	CU_add_test(suite, "chat__completion_has_every_field_and_usage",
 		    chat__completion_has_every_field_and_usage);
 	CU_add_test(suite, "chat__pieces_are_words_that_add_up_to_the_reply",
 		    chat__pieces_are_words_that_add_up_to_the_reply);
 	CU_add_test(suite, "chat__stream_reassembles_and_ends_with_stop_then_done",
 		    chat__stream_reassembles_and_ends_with_stop_then_done);
+	CU_add_test(suite, "chat__longest_reply_streams_every_word_in_order",
+		    chat__longest_reply_streams_every_word_in_order);
 	CU_add_test(suite, "chat__error_frame_comes_last_after_n_chunks",
 		    chat__error_frame_comes_last_after_n_chunks);
 	CU_add_test(suite, "chat__stop_after_cuts_at_a_frame_boundary_before_done",
@@ -541,6 +659,8 @@ void test_chat_register(void)
 		    chat__stall_frame_is_stream_idle_timeout);
 	CU_add_test(suite, "chat__answer_plans_paced_and_stalling_streams",
 		    chat__answer_plans_paced_and_stalling_streams);
+	CU_add_test(suite, "chat__answer_leaves_the_stream_body_to_render",
+		    chat__answer_leaves_the_stream_body_to_render);
 	CU_add_test(suite, "chat__models_list_each_name",
 		    chat__models_list_each_name);
 	CU_add_test(suite, "chat__provider_plays_the_endpoint",

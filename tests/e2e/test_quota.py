@@ -160,7 +160,7 @@ def test_three_replicas_divide_the_seed_limits(provider, repo_root):
 # 6 requests and 3000 tokens per minute per key. A chat request reserves
 # its estimated prompt tokens, ceil(bytes / 4), plus max_tokens.
 TOKENS = "scenarios/provider/quota-tokens-per-minute.json"
-CLASSIFY, DOCS = "sk-tokens-classify", "sk-tokens-docs"
+CLASSIFY, DOCS = "sk-tokens-5c0e7a91", "sk-tokens-docs"
 CHAT = "/v1/chat/completions"
 
 

@@ -79,11 +79,13 @@ static enum fa_rc check_pacing(struct fa_schema *s, enum fa_route_kind kind,
 	return FA_OK;
 }
 
-/* No Retry-After on an entry whose stream members make it a 2xx stream:
- * a stall's pause is its frame's retryAfter ("retry_after_s"), and a 200
- * stream, paced or cut, announces no pause, so the journal's retry_after
- * and pause_until_us could only contradict what the client reads. */
-static enum fa_rc check_stream_retry_after(struct fa_schema *s,
+/* No Retry-After on an entry whose stream members make it a 2xx stream,
+ * nor on any 2xx answer of a chat_completions route (any of them becomes
+ * a stream when the request asks for one): a stall's pause is its frame's
+ * retryAfter ("retry_after_s"), and a 200, streamed, paced or cut,
+ * announces no pause, so the journal's retry_after and pause_until_us
+ * could only contradict what the client reads. */
+static enum fa_rc check_stream_retry_after(struct fa_schema *s, enum fa_route_kind kind,
 					   const struct fa_response_spec *r)
 {
 	bool ok2xx = r->status >= 200 && r->status < 300;
@@ -96,7 +98,21 @@ static enum fa_rc check_stream_retry_after(struct fa_schema *s,
 				    "gives its frame's retryAfter"
 				  : "a 2xx stream sends no Retry-After";
 
-	if (member == NULL || r->shape.shape != FA_SHAPE_NONE)
+	if (r->shape.shape != FA_SHAPE_NONE)
+		return FA_OK;
+	if (member == NULL && kind == FA_ROUTE_CHAT && ok2xx) {
+		if (r->has_retry_after)
+			return fa_schema_fail(s, "\"retry_after\" cannot go with a 2xx answer on a "
+					      "\"kind\": \"chat_completions\" route (a 2xx, "
+					      "streamed or not, announces no pause)");
+		if (h != NULL)
+			return fa_schema_fail(s, "header %s cannot go with a 2xx answer on a "
+					      "\"kind\": \"chat_completions\" route (a 2xx, "
+					      "streamed or not, announces no pause)",
+					      fa_schema_quote(h->name).s);
+		return FA_OK;
+	}
+	if (member == NULL)
 		return FA_OK;
 	if (r->has_retry_after)
 		return fa_schema_fail(s, "\"retry_after\" cannot go with \"%s\" (%s)",
@@ -129,7 +145,7 @@ static enum fa_rc check_response(struct fa_schema *s, enum fa_route_kind kind,
 	    (!ok2xx || r->shape.shape != FA_SHAPE_NONE || r->fault != FA_RESP_RESPOND))
 		return fa_schema_fail(s, "\"stop_after_chunks\" needs a 2xx \"status\" without "
 				      "\"shape\" or \"fault\", got status %d", r->status);
-	return check_stream_retry_after(s, r);
+	return check_stream_retry_after(s, kind, r);
 }
 
 enum fa_rc fa_chat_spec_read(struct fa_schema *s, const cJSON *reply,

@@ -640,6 +640,9 @@ enum fa_rc hx_stdio_hello(struct hx_stdio *c, int64_t timeout_us, struct fa_err 
 			break;
 		if (c->log.n_lines > 0) {
 			fa_err_set(err, "client did not say hello: %s", line1_error(&c->log));
+			/* a hello on a later line is no hello: the report shows none */
+			cJSON_Delete(c->log.hello);
+			c->log.hello = NULL;
 			return FA_EIO;
 		}
 		if (hx_stdio_finished(c)) {

@@ -548,6 +548,10 @@ def test_client_that_does_not_start_stops_the_run(harness_bin, tmp_path, first, 
     r = json.loads(report.read_text())
     assert r["exit_code"] == 2
     assert r["scenarios"][0]["checks"] == []
+    if cause.startswith("client did not say hello: line 1"):
+        # a hello that came after a bad first line is no hello
+        assert r["client"]["hello"] is None
+        assert "client hello:" not in proc.stdout
 
 
 def test_silent_client_fails_to_start_after_10_s(harness_bin, tmp_path):

@@ -9,42 +9,170 @@
 
 #define REDACTED "redacted"
 
-/* Words that make any name holding them a credential's. "token" is
- * checked apart: "tokens" counts, it does not authenticate. */
-static const char *const words[] = {
-	"apikey", "api-key", "api_key", "secret", "password", "passwd", "auth", "session",
-	"credential", "bearer", "cookie", "signature", "access_key", "access-key", "accesskey",
-	"private_key", "private-key", "privatekey", NULL,
+/* The words of a name, lower case: split at every byte that is no letter
+ * or digit, between a letter and a digit, and at camelCase boundaries
+ * ("tokenString": token, string; "XApiKey": x, api, key). */
+#define MAX_WORDS 16
+#define WORD_LEN 32
+
+struct words {
+	size_t n;
+	char w[MAX_WORDS][WORD_LEN];
 };
 
-/* Names that are a credential's only when they are the whole name. */
-static const char *const whole[] = { "key", "pwd", "sig", NULL };
-
-static bool has_word(const char *name, size_t len, const char *w)
+static bool is_alpha(char c)
 {
-	size_t wl = strlen(w);
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
 
-	for (size_t i = 0; i + wl <= len; i++)
-		if (strncasecmp(name + i, w, wl) == 0)
+static bool is_upper(char c)
+{
+	return c >= 'A' && c <= 'Z';
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static void split_words(const char *s, size_t len, struct words *ws)
+{
+	size_t i = 0;
+
+	ws->n = 0;
+	while (i < len && ws->n < MAX_WORDS) {
+		size_t o = 0;
+		char *w = ws->w[ws->n];
+
+		if (!is_alpha(s[i]) && !is_digit(s[i])) {
+			i++;
+			continue;
+		}
+		do {
+			if (o + 1 < WORD_LEN)
+				w[o++] = (char)(is_upper(s[i]) ? s[i] - 'A' + 'a' : s[i]);
+			i++;
+		} while (i < len && (is_alpha(s[i]) || is_digit(s[i])) &&
+			 is_digit(s[i]) == is_digit(s[i - 1]) &&
+			 !(is_upper(s[i]) && !is_upper(s[i - 1])) &&
+			 !(is_upper(s[i]) && i + 1 < len && is_alpha(s[i + 1]) &&
+			   !is_upper(s[i + 1]) && is_upper(s[i - 1])));
+		w[o] = '\0';
+		ws->n++;
+	}
+}
+
+/* Words that name a credential wherever they stand in a name, alone or
+ * as the end of a word ("clientsecret", "userpassword"); the short ones
+ * only alone. */
+static const char *const strong[] = {
+	"authorization", "authorisation", "authenticate", "authentication", "password",
+	"passphrase", "passwd", "secret", "secrets", "apikey", "apikeys", "cookie", "cookies",
+	"bearer", "credential", "credentials", "signature", "assertion", "privatekey",
+	"accesskey", "sessionid", "accesstoken", "refreshtoken", NULL,
+};
+static const char *const strong_alone[] = { "jwt", "otp", "hmac", "pwd", NULL };
+
+/* Word pairs that name a credential wherever they stand: api key,
+ * private key, access key, secret key, session id. */
+static const char *const pairs[][2] = {
+	{ "api", "key" }, { "api", "keys" }, { "private", "key" }, { "access", "key" },
+	{ "secret", "key" }, { "session", "id" }, { NULL, NULL },
+};
+
+/* Words that name a credential anywhere in a name unless its last word
+ * is a plain[] one: "X-Auth-Token", "user_session", "sid", "tokenString"
+ * (but "token_budget"). "token" and "auth" also end a word
+ * ("accesstoken", "oauth"). */
+static const char *const weak[] = { "token", "auth", "session", "sid", "sig", "pin", "nonce",
+				    NULL };
+
+/* Last words that say a name is about a credential, not one:
+ * "token_budget", "session_count", "auth_provider", "token_type". */
+static const char *const plain[] = {
+	"count", "counts", "budget", "limit", "limits", "provider", "providers", "type", "kind",
+	"url", "uri", "endpoint", "name", "names", "id", "ids", "at", "time", "ttl", "expires",
+	"expiry", "expiration", "length", "len", "size", "format", "mode", "version", "method",
+	"scheme", "enabled", "required", "ms", "used", "remaining", "reset", "index", NULL,
+};
+
+/* Words before a last word "token" that make it a cursor, not a
+ * credential: "pagination_token", "nextPageToken". */
+static const char *const cursor[] = { "page", "pagination", "next", "prev", "previous",
+				      "continuation", "cursor", NULL };
+
+/* Words that make "tokens" a count: "max_tokens", "X-RateLimit-Reset-Tokens". */
+static const char *const measure[] = {
+	"max", "min", "limit", "ratelimit", "remaining", "reset", "used", "usage", "total",
+	"count", "budget", "input", "output", "prompt", "completion", "cached", "reasoning",
+	"num", "n", NULL,
+};
+
+static bool in_list(const char *w, const char *const *list)
+{
+	for (size_t i = 0; list[i] != NULL; i++)
+		if (strcmp(w, list[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Whether @w is @end or ends with it. */
+static bool ends_with(const char *w, const char *end)
+{
+	size_t wl = strlen(w), el = strlen(end);
+
+	return wl >= el && strcmp(w + wl - el, end) == 0;
+}
+
+bool hx_redact_is_credential(const char *name, size_t len, unsigned flags)
+{
+	struct words ws;
+	const char *last;
+
+	if (len >= 15 && strncasecmp(name, "access-control-", 15) == 0)
+		return false;
+	split_words(name, len, &ws);
+	if (ws.n == 0)
+		return false;
+	for (size_t i = 0; i < ws.n; i++) {
+		for (size_t k = 0; strong[k] != NULL; k++)
+			if (ends_with(ws.w[i], strong[k]))
+				return true;
+		if (in_list(ws.w[i], strong_alone))
+			return true;
+		for (size_t k = 0; i + 1 < ws.n && pairs[k][0] != NULL; k++)
+			if (strcmp(ws.w[i], pairs[k][0]) == 0 && strcmp(ws.w[i + 1], pairs[k][1]) == 0)
+				return true;
+	}
+	last = ws.w[ws.n - 1];
+	if (ws.n == 1 && strcmp(last, "key") == 0)
+		return true;
+	if ((flags & HX_REDACT_URL) && ws.n == 1 && strcmp(last, "code") == 0)
+		return true;
+	if (ends_with(last, "tokens")) {
+		/* counts: max_tokens, usage.input_tokens, a number */
+		if (flags & (HX_REDACT_NUMBER | HX_REDACT_LOGPROBS))
+			return false;
+		for (size_t i = 0; i < ws.n; i++)
+			if (in_list(ws.w[i], measure))
+				return false;
+		return true;
+	}
+	if ((ends_with(last, "token") &&
+	     ((flags & HX_REDACT_LOGPROBS) ||
+	      (ws.n > 1 && strcmp(last, "token") == 0 && in_list(ws.w[ws.n - 2], cursor)))) ||
+	    in_list(last, plain))
+		return false;
+	for (size_t i = 0; i < ws.n; i++)
+		if (in_list(ws.w[i], weak) || ends_with(ws.w[i], "auth") ||
+		    (ends_with(ws.w[i], "token") && !(flags & HX_REDACT_LOGPROBS)))
 			return true;
 	return false;
 }
 
 bool hx_redact_name(const char *name, size_t len, bool in_url)
 {
-	if (len >= 15 && strncasecmp(name, "access-control-", 15) == 0)
-		return false;
-	for (size_t i = 0; words[i] != NULL; i++)
-		if (has_word(name, len, words[i]))
-			return true;
-	for (size_t i = 0; i + 5 <= len; i++)
-		if (strncasecmp(name + i, "token", 5) == 0 &&
-		    !(i + 5 < len && (name[i + 5] == 's' || name[i + 5] == 'S')))
-			return true;
-	for (size_t i = 0; whole[i] != NULL; i++)
-		if (len == strlen(whole[i]) && strncasecmp(name, whole[i], len) == 0)
-			return true;
-	return in_url && len == 4 && strncasecmp(name, "code", 4) == 0;
+	return hx_redact_is_credential(name, len, in_url ? HX_REDACT_URL : 0);
 }
 
 static void note(struct hx_redact_stats *st, const char *name, size_t len)
@@ -71,10 +199,19 @@ int hx_redact_hexval(int c)
 	return -1;
 }
 
+/* Where a parameter's name or value ends in free text. */
+static bool ends_value(char c)
+{
+	return c == '\0' || c == '&' || c == '#' || c == ' ' || c == '\t' || c == '\r' ||
+	       c == '\n' || c == '<' || c == '>' || c == '"' || c == '\'';
+}
+
 /* Whether the parameter name @s (@n bytes, still percent-encoded) is a
  * credential's: "api%5Fkey" is api_key. */
-static bool param_secret(const char *s, size_t n)
+static bool param_secret(const char *s, size_t n, const char *value)
 {
+	size_t d = strspn(value, "0123456789");
+
 	char buf[256];
 	size_t o = 0;
 
@@ -88,14 +225,26 @@ static bool param_secret(const char *s, size_t n)
 			buf[o++] = s[i];
 		}
 	}
-	return hx_redact_name(buf, o, true);
+	return hx_redact_is_credential(buf, o, HX_REDACT_URL |
+				       (d > 0 && ends_value(value[d]) ? HX_REDACT_NUMBER : 0));
 }
 
-/* Where a parameter's name or value ends in free text. */
-static bool ends_value(char c)
+
+/* Whether @p (in @text) starts the word @w (compared without letter
+ * case): no letter or digit just before it. */
+static bool at_word(const char *text, const char *p, const char *w)
 {
-	return c == '\0' || c == '&' || c == '#' || c == ' ' || c == '\t' || c == '\r' ||
-	       c == '\n' || c == '<' || c == '>' || c == '"' || c == '\'';
+	return strncasecmp(p, w, strlen(w)) == 0 &&
+	       (p == text || !(is_alpha(p[-1]) || is_digit(p[-1])));
+}
+
+/* Count a "Bearer" or "Authorization:" value of free text (@len bytes at
+ * @s) replaced, unless it read "redacted" already. */
+static void count_text(struct hx_redact_stats *st, const char *s, size_t len)
+{
+	if (st != NULL && !(len >= strlen(REDACTED) &&
+			    strncmp(s + len - strlen(REDACTED), REDACTED, strlen(REDACTED)) == 0))
+		st->text++;
 }
 
 char *hx_redact_text(const char *text, bool is_query, struct hx_redact_stats *st)
@@ -122,13 +271,43 @@ char *hx_redact_text(const char *text, bool is_query, struct hx_redact_stats *st
 			}
 			continue;
 		}
+		if (at_word(text, p, "authorization:")) {
+			/* a header line in free text: its value to the end of the line */
+			size_t v = 14 + strcspn(p + 14, "\r\n");
+
+			memcpy(out + o, p, 13); /* the name as written */
+			memcpy(out + o + 13, ": " REDACTED, strlen(": " REDACTED));
+			o += 13 + strlen(": " REDACTED);
+			p += v;
+			count_text(st, p - v, v);
+			continue;
+		}
+		if (at_word(text, p, "bearer ")) {
+			size_t b = 7, v;
+
+			while (p[b] == ' ')
+				b++;
+			v = b + strcspn(p + b, " \t\r\n\"'<>,;");
+			if (v > b) {
+				memcpy(out + o, p, 6);
+				memcpy(out + o + 6, " " REDACTED, strlen(" " REDACTED));
+				o += 6 + strlen(" " REDACTED);
+				p += v;
+				count_text(st, p - v, v);
+				continue;
+			}
+		}
+		if (param && (*p == ' ' || *p == '\t')) {
+			out[o++] = *p++; /* "; token=..." of a header's parameters */
+			continue;
+		}
 		if (param) {
 			size_t n = 0;
 
 			while (!ends_value(p[n]) && p[n] != '=' && p[n] != '?')
 				n++;
 			param = false;
-			if (p[n] == '=' && n > 0 && param_secret(p, n)) {
+			if (p[n] == '=' && n > 0 && param_secret(p, n, p + n + 1)) {
 				size_t v = n + 1;
 
 				memcpy(out + o, p, n + 1);
@@ -142,7 +321,7 @@ char *hx_redact_text(const char *text, bool is_query, struct hx_redact_stats *st
 				continue;
 			}
 		}
-		if (*p == '?' || *p == '#' || *p == '&')
+		if (*p == '?' || *p == '#' || *p == '&' || *p == ';')
 			param = true;
 		out[o++] = *p++;
 	}
@@ -150,32 +329,107 @@ char *hx_redact_text(const char *text, bool is_query, struct hx_redact_stats *st
 	return out;
 }
 
-void hx_redact_json(cJSON *v, struct hx_redact_stats *st)
+/* Whether @s looks form-encoded ("user=a&password=b"): no blank, no URL,
+ * and a parameter name of letters, digits, "_", "-", ".", "[", "]" or
+ * "%" before its first "=". */
+static bool looks_form(const char *s)
 {
-	for (cJSON *c = v != NULL ? v->child : NULL; c != NULL; c = c->next) {
-		if (cJSON_IsObject(v) && c->string != NULL &&
-		    hx_redact_name(c->string, strlen(c->string), false)) {
-			/* the whole value, whatever its type: an object of
-			 * credentials, a list of keys, a numeric PIN */
-			cJSON *r = cJSON_CreateString(REDACTED);
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+			     "_-.[]%");
 
-			if (cJSON_IsString(c) && strcmp(c->valuestring, REDACTED) == 0) {
-				cJSON_Delete(r);
-				continue;
-			}
-			if (st != NULL)
-				st->members++;
-			r->string = fa_xstrdup(c->string); /* ViaPointer keeps no name */
-			cJSON_ReplaceItemViaPointer(v, c, r);
-			c = r;
-		} else if (cJSON_IsString(c) && strpbrk(c->valuestring, "?#:") != NULL) {
-			char *s = hx_redact_text(c->valuestring, false, st);
+	return n > 0 && s[n] == '=' && strpbrk(s, " \t\r\n") == NULL && strstr(s, "://") == NULL;
+}
+
+/* Whether @s looks like a field name (letters, "_", "-", "." only, 1 to
+ * 64 bytes): what a "keys" list of a schema holds, unlike a key. */
+static bool looks_field(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-.");
+
+	return n > 0 && n <= 64 && s[n] == '\0';
+}
+
+static void set_redacted(cJSON *c, struct hx_redact_stats *st)
+{
+	cJSON_SetValuestring(c, REDACTED);
+	if (st != NULL)
+		st->members++;
+}
+
+/* Replace the value @c of object @v (named by a credential) by "redacted". */
+static cJSON *replace_member(cJSON *v, cJSON *c, struct hx_redact_stats *st)
+{
+	/* the whole value, whatever its type: an object of credentials, a
+	 * list of keys, a numeric PIN */
+	cJSON *r;
+
+	if (cJSON_IsString(c) && strcmp(c->valuestring, REDACTED) == 0)
+		return c;
+	r = cJSON_CreateString(REDACTED);
+	if (st != NULL)
+		st->members++;
+	r->string = fa_xstrdup(c->string); /* ViaPointer keeps no name */
+	cJSON_ReplaceItemViaPointer(v, c, r);
+	return r;
+}
+
+/* Whether member @name with value @c is a credential's, under @flags. */
+static bool member_secret(const char *name, const cJSON *c, unsigned flags)
+{
+	return hx_redact_is_credential(name, strlen(name),
+				       flags | (cJSON_IsNumber(c) ? HX_REDACT_NUMBER : 0));
+}
+
+/* Whether @name's last word is "keys" ("keys", "sortKeys"). */
+static bool names_keys(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n >= 4 && strcasecmp(name + n - 4, "keys") == 0 &&
+	       (n == 4 || !is_alpha(name[n - 5]) || (name[n - 4] == 'K' && !is_upper(name[n - 5])));
+}
+
+static void redact_json(cJSON *v, unsigned flags, struct hx_redact_stats *st)
+{
+	const cJSON *pname = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "name") : NULL;
+	cJSON *pvalue = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "value") : NULL;
+
+	/* {"name": "Authorization", "value": "..."}: HAR headers, cookies, form params */
+	if (cJSON_IsString(pname) && pvalue != NULL &&
+	    member_secret(pname->valuestring, pvalue, flags))
+		replace_member(v, pvalue, st);
+	for (cJSON *c = v != NULL ? v->child : NULL; c != NULL; c = c->next) {
+		unsigned sub = flags;
+
+		if (cJSON_IsObject(v) && c->string != NULL && member_secret(c->string, c, flags)) {
+			c = replace_member(v, c, st);
+			continue;
+		}
+		if (cJSON_IsObject(v) && c->string != NULL && names_keys(c->string)) {
+			/* a list of field names stays, any other string goes */
+			if (cJSON_IsString(c) && !looks_field(c->valuestring))
+				set_redacted(c, st);
+			for (cJSON *k = cJSON_IsArray(c) ? c->child : NULL; k != NULL; k = k->next)
+				if (cJSON_IsString(k) && !looks_field(k->valuestring) &&
+				    strcmp(k->valuestring, REDACTED) != 0)
+					set_redacted(k, st);
+		}
+		if (cJSON_IsString(c)) {
+			char *s = hx_redact_text(c->valuestring, looks_form(c->valuestring), st);
 
 			if (strcmp(s, c->valuestring) != 0)
 				cJSON_SetValuestring(c, s);
 			free(s);
-		} else {
-			hx_redact_json(c, st);
+			continue;
 		}
+		if (c->string != NULL && (strcmp(c->string, "logprobs") == 0 ||
+					  strcmp(c->string, "top_logprobs") == 0))
+			sub |= HX_REDACT_LOGPROBS; /* "token" is a piece of text there */
+		redact_json(c, sub, st);
 	}
+}
+
+void hx_redact_json(cJSON *v, struct hx_redact_stats *st)
+{
+	redact_json(v, 0, st);
 }

@@ -167,6 +167,57 @@ def test_import_har_writes_no_credential_anywhere(harness_bin, tmp_path):
     assert sc["routes"][1]["responses"][0]["body"]["error"] == {"code": "expired"}
 
 
+
+def test_import_har_keeps_ordinary_members_and_words_decide(harness_bin, tmp_path):
+    """Credential names are judged on their words: author, tokenizer,
+    token_budget, a logprobs token stay; tokenString, jwt, sid, a
+    name/value pair, a Bearer in text and a form string do not."""
+    api = "https://api.example.test"
+    s = "SECRETQQ7"
+    legit = {"author": "Jane Austen", "authority": "x", "authored_at": "2020",
+             "oauth_provider": "github", "tokenizer": "cl100k", "token_budget": 500,
+             "session_count": 3, "pagination_token": "p2", "max_tokens": 100,
+             "keys": ["name", "age"], "sort_key": "ts", "code": "E42"}
+    answer = {"author": {"name": "Jane"}, "usage": {"total_tokens": 7},
+              "logprobs": {"content": [{"token": "Hello", "logprob": -0.1}]}}
+    secrets = {"tokenString": s, "refresh_tokens": [s], "access_tokens": s, "Tokens": s,
+               "TOKENS": s, "jwt": s, "passphrase": s, "client_assertion": s, "sid": s,
+               "otp": s, "pin": s, "hmac": s, "nonce": s, "keys": [s], "x": {"privateKey": s},
+               "headers": [{"name": "Authorization", "value": "Bearer " + s}],
+               "message": "Authorization: Bearer " + s, "note": "sent Bearer " + s,
+               "form": "user=a&password=" + s}
+    har = tmp_path / "words.har"
+    write_har(har, [
+        har_entry("POST", f"{api}/v1/chat/completions", req_body=legit, body=answer),
+        har_entry("POST", f"{api}/v1/sec", req_body=secrets, body=secrets, t=1),
+        har_entry("GET", f"{api}/v1/q?sid={s}&jwt={s}&tokens={s}&max_tokens=9",
+                  headers=[("X-Access-Tokens", s), ("X-Jwt", s),
+                           ("X-RateLimit-Remaining-Tokens", "900"),
+                           ("Link", f"<{api}/v1/q?page=2>; rel=next; token={s}")], t=2),
+    ])
+    out = tmp_path / "words.json"
+    r = harness(harness_bin, "import-har", "-o", str(out), str(har))
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert s not in text
+    assert s not in r.stderr
+    sc = json.loads(text)
+    tasks = sc["harness"]["tasks"]
+    assert tasks[0]["body"] == legit
+    assert sc["routes"][0]["responses"][0]["body"] == answer
+    sec = tasks[1]["body"]
+    for name in ("tokenString", "refresh_tokens", "jwt", "sid", "pin"):
+        assert sec[name] == "redacted", name
+    assert sec["keys"] == ["redacted"]
+    assert sec["headers"] == [{"name": "Authorization", "value": "redacted"}]
+    assert sec["message"] == "Authorization: redacted"
+    assert sec["note"] == "sent Bearer redacted"
+    assert sec["form"] == "user=a&password=redacted"
+    assert tasks[2]["path"] == "/v1/q?sid=redacted&jwt=redacted&tokens=redacted&max_tokens=9"
+    hdrs = sc["routes"][2]["responses"][0]["headers"]
+    assert "X-Access-Tokens" not in hdrs and "X-Jwt" not in hdrs
+    assert hdrs["X-RateLimit-Remaining-Tokens"] == "900"
+
 def test_odd_paths_replay_without_a_404_no_route(harness_bin, tmp_path):
     """%2F, %3F, blanks, a bad escape and dot segments are routed as the
     provider decodes them; a %00 or an encoded dot segment is skipped."""

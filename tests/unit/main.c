@@ -41,6 +41,7 @@
 	X(follow)       \
 	X(livefeed)     \
 	X(har)          \
+	X(redact)       \
 	X(recording)
 
 #define DECLARE(m) void test_##m##_register(void) __attribute__((weak));

@@ -53,6 +53,15 @@ void *fa_xgrow(void *p, size_t *cap, size_t need, size_t first)
 	return fa_xrealloc(p, c);
 }
 
+void fa_xappend(char **s, size_t *len, size_t *cap, const char *text, size_t n,
+		size_t first)
+{
+	*s = fa_xgrow(*s, cap, *len + n + 1, first);
+	memcpy(*s + *len, text, n);
+	*len += n;
+	(*s)[*len] = '\0';
+}
+
 char *fa_xstrdup(const char *s)
 {
 	return s == NULL ? NULL : fa_xstrndup(s, strlen(s));

@@ -24,6 +24,16 @@ char *fa_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 void *fa_xgrow(void *p, size_t *cap, size_t need, size_t first);
 
+/*
+ * Append the @n bytes of @text to the growing string *@s of *@len bytes
+ * and capacity *@cap (all three 0/NULL for an empty one), keeping it
+ * NUL-terminated; it grows geometrically from @first bytes (fa_xgrow), so
+ * a string built piece by piece costs linear time. *@s is the caller's,
+ * released with free().
+ */
+void fa_xappend(char **s, size_t *len, size_t *cap, const char *text, size_t n,
+		size_t first);
+
 /* @p, or abort naming @what when it is NULL: for libraries (cJSON) that
  * return NULL only when allocation fails. */
 void *fa_xcheck(void *p, const char *what);

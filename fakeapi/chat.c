@@ -248,10 +248,7 @@ cJSON *fa_chat_stall_frame(int retry_after_s)
  * geometrically, so a whole stream renders in linear time. */
 static void append(struct fa_chat_stream *s, const char *text, size_t n)
 {
-	s->body = fa_xgrow(s->body, &s->cap, s->len + n + 1, 4096);
-	memcpy(s->body + s->len, text, n);
-	s->len += n;
-	s->body[s->len] = '\0';
+	fa_xappend(&s->body, &s->len, &s->cap, text, n, 4096);
 }
 
 /* Append "data: " + the compact JSON of @o + "\n\n" to @s. */
@@ -388,22 +385,6 @@ cJSON *fa_chat_models(char *const *models, size_t n)
 	return o;
 }
 
-/* Remove every header named @name (case-insensitive) from @r. */
-static void resp_drop_header(struct fa_resp *r, const char *name)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < r->n_headers; i++) {
-		if (strcasecmp(r->headers[i].name, name) == 0) {
-			free(r->headers[i].name);
-			free(r->headers[i].value);
-			continue;
-		}
-		r->headers[k++] = r->headers[i];
-	}
-	r->n_headers = k;
-}
-
 /* The retryAfter of a stall's frame, s: the entry's retry_after_s, else 1. */
 static int stall_retry_after(const struct fa_response_spec *spec)
 {
@@ -422,7 +403,7 @@ static void sse_answer(struct fa_resp *resp, const struct fa_response_spec *spec
 		resp->stall_ms = spec->stall_ms;
 		resp->stall_retry_after_s = stall_retry_after(spec);
 	}
-	resp_drop_header(resp, "Content-Type");
+	fa_resp_drop_header(resp, "Content-Type");
 	resp->status = 200;
 	resp->attempt.status = 200;
 	fa_resp_add_header(resp, "Content-Type", "text/event-stream");
@@ -443,9 +424,10 @@ static void shaped_stream(const struct fa_route_spec *r, const struct fa_respons
 	pending->reply = r->reply;
 	pending->last_after = spec->error_after_chunks < 0 ? 0 : spec->error_after_chunks;
 	pending->stop_after = -1;
-	resp_drop_header(resp, "Retry-After");
-	resp_drop_header(resp, "X-AI-Admission");
-	resp_drop_header(resp, "X-AI-Deadline-Ms");
+	fa_resp_drop_header(resp, "Retry-After");
+	fa_resp_drop_header(resp, "retry-after-ms");
+	fa_resp_drop_header(resp, "X-AI-Admission");
+	fa_resp_drop_header(resp, "X-AI-Deadline-Ms");
 	free(resp->attempt.retry_after);
 	resp->attempt.retry_after = NULL;
 	sse_answer(resp, spec, resp->fault == FA_RESP_PARTIAL_BODY ? "cut" : "error_frame");

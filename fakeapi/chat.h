@@ -189,8 +189,8 @@ struct fa_chat_pending {
  * for one, cut after stop_after_chunks frames as a partial_body
  * (resp->fault set here, fault_bytes by fa_chat_render); a seed 002 shape
  * to a stream becomes a 200 whose last frame before [DONE] is the shape's
- * error, after error_after_chunks chunks, with its Retry-After and X-AI-*
- * headers removed and attempt.retry_after cleared (attempt.pause_until_us
+ * error, after error_after_chunks chunks, with its Retry-After,
+ * retry-after-ms and X-AI-* headers removed and attempt.retry_after cleared (attempt.pause_until_us
  * stays: the frame's retryAfter names it). With stall_after_chunks, the
  * first N chunks go, then the stall frame (fa_chat_stall_frame,
  * retryAfter the entry's retry_after_s or 1) and [DONE]. Every stream

@@ -65,8 +65,7 @@ bool fa_resp_has_header(const struct fa_resp *r, const char *name)
 	return false;
 }
 
-/* Drop every header @name (any letter case) from @r. */
-static void resp_drop_header(struct fa_resp *r, const char *name)
+void fa_resp_drop_header(struct fa_resp *r, const char *name)
 {
 	size_t n = 0;
 
@@ -625,9 +624,6 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 		refund = fa_chat_answer(r, &r->responses[idx], &creq,
 					r->kind == FA_ROUTE_CHAT ? ++p->chat_seq : 0,
 					fa_clock_wall_us() / 1000000, resp, &pending);
-		/* a shape turned into a stream's last frame sends no Retry-After */
-		if (!fa_resp_has_header(resp, "Retry-After"))
-			resp_drop_header(resp, "retry-after-ms");
 	}
 	a->fault = fa_xstrdup(fa_fault_str(fa_fault_settle(resp, req->conn_reuse)));
 	/* before any hold, delay or drop; the fault module says which

@@ -76,6 +76,9 @@ void fa_resp_add_header(struct fa_resp *r, const char *name, const char *value);
 /* Does @r carry a header @name (any letter case)? */
 bool fa_resp_has_header(const struct fa_resp *r, const char *name);
 
+/* Drop every header @name (any letter case) from @r, freeing its strings. */
+void fa_resp_drop_header(struct fa_resp *r, const char *name);
+
 /*
  * $.provider.retry_after_ms: beside a delta-seconds Retry-After the
  * provider wrote itself, `retry-after-ms: @ms` (the exact pause; the

@@ -26,10 +26,7 @@ struct buf {
 
 static void buf_add(struct buf *b, const char *s, size_t n)
 {
-	b->s = fa_xgrow(b->s, &b->cap, b->len + n + 1, 64);
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
-	b->s[b->len] = '\0';
+	fa_xappend(&b->s, &b->len, &b->cap, s, n, 64);
 }
 
 static void buf_adds(struct buf *b, const char *s)

@@ -477,10 +477,7 @@ struct text {
 
 static void put(struct text *t, const char *s, size_t n)
 {
-	t->s = fa_xgrow(t->s, &t->cap, t->len + n + 1, 4096);
-	memcpy(t->s + t->len, s, n);
-	t->len += n;
-	t->s[t->len] = '\0';
+	fa_xappend(&t->s, &t->len, &t->cap, s, n, 4096);
 }
 
 static void put_compact(struct text *t, const cJSON *v)

@@ -53,7 +53,16 @@ def test_client_gets_exactly_its_expected_verdicts(name, harness_bin, repo_root,
         capture_output=True, text=True, timeout=300)
     report = json.loads(report_path.read_text())
     got = {c["id"]: c["verdict"] for c in report["checks"]}
-    assert got == expect["checks"], f"{name}: {expect['why']}\n{proc.stdout}"
+    # a verdict the variant's timing leaves open is a list of the allowed
+    # ones, each explained under "unsettled"; every other one is exact
+    open_ids = {c for c, v in expect["checks"].items() if isinstance(v, list)}
+    assert open_ids == set(expect.get("unsettled", {})), name
+    assert set(got) == set(expect["checks"]), name
+    for c in open_ids:
+        assert got[c] in expect["checks"][c], f"{name}: {c}: {got[c]}\n{proc.stdout}"
+    assert {c: v for c, v in got.items() if c not in open_ids} == \
+        {c: v for c, v in expect["checks"].items() if c not in open_ids}, \
+        f"{name}: {expect['why']}\n{proc.stdout}"
     assert report["level"] == expect["level"], proc.stdout
     assert proc.returncode == expect["exit_code"], proc.stdout + proc.stderr
     assert report["mode"] == "stdio"

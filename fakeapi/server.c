@@ -719,7 +719,7 @@ enum fa_rc fa_server_start(struct fa_provider *p,
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
 	struct sockaddr *sa = (struct sockaddr *)&sin;
-	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
+	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
 	pthread_condattr_t ca;
 	const union MHD_DaemonInfo *di;
 	enum fa_rc rc = FA_EIO;
@@ -749,8 +749,8 @@ enum fa_rc fa_server_start(struct fa_provider *p,
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->wake, &ca);
 	pthread_condattr_destroy(&ca);
-	/* Thread pool + epoll: docs/internals.md records why single-thread epoll and
-	 * select modes are not used; the load test guards this choice. */
+	/* Thread pool + poll: docs/internals.md records why the epoll and select
+	 * modes are not used; the load test guards this choice. */
 	s->d = MHD_start_daemon(flags, (uint16_t)opts->port, NULL, NULL,
 				access_handler, s,
 				MHD_OPTION_SOCK_ADDR, sa,

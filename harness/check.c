@@ -582,10 +582,11 @@ static void check_no_retry_4xx(const struct ctx *c, struct hx_check_result *r)
 }
 
 /*
- * @b, its task's first attempt, arrived within @tol_us after an answer
- * went out at @t_us, and the harness had handed its task to the client
- * before that instant: the request was on its way before any client
- * could have read the answer (two tasks started together).
+ * @b arrived within @tol_us after an answer went out at @t_us, so it was on
+ * its way before any client could have read that answer: a retry the
+ * client had already sent, or the first attempt of a task the harness had
+ * handed to the client before that instant (two tasks started together).
+ * A task handed over after the answer should have read its scope first.
  */
 static bool on_its_way(const struct ctx *c, const struct fa_attempt *b,
 		       int64_t t_us, int64_t tol_us)
@@ -596,7 +597,7 @@ static bool on_its_way(const struct ctx *c, const struct fa_attempt *b,
 		return false;
 	for (i = 0; i < c->n && c->att[i] != b; i++)
 		if (same(c->att[i]->task, b->task))
-			return false; /* not its first attempt */
+			return true; /* a retry already on its way */
 	for (i = 0; i < c->in->n_tasks; i++) {
 		const struct hx_task_run *t = &c->in->tasks[i];
 

@@ -946,6 +946,35 @@ static void scope_pause__spares_a_request_already_on_its_way(void)
 	sc_release(&sc);
 }
 
+/* t2 retries 25 ms after t1's 429 went out: a retry that crossed the
+ * answer is spared; 75 ms after it (past the 50 ms tolerance), it counts. */
+static void scope_pause__spares_a_retry_that_crossed_the_answer(void)
+{
+	int64_t late;
+
+	for (late = 30; late <= 80; late += 50) {
+		struct sc sc;
+		struct jb j = { .n = 0 };
+		struct hx_check_result *res;
+		const struct hx_check_result *r;
+
+		sc_init(&sc, NULL);
+		add(&j, "t2", "user:a", 0, 1, 200, NULL, -1);
+		add(&j, "t1", "user:a", 2, 5, 429, "10", 10005);
+		add(&j, "t2", "user:a", late, late + 1, 200, NULL, -1);
+		add(&j, "t1", "user:a", 10010, 10011, 200, NULL, -1);
+		add(&j, "t3", "user:a", 10020, 10021, 200, NULL, -1);
+		res = run(&sc, &j);
+		r = get(res, "wait.scope_pause");
+		CU_ASSERT_EQUAL(r->verdict, late == 30 ? HX_PASS : HX_FAIL);
+		if (late != 30)
+			CU_ASSERT_TRUE(detail_has(r, "task t2 arrived 9925.0 ms inside"));
+		free_results(res);
+		jb_release(&j);
+		sc_release(&sc);
+	}
+}
+
 static void scope_pause__takes_the_tolerance_from_expect(void)
 {
 	struct sc sc;
@@ -1228,6 +1257,8 @@ void test_check_register(void)
 		    hidden__sums_what_each_client_process_reported);
 	CU_add_test(s, "scope_pause__spares_a_request_already_on_its_way",
 		    scope_pause__spares_a_request_already_on_its_way);
+	CU_add_test(s, "scope_pause__spares_a_retry_that_crossed_the_answer",
+		    scope_pause__spares_a_retry_that_crossed_the_answer);
 	CU_add_test(s, "scope_pause__passes_when_the_scope_waits",
 		    scope_pause__passes_when_the_scope_waits);
 	CU_add_test(s, "scope_pause__fails_another_task_inside_the_pause",

@@ -224,6 +224,22 @@ def test_delay_answers_after_the_commit(p):
     assert e["t_response_us"] - e["t_arrival_us"] >= 300_000
 
 
+@pytest.mark.parametrize("path,task", [("/v1/delay", "hc-delay"), ("/v1/hold-answer", "hc-hold")])
+def test_half_closed_client_gets_no_answer_that_waits(p, path, task):
+    """docs/internals.md: after a delay or hold the server reads the
+    connection again before it answers, finds the FIN of shutdown(SHUT_WR)
+    and closes: the attempt is kept, as committed and client_gone."""
+    with connect(p) as s:
+        s.sendall(request_bytes("POST", path, task, b'{"client_reference": "ref-1"}',
+                                close=True))
+        s.shutdown(socket.SHUT_WR)
+        assert read_to_end(s) == ("eof", b"")
+    e = entries(p, 1)[task]
+    assert (e["status"], e["committed"], e["delivered"], e["t_response_us"]) == (
+        0, True, "client_gone", -1)
+    assert e["t_done_us"] - e["t_arrival_us"] >= 300_000
+
+
 def test_delay_before_a_drop_delays_the_close(p):
     assert exchange(p, "POST", "/v1/delay-drop", "dd") == ("eof", b"")
     e = entries(p, 1)["dd"]

@@ -430,6 +430,8 @@ static void shaped_stream(const struct fa_route_spec *r, const struct fa_respons
 	fa_resp_drop_header(resp, "X-AI-Deadline-Ms");
 	free(resp->attempt.retry_after);
 	resp->attempt.retry_after = NULL;
+	free(resp->attempt.retry_after_ms);
+	resp->attempt.retry_after_ms = NULL;
 	sse_answer(resp, spec, resp->fault == FA_RESP_PARTIAL_BODY ? "cut" : "error_frame");
 }
 

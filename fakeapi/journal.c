@@ -81,6 +81,7 @@ static const struct field fields[] = {
 	F("conn_id", K_U64, conn_id),
 	F("conn_reuse", K_UINT, conn_reuse),
 	F("retry_after", K_STR, retry_after),
+	F("retry_after_ms", K_STR, retry_after_ms),
 	F("pause_until_us", K_PAUSE, pause_until_us),
 	F("quota", K_STR, quota),
 	F("in_flight", K_INT, in_flight),
@@ -267,7 +268,8 @@ static const struct { double lo, hi; const char *want; } int_range[] = {
 /* Members added after the first journals were written: missing is null. */
 static bool optional_member(const struct field *f)
 {
-	return f->kind == K_OPT_INT || strcmp(f->name, "stream_end") == 0;
+	return f->kind == K_OPT_INT || strcmp(f->name, "stream_end") == 0 ||
+	       strcmp(f->name, "retry_after_ms") == 0;
 }
 
 /* One member into @a; on a type error sets @err and returns false. */

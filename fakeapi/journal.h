@@ -58,6 +58,8 @@ struct fa_attempt {
 	uint64_t conn_id;            /* connection number, 1, 2, ... */
 	unsigned conn_reuse;         /* earlier requests on the same connection */
 	char *retry_after;           /* Retry-After value sent, or NULL */
+	char *retry_after_ms;        /* retry-after-ms value sent (ms, the exact pause some
+	                                SDKs read first; $.provider.retry_after_ms), or NULL */
 	int64_t pause_until_us;      /* instant that Retry-After names (monotonic µs since
 	                                start; may be before t_response_us for a past date);
 	                                -1 = none sent or not parseable */
@@ -91,16 +93,17 @@ const char *fa_delivery_str(enum fa_delivery d);
  * method, path, route, response_index, task, key, user, scope,
  * idempotency_key, client_reference, body_sha256, attempt_headers (object
  * of the three header names), status, fault, committed, delivered,
- * conn_id, conn_reuse, retry_after, pause_until_us (null when -1), quota,
+ * conn_id, conn_reuse, retry_after, retry_after_ms, pause_until_us (null
+ * when -1), quota,
  * in_flight, tokens (null when -1), stream_chunks (null when stream_end is
  * NULL), stream_end. Caller frees with cJSON_Delete.
  */
 cJSON *fa_attempt_to_json(const struct fa_attempt *a);
 
 /* Fill @out from a JSON object as fa_attempt_to_json() writes it (extra
- * members such as "prev" are ignored; tokens, stream_chunks and stream_end
- * may be missing, as in journals written before they existed: -1, -1,
- * NULL). FA_EINVAL with "$.member: ..." in @err when another member is
+ * members such as "prev" are ignored; retry_after_ms, tokens, stream_chunks
+ * and stream_end may be missing, as in journals written before they
+ * existed: NULL, -1, -1, NULL). FA_EINVAL with "$.member: ..." in @err when another member is
  * missing or a member has the wrong type. */
 enum fa_rc fa_attempt_from_json(const cJSON *obj, struct fa_attempt *out,
 				struct fa_err *err);

@@ -89,6 +89,8 @@ void fa_resp_add_retry_after_ms(struct fa_resp *resp, const struct fa_scenario *
 		return;
 	snprintf(buf, sizeof(buf), "%lld", (long long)(ms < 0 ? 0 : ms));
 	fa_resp_add_header(resp, "retry-after-ms", buf);
+	free(resp->attempt.retry_after_ms);
+	resp->attempt.retry_after_ms = fa_xstrdup(buf);
 }
 
 void fa_resp_set_json(struct fa_resp *r, int status, const cJSON *body)
@@ -688,6 +690,8 @@ void fa_provider_finish(struct fa_provider *p, struct fa_resp *resp,
 		resp->attempt.status = 0;
 		free(resp->attempt.retry_after);
 		resp->attempt.retry_after = NULL;
+		free(resp->attempt.retry_after_ms);
+		resp->attempt.retry_after_ms = NULL;
 		resp->attempt.pause_until_us = -1;
 	}
 	fa_journal_append(p->journal, &resp->attempt);

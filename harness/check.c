@@ -427,10 +427,16 @@ static void pause_kept(struct pause_watch *w, const struct fa_attempt *p,
 	}
 }
 
-/* What announced @p's pause: its Retry-After header, or, with none (a
- * stream's error frame, seed 002), the frame's retryAfter. */
+/* What announced @p's pause: its retry-after-ms header (the exact pause,
+ * read first by the SDKs that know it), else its Retry-After header, or,
+ * with neither (a stream's error frame, seed 002), the frame's retryAfter. */
 static char *pause_source(const struct fa_attempt *p)
 {
+	if (p->retry_after_ms != NULL && p->retry_after != NULL)
+		return fa_xasprintf("the retry-after-ms \"%s\" (Retry-After \"%s\")",
+				    p->retry_after_ms, p->retry_after);
+	if (p->retry_after_ms != NULL)
+		return fa_xasprintf("the retry-after-ms \"%s\"", p->retry_after_ms);
 	if (p->retry_after != NULL)
 		return fa_xasprintf("the Retry-After \"%s\"", p->retry_after);
 	return fa_xstrdup("the error frame's retryAfter");

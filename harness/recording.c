@@ -117,6 +117,14 @@ static cJSON *response_for(const struct fa_attempt *a)
 
 		cJSON_AddStringToObject(h, "Retry-After", a->retry_after);
 	}
+	if (a->retry_after_ms != NULL && hx_import_value_ok(a->retry_after_ms)) {
+		/* sent again as written: the exact pause an SDK reads first */
+		cJSON *h = cJSON_GetObjectItemCaseSensitive(r, "headers");
+
+		if (h == NULL)
+			h = cJSON_AddObjectToObject(r, "headers");
+		cJSON_AddStringToObject(h, "retry-after-ms", a->retry_after_ms);
+	}
 	if (!head && status >= 200 && status < 300 && status != 204)
 		cJSON_AddItemToObject(r, "body", cJSON_Parse("{\"ok\":true}"));
 	else if (!head && status >= 400) {

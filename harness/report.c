@@ -104,11 +104,13 @@ char *hx_report_attempt_line(const struct fa_attempt *a)
 		snprintf(pause, sizeof(pause), " (until +%.1f ms)",
 			 (double)a->pause_until_us / 1000.0);
 	return fa_xasprintf(
-		"seq %" PRIu64 "  +%.1f ms  task %s  %s %s  -> %s%s%s%s%s%s%s%s%s%s%s",
+		"seq %" PRIu64 "  +%.1f ms  task %s  %s %s  -> %s%s%s%s%s%s%s%s%s%s%s%s%s",
 		a->seq, (double)a->t_arrival_us / 1000.0, a->task ? a->task : "-",
 		a->method ? a->method : "-", a->path ? a->path : "-", status,
 		a->retry_after ? "  retry-after: " : "",
-		a->retry_after ? a->retry_after : "", pause,
+		a->retry_after ? a->retry_after : "",
+		a->retry_after_ms ? "  retry-after-ms: " : "",
+		a->retry_after_ms ? a->retry_after_ms : "", pause,
 		a->scope ? "  scope " : "", a->scope ? a->scope : "",
 		show_fault ? "  fault " : "", show_fault ? a->fault : "",
 		a->idempotency_key ? "  key " : "",

@@ -101,6 +101,8 @@ static cJSON *json_evidence(const struct hx_scenario_result *s, uint64_t seq)
 	else
 		cJSON_AddNullToObject(e, "status");
 	add_str(e, "retry_after", a->retry_after);
+	if (a->retry_after_ms != NULL)
+		cJSON_AddStringToObject(e, "retry_after_ms", a->retry_after_ms);
 	add_us(e, "pause_until_us", a->retry_after ? a->pause_until_us : -1);
 	add_str(e, "fault", a->fault);
 	add_client_str(e, "idempotency_key", s, a->idempotency_key);

@@ -128,8 +128,10 @@ def test_the_sdk_does_not_retry_a_422(graded):
 
 def test_the_sdk_reads_retry_after_ms_before_retry_after(graded):
     """The quota's 429 says Retry-After: 3 and retry-after-ms with the exact
-    refill time (~2.5 s): the SDK comes back after the latter, no earlier
-    than the journal's exact pause and well before the whole seconds."""
+    refill time (~2.3 s): the SDK comes back after the latter, no earlier
+    than the journal's exact pause, and before any client that went by
+    Retry-After could (its whole seconds after the answer went out; the
+    ~0.7 s between leaves room for a late timer on a loaded machine)."""
     report, journals, _ = graded
     entries = journals["openai-node-retry-after-ms"]
     refused = next(e for e in entries if e["status"] == 429)
@@ -138,9 +140,12 @@ def test_the_sdk_reads_retry_after_ms_before_retry_after(graded):
     exact_us = refused["pause_until_us"] - refused["t_arrival_us"]
     assert 2_000_000 < exact_us < 3_000_000, exact_us
     assert retry["t_arrival_us"] >= refused["pause_until_us"] - TOLERANCE_US
-    assert retry["t_arrival_us"] < refused["t_arrival_us"] + 3_000_000 - 200_000
+    assert retry["t_arrival_us"] < refused["t_response_us"] + int(refused["retry_after"]) * 1_000_000
     assert retry["attempt_headers"]["x-stainless-retry-count"] == "1"
-    assert verdicts(report, "openai-node-retry-after-ms")["wait.retry_after"]["verdict"] == "pass"
+    judged = verdicts(report, "openai-node-retry-after-ms")["wait.retry_after"]
+    assert judged["verdict"] == "pass"
+    # the detail names the header the SDK went by, beside the whole seconds
+    assert f'the retry-after-ms "{refused["retry_after_ms"]}" (Retry-After "3")' in judged["detail"]
 
 
 def test_the_report_grades_the_sdk_and_says_why_it_failed(graded):

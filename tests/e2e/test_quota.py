@@ -264,9 +264,12 @@ def test_retry_after_ms_names_the_exact_pause(provider, repo_root, flag):
         assert 9000 < ms <= 10000
         assert int(headers["retry-after"]) == -(-ms // 1000)
         assert ms * 1000 <= pause <= ms * 1000 + 500_000
+        # the journal keeps the value sent, as it keeps Retry-After
+        assert limited["retry_after_ms"] == headers["retry-after-ms"]
     else:
         assert "retry-after-ms" not in headers
         assert 10_000_000 <= pause <= 10_500_000
+        assert limited["retry_after_ms"] is None
 
 
 def test_openai_header_style(provider, repo_root):
@@ -303,6 +306,7 @@ def test_retry_after_ms_on_during_pause_names_the_rest_of_the_pause(provider):
     ms = int(headers["retry-after-ms"])
     assert 1000 < ms <= 2000
     first, second = by_arrival(p.journal())
+    assert (first["retry_after_ms"], second["retry_after_ms"]) == ("2000", str(ms))
     # both name the same instant, the second to the ms
     assert 0 <= second["pause_until_us"] - first["pause_until_us"] < 1000
     assert second["fault"] == "during_pause"

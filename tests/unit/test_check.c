@@ -635,6 +635,20 @@ static void retry_after__names_an_error_frame_pause_as_the_frames(void)
 			       "(tolerance 50 ms)");
 	free_results(res);
 	jb_release(&j);
+
+	/* retry-after-ms named the exact pause: named first, beside the
+	 * whole seconds */
+	add(&j, "t1", "user:a", 0, 5, 429, "3", 2255);
+	j.a[0].retry_after_ms = fa_xstrdup("2250");
+	add(&j, "t1", "user:a", 2300, 2301, 200, NULL, -1);
+	res = run(&sc, &j);
+	r = get(res, "wait.retry_after");
+	CU_ASSERT_EQUAL(r->verdict, HX_PASS);
+	CU_ASSERT_STRING_EQUAL(r->detail, "task t1 waited: seq 2 arrived at +2300.0 ms, the "
+			       "retry-after-ms \"2250\" (Retry-After \"3\") of seq 1 named "
+			       "+2255.0 ms (tolerance 50 ms)");
+	free_results(res);
+	jb_release(&j);
 	sc_release(&sc);
 }
 

@@ -64,6 +64,7 @@ static void fill(struct fa_attempt *a, int i)
 	a->conn_id = 999999999999999ULL; /* cJSON prints 15 significant digits */
 	a->conn_reuse = 3;
 	a->retry_after = fa_xstrdup("10");
+	a->retry_after_ms = fa_xstrdup("9500");
 	a->pause_until_us = 10002000 + i;
 	a->quota = fa_xstrdup("allowed");
 	a->in_flight = 4;
@@ -117,6 +118,7 @@ static void assert_same(const struct fa_attempt *x, const struct fa_attempt *y)
 	CU_ASSERT_EQUAL(x->conn_id, y->conn_id);
 	CU_ASSERT_EQUAL(x->conn_reuse, y->conn_reuse);
 	CU_ASSERT(str_eq(x->retry_after, y->retry_after));
+	CU_ASSERT(str_eq(x->retry_after_ms, y->retry_after_ms));
 	CU_ASSERT_EQUAL(x->pause_until_us, y->pause_until_us);
 	CU_ASSERT(str_eq(x->quota, y->quota));
 	CU_ASSERT_EQUAL(x->in_flight, y->in_flight);
@@ -183,7 +185,7 @@ static void json_members_in_contract_order_with_nulls(void)
 		"user", "scope", "idempotency_key", "client_reference",
 		"body_sha256", "attempt_headers", "status", "fault", "committed",
 		"delivered", "conn_id", "conn_reuse", "retry_after",
-		"pause_until_us", "quota", "in_flight", "tokens", "stream_chunks",
+		"retry_after_ms", "pause_until_us", "quota", "in_flight", "tokens", "stream_chunks",
 		"stream_end",
 	};
 	static const char *const hdrs[] = {
@@ -259,6 +261,11 @@ static void attempt_round_trips_through_json(void)
 	obj = fa_attempt_to_json(&bare);
 	CU_ASSERT_EQUAL_FATAL(fa_attempt_from_json(obj, &b, &err), FA_OK);
 	assert_same(&bare, &b);
+	fa_attempt_release(&b);
+	/* a journal written before retry_after_ms existed still reads */
+	cJSON_DeleteItemFromObject(obj, "retry_after_ms");
+	CU_ASSERT_EQUAL_FATAL(fa_attempt_from_json(obj, &b, &err), FA_OK);
+	CU_ASSERT_PTR_NULL(b.retry_after_ms);
 	fa_attempt_release(&b);
 	cJSON_Delete(obj);
 

@@ -230,6 +230,7 @@ static void recording__a_retry_after_date_keeps_its_pause(void)
 	a->pause_until_us = a->t_response_us + 9200000;
 	a = add(&f, "GET", "/v1/a", 10, 503, "respond", "t1", "k1", "u1");
 	a->retry_after = fa_xstrdup("soon");
+	a->retry_after_ms = fa_xstrdup("1500"); /* sent again as written */
 	/* a date 60 s in the past, written ceil(now) - 60: a pause of -59.x s */
 	a = add(&f, "GET", "/v1/a", 20, 429, "respond", "t1", "k1", "u1");
 	a->retry_after = fa_xstrdup("Sunday, 06-Nov-94 08:49:37 GMT");
@@ -241,6 +242,9 @@ static void recording__a_retry_after_date_keeps_its_pause(void)
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(ra, "form")->valuestring, "imf-fixdate");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(resp(sc, 0, 1), "headers"),
 						   "Retry-After")->valuestring, "soon");
+	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(resp(sc, 0, 1), "headers"),
+						   "retry-after-ms")->valuestring, "1500");
+	CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(resp(sc, 0, 0), "headers"));
 	ra = cJSON_GetObjectItem(resp(sc, 0, 2), "retry_after");
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(ra, "seconds")->valueint, -60);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(ra, "form")->valuestring, "rfc850");

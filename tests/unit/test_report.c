@@ -14,6 +14,7 @@
 #include "client_log.h"
 #include "digest.h"
 #include "report.h"
+#include "report_facts.h"
 #include "result.h"
 
 #define MS 1000 /* µs */
@@ -208,6 +209,26 @@ static void report__text_shows_verdicts_evidence_and_exit(void)
 	CU_ASSERT_PTR_NULL(strchr(text, '\x01'));
 	free(text);
 	fixture_release(&f);
+}
+
+/* An evidence line quotes retry-after-ms beside Retry-After when it was
+ * sent: the exact pause an SDK may have gone by. */
+static void report__attempt_line_quotes_retry_after_ms(void)
+{
+	struct fa_attempt a = { .seq = 3, .t_arrival_us = 961500, .status = 429,
+				.t_response_us = 961700, .pause_until_us = 3208700 };
+	char *line;
+
+	a.method = fa_xstrdup("POST");
+	a.path = fa_xstrdup("/v1/chat/completions");
+	a.task = fa_xstrdup("t2");
+	a.retry_after = fa_xstrdup("3");
+	a.retry_after_ms = fa_xstrdup("2247");
+	line = hx_report_attempt_line(&a);
+	CU_ASSERT_STRING_EQUAL(line, "seq 3  +961.5 ms  task t2  POST /v1/chat/completions  "
+			       "-> 429  retry-after: 3  retry-after-ms: 2247 (until +3208.7 ms)");
+	free(line);
+	fa_attempt_release(&a);
 }
 
 static void report__text_marks_recommended_checks(void)
@@ -683,6 +704,8 @@ void test_report_register(void)
 		    report__grades_the_fixture_as_expected);
 	CU_add_test(s, "report__text_shows_verdicts_evidence_and_exit",
 		    report__text_shows_verdicts_evidence_and_exit);
+	CU_add_test(s, "report__attempt_line_quotes_retry_after_ms",
+		    report__attempt_line_quotes_retry_after_ms);
 	CU_add_test(s, "report__text_marks_recommended_checks",
 		    report__text_marks_recommended_checks);
 	CU_add_test(s, "report__json_parses_back_with_every_field",

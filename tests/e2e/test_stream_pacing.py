@@ -229,13 +229,14 @@ def test_malformed_interruption_report_is_a_protocol_error_and_no_report(harness
 # --- wait.pacing ------------------------------------------------------------------
 
 def test_tasks_sent_all_at_once_over_the_rpm_fail_wait_pacing(harness_bin, tmp_path):
-    # rpm 2 per 10 s: the third request of the burst finds the bucket empty
-    doc = pacing_scenario("burst", [0, 0, 0, 0], {"rpm": 2, "period_s": 10})
+    # rpm 2 per hour: the third request of the burst finds the bucket empty,
+    # and stays at "0.0" however late it comes (a tenth refills in 3 min)
+    doc = pacing_scenario("burst", [0, 0, 0, 0], {"rpm": 2, "period_s": 3600})
     proc, s, checks = run(harness_bin, tmp_path, doc, "--exec", GET)
     c = checks["wait.pacing"]
     assert c["verdict"] == "fail", c
     assert c["detail"].startswith("key k1: seq ")
-    assert " arrived with 0.0 of 1 request token left (rpm 2 per 10 s, tolerance 50 ms)" \
+    assert " arrived with 0.0 of 1 request token left (rpm 2 per 3600 s, tolerance 50 ms)" \
         in c["detail"]
     assert c["detail"].endswith("; 0 quota 429s")
     assert len(c["evidence"]) == 1
@@ -244,12 +245,14 @@ def test_tasks_sent_all_at_once_over_the_rpm_fail_wait_pacing(harness_bin, tmp_p
 
 
 def test_tasks_spread_by_at_ms_events_pass_wait_pacing(harness_bin, tmp_path):
-    # rpm 2 per 2 s: one request a second after the first two (sent 1.5 s apart)
-    doc = pacing_scenario("spread", [0, 0, 1500, 3000], {"rpm": 2, "period_s": 2})
+    # rpm 2 per 1 s: one token each half second; the third, sent 1.5 s after
+    # the first two, finds the one it needs even if those two were sent up
+    # to a second late; a bucket that did not refill would fail it
+    doc = pacing_scenario("spread", [0, 0, 1500, 3000], {"rpm": 2, "period_s": 1})
     proc, s, checks = run(harness_bin, tmp_path, doc, "--exec", GET)
     c = checks["wait.pacing"]
     assert c["verdict"] == "pass", c
-    assert c["detail"].startswith("4 attempts of 1 key kept the pace (rpm 2 per 2 s, "
+    assert c["detail"].startswith("4 attempts of 1 key kept the pace (rpm 2 per 1 s, "
                                   "tolerance 50 ms); closest: key k1, seq ")
     assert proc.returncode == 0, proc.stdout
 
@@ -259,13 +262,13 @@ def test_token_cost_over_the_tpm_fails_wait_pacing(harness_bin, tmp_path):
     route = {"id": "chat", "kind": "chat_completions", "method": "POST",
              "path": "/v1/chat/completions", "reply": REPLY, "responses": [{"status": 200}]}
     body = chat_body("12345678", stream=False, max_tokens=40)
-    doc = pacing_scenario("tokens", [0, 0, 0], {"tpm": 100, "period_s": 60}, route, body)
+    doc = pacing_scenario("tokens", [0, 0, 0], {"tpm": 100, "period_s": 3600}, route, body)
     proc, s, checks = run(harness_bin, tmp_path, doc, "--exec", POST)
     c = checks["wait.pacing"]
     assert c["verdict"] == "fail", c
-    # 100 - 2 x 42 = 16 left, plus what refilled (100 per 60 s) while the
-    # three exec processes started: a few tenths at most
-    m = re.search(r" needed 42 tokens with (\d+\.\d) left \(tpm 100 per 60 s, tolerance 50 ms\)",
+    # 100 - 2 x 42 = 16 left, plus what refilled (100 per hour) while the
+    # three exec processes started: a whole token would take 36 s
+    m = re.search(r" needed 42 tokens with (\d+\.\d) left \(tpm 100 per 3600 s, tolerance 50 ms\)",
                   c["detail"])
     assert m and 16.0 <= float(m.group(1)) < 17.0, c["detail"]
 

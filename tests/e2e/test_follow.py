@@ -88,7 +88,14 @@ def test_fakeapi_follow_prints_each_attempt_before_the_next(provider):
     assert pause, lines[0]
     arrival_ms = int(m[0].group(1)) * 1000 + int(m[0].group(2))
     until_ms = int(pause.group(1)) * 1000 + int(pause.group(2))
-    assert 1990 <= until_ms - arrival_ms <= 2200, lines[0]
+    # the line shows the journal's own instants, to the ms ...
+    first = min(p.journal()["entries"], key=lambda e: e["t_arrival_us"])
+    assert (arrival_ms, until_ms) == (first["t_arrival_us"] // 1000,
+                                      first["pause_until_us"] // 1000), (lines[0], first)
+    # ... and the pause is 2 s from the decision, made between the arrival
+    # and the response (a late response stamp widens this, never breaks it)
+    assert (first["t_arrival_us"] + 2_000_000 <= first["pause_until_us"]
+            <= first["t_response_us"] + 2_000_000), first
     assert m[1].group(9) == "" and m[2].group(9) == ""
     # a request naming no task, without a key: dashes and the provider's 401
     status, _, _ = p.request("GET", "/v1/records/9")

@@ -24,7 +24,9 @@ IMPATIENT = (f'for i in 1 2 3; do curl -s -o /dev/null -w "%{{http_code}}" {AUTH
 TASK = {"id": "t1", "key": "k1", "method": "GET", "path": "/v1/records/7",
         "budget": {"max_attempts": 4, "max_wait_s": 5}}
 OK_200 = [{"status": 200, "body": {"id": "{id}"}}]
-ONE_429 = [{"times": 1, "status": 429, "headers": {"Retry-After": "1"},
+# A pause of 3 s: IMPATIENT's immediate retry lands inside it however late a
+# loaded machine starts that curl; IMPATIENT never waits, so it costs nothing.
+ONE_429 = [{"times": 1, "status": 429, "headers": {"Retry-After": "3"},
             "body": {"error": {"code": "rate_limit_exceeded"}}}] + OK_200
 
 
@@ -213,10 +215,12 @@ def test_strict_counts_a_check_the_scenario_made_recommended(harness_bin, tmp_pa
 
 
 def test_strict_counts_a_check_recommended_by_default(harness_bin, tmp_path, schema):
-    """wait.concurrency is recommended: three parallel reads over a cap of 1
+    """wait.concurrency is recommended: five parallel reads over a cap of 1
     fail it, which only --strict turns into exit 1."""
-    tasks = [dict(TASK, id=f"t{i}", path=f"/v1/records/{i}") for i in (1, 2, 3)]
-    slow = [{"status": 200, "delay_ms": 400, "body": {"id": "{id}"}}]
+    # five reads of 500 ms each: they miss each other only if a loaded
+    # machine starts each more than 500 ms after the one before (2 s in all)
+    tasks = [dict(TASK, id=f"t{i}", path=f"/v1/records/{i}") for i in range(1, 6)]
+    slow = [{"status": 200, "delay_ms": 500, "body": {"id": "{id}"}}]
     doc = scenario("strict-default", slow, tasks=tasks,
                    expect={"wait.concurrency": {"max_concurrent_requests": 1}})
     proc, report = grade(harness_bin, tmp_path, doc, ONCE)
@@ -278,13 +282,15 @@ def test_repeat_tallies_each_check_over_the_runs(harness_bin, tmp_path, schema):
 def test_repeat_exit_code_is_the_worst_run(harness_bin, tmp_path, schema):
     """The client fails only when the seed's run is the second: the exit code
     and the reason name that run."""
-    doc = scenario("repeat-worst", ONE_429)
+    # a pause of 2 s: the patient run waits it out, the impatient run's
+    # retry lands inside it even when a loaded machine starts it late
+    doc = scenario("repeat-worst", [dict(ONE_429[0], headers={"Retry-After": "2"})] + OK_200)
     path = write(tmp_path, doc)
     report_path = tmp_path / "report.json"
     state = tmp_path / "count"
-    # first run patient (sleeps the second), then impatient
+    # first run patient (sleeps the pause), then impatient
     client = (f'n=$(cat {state} 2>/dev/null || echo 0); echo $((n + 1)) > {state}; '
-              f'if [ "$n" = 0 ]; then curl -s -o /dev/null {AUTH} {{url}}; sleep 1.2; '
+              f'if [ "$n" = 0 ]; then curl -s -o /dev/null {AUTH} {{url}}; sleep 2.2; '
               f'curl -sS -f -o /dev/null {AUTH} {{url}}; else {IMPATIENT}; fi')
     proc = run_harness(harness_bin, "run", "-q", "--exec", client, "--seed", "5",
                        "--repeat", "2", "--report-json", str(report_path), str(path))

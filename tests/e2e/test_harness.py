@@ -214,7 +214,13 @@ RETRY_AFTER_1 = [
 
 
 def test_immediate_retries_fail_wait_retry_after(harness_bin, tmp_path):
-    doc = scenario("impatient", RETRY_AFTER_1)
+    # a pause of 3 s, not 1: the client's immediate retry lands inside it
+    # however late a loaded machine starts that curl (the client never
+    # waits, so the longer pause costs nothing)
+    doc = scenario("impatient", [
+        dict(RETRY_AFTER_1[0], retry_after=3,
+             body={"error": {"code": "rate_limit_exceeded", "retryAfter": 3}}),
+        RETRY_AFTER_1[1]])
     proc, report = run_scenario(harness_bin, tmp_path, doc, IMPATIENT)
     s = report["scenarios"][0]
     assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "fail",
@@ -226,7 +232,7 @@ def test_immediate_retries_fail_wait_retry_after(harness_bin, tmp_path):
     assert s["tasks"][0]["exit_code"] == 0
     bad = next(c for c in s["checks"] if c["id"] == "wait.retry_after")
     first, second = bad["evidence"]
-    assert first["status"] == 429 and first["retry_after"] == "1"
+    assert first["status"] == 429 and first["retry_after"] == "3"
     assert second["t_arrival_us"] < first["pause_until_us"] - 50000
 
 
@@ -476,8 +482,13 @@ def test_client_cannot_reset_the_journal_it_is_graded_on(harness_bin, tmp_path):
 
 def test_client_that_leaves_its_group_is_killed_when_it_ends(harness_bin, tmp_path):
     token = f"stray-{uuid.uuid4().hex}"
-    loop = ("for i in $(seq 1 40); do curl -s -m 1 -o /dev/null \"$0\"; sleep 0.1; done")
-    client = f"setsid sh -c '{loop}' {{url}} {token} & sleep 0.3; exit 0"
+    # the loop marks its first attempt done, and the client ends only then:
+    # however late the loop starts, at least one attempt is in
+    marker = tmp_path / "first-attempt-done"
+    loop = ("for i in $(seq 1 40); do curl -s -m 1 -o /dev/null \"$0\"; "
+            "touch \"$2\"; sleep 0.1; done")
+    client = (f"setsid sh -c '{loop}' {{url}} {token} '{marker}' & "
+              f"while [ ! -e '{marker}' ]; do sleep 0.05; done; exit 0")
     doc = scenario("stray", OK_200, timeout_s=30)
     journals = tmp_path / "journals"
     try:

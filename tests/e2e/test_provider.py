@@ -53,7 +53,8 @@ def test_scripted_sequence_is_played_in_order_and_journaled(provider):
     assert entries[2]["response_index"] == 1
     e = entries[0]
     assert e["retry_after"] == "1"
-    assert e["pause_until_us"] - e["t_response_us"] >= 990_000
+    # 1 s from the decision, which lies between arrival and response
+    assert e["t_arrival_us"] + 1_000_000 <= e["pause_until_us"] <= e["t_response_us"] + 1_000_000
     assert e["t_arrival_us"] <= e["t_response_us"] <= e["t_done_us"]
     assert e["delivered"] == "complete"
 
@@ -122,10 +123,13 @@ def test_http_date_is_ceil_now_plus_n_and_graded_on_the_instant_it_names(provide
     from datetime import datetime
     wall_arrival = datetime.fromisoformat(e["wall"]).timestamp()
     wall_sent = wall_arrival + (e["t_response_us"] - e["t_arrival_us"]) / 1e6
-    assert 3.0 <= named - wall_sent <= 4.05
+    # named at least 3 s after the decision (after the arrival), at most 4 s
+    # after it (before the response was stamped)
+    assert 3.0 <= named - wall_arrival and named - wall_sent <= 4.05
     assert headers["retry-after"].endswith(" GMT")
     # the pause lasts until the named instant, never shorter than 3 s
-    assert e["pause_until_us"] - e["t_response_us"] >= 2_990_000
+    assert e["pause_until_us"] - e["t_arrival_us"] >= 3_000_000
+    assert e["pause_until_us"] - e["t_response_us"] <= 4_000_000
 
 
 def test_literal_retry_after_header_is_sent_verbatim(provider):
@@ -140,7 +144,7 @@ def test_literal_retry_after_header_is_sent_verbatim(provider):
 
 def test_delay_does_not_block_other_requests(provider):
     p = provider(scenario([
-        {"id": "slow", "method": "GET", "path": "/slow", "responses": [{"status": 200, "delay_ms": 800}]},
+        {"id": "slow", "method": "GET", "path": "/slow", "responses": [{"status": 200, "delay_ms": 1500}]},
         {"id": "fast", "method": "GET", "path": "/fast", "responses": [{"status": 200}]}]))
     import threading
     t = threading.Thread(target=p.request, args=("GET", "/slow"), kwargs={"key": KEY})
@@ -149,11 +153,16 @@ def test_delay_does_not_block_other_requests(provider):
     for _ in range(5):
         assert p.request("GET", "/fast", key=KEY)[0] == 200
     t.join()
-    entries = {e["route"]: e for e in p.journal()["entries"]}
-    slow = entries["slow"]
+    entries = by_arrival(p.journal())
+    slow = [e for e in entries if e["route"] == "slow"][0]
+    fast = [e for e in entries if e["route"] == "fast"]
+    assert len(fast) == 5
     assert slow["fault"] == "delay"
-    assert slow["t_response_us"] - slow["t_arrival_us"] >= 790_000
-    assert entries["fast"]["t_done_us"] < slow["t_response_us"], "a delay blocked a server thread"
+    assert slow["t_response_us"] - slow["t_arrival_us"] >= 1_500_000
+    # the first fast request, sent as soon as the slow one was in, was
+    # answered while the slow one waited (the later ones only show that the
+    # server kept answering: a loaded machine may send them late)
+    assert fast[0]["t_done_us"] < slow["t_response_us"], "a delay blocked a server thread"
 
 
 def test_no_route_is_404_and_journaled(provider):

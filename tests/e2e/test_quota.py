@@ -27,6 +27,26 @@ def by_arrival(journal):
     return sorted(journal["entries"], key=lambda e: e["t_arrival_us"])
 
 
+def decided_apart(a, b):
+    """Bounds, in µs, on the time between the quota decisions of journal
+    entries @a and @b: each is decided between its arrival and its response,
+    so lateness widens the bounds and never breaks them."""
+    return b["t_arrival_us"] - a["t_response_us"], b["t_response_us"] - a["t_arrival_us"]
+
+
+def ceil_div(n, d):
+    return -(-n // d)
+
+
+def next_token_s(first, later, every_us):
+    """Whole seconds from @later's decision until a bucket that was full at
+    @first and has been emptied since holds a token again, @every_us (one
+    token's refill) after @first's decision: the values the journal's
+    bounds allow, one unless a second's boundary falls between them."""
+    lo, hi = decided_apart(first, later)
+    return set(range(ceil_div(every_us - hi, 1_000_000), ceil_div(every_us - lo, 1_000_000) + 1))
+
+
 RATE_HEADERS = {
     "x": ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"),
     "legacy": ("ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"),
@@ -36,7 +56,9 @@ ALL_RATE_HEADERS = {h for names in RATE_HEADERS.values() for h in names}
 
 
 def test_fourth_request_gets_the_seed_429_and_a_401_spends_nothing(provider):
-    p = provider(scenario({"per_key": 3, "per_user": 100, "period_s": 2}))
+    # 3 per 6 s: a token every 2 s, time enough for four requests on a
+    # loaded machine (the bounds below check that it was)
+    p = provider(scenario({"per_key": 3, "per_user": 100, "period_s": 6}))
     status, headers, _ = p.request("GET", "/v1/records/1?fa_task=t0", key="sk-wrong")
     assert status == 401
     assert not ALL_RATE_HEADERS & headers.keys()
@@ -44,26 +66,31 @@ def test_fourth_request_gets_the_seed_429_and_a_401_spends_nothing(provider):
     assert [g[0] for g in got[:3]] == [200, 200, 200], "the 401 spent a token"
     assert [g[1]["x-ratelimit-remaining"] for g in got[:3]] == ["2", "1", "0"]
     assert {g[1]["x-ratelimit-limit"] for g in got[:3]} == {"3"}
-    # the reset is when the bucket has a token again: now, until it is empty
-    assert [g[1]["x-ratelimit-reset"] for g in got[:3]] == ["0", "0", "1"]
+    entries = by_arrival(p.journal())
+    # the reset is when the bucket has a token again: now, until it is
+    # empty; then 2 s after the first was taken, said as a whole second
+    assert [g[1]["x-ratelimit-reset"] for g in got[:2]] == ["0", "0"]
+    assert int(got[2][1]["x-ratelimit-reset"]) in next_token_s(entries[1], entries[3], 2_000_000)
     status, headers, body = got[3]
     assert status == 429
-    # 3 per 2 s: the next token is 2/3 s away, said as a whole second
-    assert headers["retry-after"] == "1"
+    # 3 per 6 s: the next token is 2 s after the first, said as a whole
+    # second (2 unless a loaded machine spread the requests over 1 s)
+    wait = int(headers["retry-after"])
+    assert wait in next_token_s(entries[1], entries[4], 2_000_000)
     assert headers["x-ratelimit-scope"] == "per-key"
     assert headers["x-ratelimit-limit"] == "3"
     assert headers["x-ratelimit-remaining"] == "0"
-    assert headers["x-ratelimit-reset"] == "1"
+    assert headers["x-ratelimit-reset"] == str(wait)
     assert headers["content-type"] == "application/json"
     assert json.loads(body) == {"error": {
         "type": "rate_limit_exceeded", "code": "rate_limit_exceeded",
-        "message": "Rate limit exceeded (per-key). Limit: 3 per 2 seconds. Retry after 1 seconds.",
-        "scope": "per-key", "limit": 3, "retryAfter": 1}}
+        "message": ("Rate limit exceeded (per-key). Limit: 3 per 6 seconds. "
+                    f"Retry after {wait} seconds."),
+        "scope": "per-key", "limit": 3, "retryAfter": wait}}
     # seed 002's member order, as the page prints it
     assert list(json.loads(body)["error"]) == [
         "type", "code", "message", "scope", "limit", "retryAfter"]
 
-    entries = by_arrival(p.journal())
     assert [e["status"] for e in entries] == [401, 200, 200, 200, 429]
     assert entries[0]["quota"] is None and entries[0]["fault"] == "unauthorized"
     assert [e["quota"] for e in entries[1:4]] == ["admitted replica 1"] * 3
@@ -71,39 +98,50 @@ def test_fourth_request_gets_the_seed_429_and_a_401_spends_nothing(provider):
     assert limited["quota"] == "limited per-key replica 1"
     assert limited["fault"] == "quota"
     assert limited["route"] is None and limited["response_index"] == -1, "a cursor moved"
-    assert limited["retry_after"] == "1"
-    pause = limited["pause_until_us"] - limited["t_response_us"]
-    assert 900_000 <= pause <= 1_000_000
+    assert limited["retry_after"] == str(wait)
+    # @wait s from the decision, which lies between arrival and response
+    assert (limited["t_arrival_us"] + wait * 1_000_000 <= limited["pause_until_us"]
+            <= limited["t_response_us"] + wait * 1_000_000), limited
 
     # the pause the server named is enough: the key is admitted again
     time.sleep(int(headers["retry-after"]))
     status, headers, _ = p.request("GET", "/v1/records/5?fa_task=t5", key=KEY)
     assert status == 200
-    assert headers["x-ratelimit-remaining"] in ("0", "1")
-    assert by_arrival(p.journal())[-1]["quota"] == "admitted replica 1"
+    entries = by_arrival(p.journal())
+    assert entries[-1]["quota"] == "admitted replica 1"
+    # what refilled since the first token was taken, a token every 2 s (the
+    # bucket holds 3), less the one just taken
+    lo, hi = decided_apart(entries[1], entries[-1])
+    want = {str(min(3, n) - 1) for n in range(lo // 2_000_000, hi // 2_000_000 + 1)}
+    assert headers["x-ratelimit-remaining"] in want, (want, lo, hi)
 
 
 @pytest.mark.parametrize("style", ["x", "legacy", "ietf", "none"])
 def test_rate_limit_headers_in_each_style(provider, style):
-    p = provider(scenario({"per_key": 3, "per_user": 100, "period_s": 2, "headers": style}))
+    # a token every 2 s: time enough for the four requests on a loaded machine
+    p = provider(scenario({"per_key": 3, "per_user": 100, "period_s": 6, "headers": style}))
     ok = [p.request("GET", "/v1/records/1", key=KEY) for _ in range(3)]
     status, headers, _ = p.request("GET", "/v1/records/1", key=KEY)
     assert [o[0] for o in ok] == [200, 200, 200] and status == 429
-    # seed 002's own 429 headers come in every style
-    assert headers["retry-after"] == "1" and headers["x-ratelimit-scope"] == "per-key"
+    # seed 002's own 429 headers come in every style; the next token is 2 s
+    # after the first was taken (2 unless the requests took over 1 s)
+    entries = by_arrival(p.journal())
+    wait = int(headers["retry-after"])
+    assert wait in next_token_s(entries[0], entries[3], 2_000_000)
+    assert headers["x-ratelimit-scope"] == "per-key"
     first = ok[0][1]
     others = ALL_RATE_HEADERS - set(RATE_HEADERS.get(style, ()))
     assert not others & first.keys()
     assert not others & headers.keys()
     if style == "ietf":
-        assert first["ratelimit-policy"] == '"per-key";q=3;w=2'
+        assert first["ratelimit-policy"] == '"per-key";q=3;w=6'
         assert first["ratelimit"] == '"per-key";r=2;t=0'
-        assert headers["ratelimit-policy"] == '"per-key";q=3;w=2'
-        assert headers["ratelimit"] == '"per-key";r=0;t=1'
+        assert headers["ratelimit-policy"] == '"per-key";q=3;w=6'
+        assert headers["ratelimit"] == f'"per-key";r=0;t={wait}'
     elif style != "none":
         limit, remaining, reset = RATE_HEADERS[style]
         assert (first[limit], first[remaining], first[reset]) == ("3", "2", "0")
-        assert (headers[limit], headers[remaining], headers[reset]) == ("3", "0", "1")
+        assert (headers[limit], headers[remaining], headers[reset]) == ("3", "0", str(wait))
 
 
 def test_a_scripted_503_spends_no_quota(provider):
@@ -118,7 +156,11 @@ def test_a_scripted_503_spends_no_quota(provider):
 
 
 def test_per_user_bucket_stops_a_second_key_of_the_same_account(provider, repo_root):
-    p = provider(repo_root / "scenarios/provider/quota-per-user-two-keys.json")
+    sc = json.loads((repo_root / "scenarios/provider/quota-per-user-two-keys.json").read_text())
+    # the suite's 4 s period refills the account a token a second, which
+    # six requests on a loaded machine may outlast: 40 s, a token every 10 s
+    sc["provider"]["quota"]["period_s"] = 40
+    p = provider(sc)
     ops1, ops2, batch = "sk-provider-ops-1", "sk-provider-ops-2", "sk-provider-batch"
     assert [p.request("GET", "/v1/records/1", key=ops1)[0] for _ in range(3)] == [200] * 3
     status, headers, body = p.request("GET", "/v1/records/1", key=ops1)
@@ -129,9 +171,13 @@ def test_per_user_bucket_stops_a_second_key_of_the_same_account(provider, repo_r
     status, headers, body = p.request("GET", "/v1/records/1", key=ops2)
     assert status == 429 and headers["x-ratelimit-scope"] == "per-user"
     err = json.loads(body)["error"]
-    assert (err["scope"], err["limit"], err["retryAfter"]) == ("per-user", 4, 1)
-    assert err["message"] == ("Rate limit exceeded (per-user). Limit: 4 per 4 seconds. "
-                              "Retry after 1 seconds.")
+    entries = by_arrival(p.journal())
+    # the account's next token: 10 s after its first was taken
+    wait = err["retryAfter"]
+    assert wait in next_token_s(entries[0], entries[5], 10_000_000)
+    assert (err["scope"], err["limit"]) == ("per-user", 4)
+    assert err["message"] == ("Rate limit exceeded (per-user). Limit: 4 per 40 seconds. "
+                              f"Retry after {wait} seconds.")
     assert headers["x-ratelimit-limit"] == "4"
     # the raised key of another account goes past the default 3, and its
     # account's limit still holds
@@ -187,17 +233,23 @@ def test_many_short_prompts_run_out_of_requests_while_tokens_remain(provider, re
     assert [g[1]["x-ratelimit-remaining"] for g in got[:6]] == ["5", "4", "3", "2", "1", "0"]
     assert {g[1]["x-ratelimit-limit-tokens"] for g in got} == {"3000"}
     status, headers, body = got[6]
-    # the requests ran out; 2880 tokens (and what refilled since) remain
-    assert 2880 <= int(headers["x-ratelimit-remaining-tokens"]) < 3000
+    entries = by_arrival(p.journal())
+    # the seven decisions are this far apart (a loaded machine spreads them)
+    lo, hi = decided_apart(entries[0], entries[6])
+    # the requests ran out; 2880 tokens and what refilled since (50 a
+    # second, up to the 3000 the bucket holds) remain
+    left = int(headers["x-ratelimit-remaining-tokens"])
+    assert min(3000, 2880 + lo * 50 // 1_000_000) <= left <= min(3000, 2880 + hi * 50 // 1_000_000)
     assert headers["x-ratelimit-reset-tokens"] == "0"
-    # 6 per minute: a request every 10 s
-    assert headers["retry-after"] == "10"
+    # 6 per minute: a request every 10 s, the first 10 s after the first
+    wait = int(headers["retry-after"])
+    assert ceil_div(10_000_000 - hi, 1_000_000) <= wait <= ceil_div(10_000_000 - lo, 1_000_000)
     assert "retry-after-ms" not in headers
     assert json.loads(body) == {"error": {
         "type": "rate_limit_exceeded", "code": "rate_limit_exceeded",
-        "message": "Rate limit exceeded (per-key). Limit: 6 per minute. Retry after 10 seconds.",
-        "scope": "per-key", "limit": 6, "retryAfter": 10}}
-    entries = by_arrival(p.journal())
+        "message": ("Rate limit exceeded (per-key). Limit: 6 per minute. "
+                    f"Retry after {wait} seconds."),
+        "scope": "per-key", "limit": 6, "retryAfter": wait}}
     assert [e["tokens"] for e in entries] == [20] * 7
     assert [e["quota"] for e in entries] == ["admitted replica 1"] * 6 + [
         "limited per-key replica 1"]
@@ -212,14 +264,18 @@ def test_few_huge_prompts_run_out_of_tokens_while_requests_remain(provider, repo
     status, headers, body = got[3]
     assert headers["x-ratelimit-remaining"] == "3", "requests are not what ran out"
     assert int(headers["x-ratelimit-remaining-tokens"]) < 1000
-    # 1000 tokens at 50 per s: 20 s, less what refilled since
-    assert headers["retry-after"] == "20"
-    assert headers["x-ratelimit-reset-tokens"] == "20"
+    # 1000 tokens at 50 per s: 20 s after the first took its 1000 (the
+    # decisions are this far apart: a loaded machine spreads them)
+    first, fourth = by_arrival(p.journal())[0:4:3]
+    lo, hi = decided_apart(first, fourth)
+    wait = int(headers["retry-after"])
+    assert ceil_div(20_000_000 - hi, 1_000_000) <= wait <= ceil_div(20_000_000 - lo, 1_000_000)
+    assert headers["x-ratelimit-reset-tokens"] == str(wait)
     assert headers["x-ratelimit-scope"] == "per-key"
     err = json.loads(body)["error"]
     assert err["message"] == ("Rate limit exceeded (per-key). Limit: 3000 tokens per minute. "
-                              "Retry after 20 seconds.")
-    assert (err["limit"], err["retryAfter"]) == (3000, 20)
+                              f"Retry after {wait} seconds.")
+    assert (err["limit"], err["retryAfter"]) == (3000, wait)
     # more than the whole bucket: refused for good, nothing spent, no pause
     status, headers, body = p.request("POST", CHAT, key=DOCS, body=chat(12000, 1))
     assert status == 400
@@ -257,18 +313,26 @@ def test_retry_after_ms_names_the_exact_pause(provider, repo_root, flag):
     assert [g[0] for g in got] == [200] * 6 + [429]
     assert all("retry-after-ms" not in g[1] for g in got[:6])
     headers = got[6][1]
-    limited = by_arrival(p.journal())[-1]
-    pause = limited["pause_until_us"] - limited["t_arrival_us"]
+    entries = by_arrival(p.journal())
+    limited = entries[-1]
+    # the first chat's request was taken this long before the seventh's
+    # decision: the next one comes 10 s after it (a request every 10 s)
+    lo, hi = decided_apart(entries[3], limited)
+    # the pause runs from the decision, between arrival and response
+    since = limited["pause_until_us"] - limited["t_arrival_us"]
+    before = limited["pause_until_us"] - limited["t_response_us"]
     if flag:
         ms = int(headers["retry-after-ms"])
-        assert 9000 < ms <= 10000
+        assert ceil_div(10_000_000 - hi, 1000) <= ms <= ceil_div(10_000_000 - lo, 1000), (lo, hi)
         assert int(headers["retry-after"]) == -(-ms // 1000)
-        assert ms * 1000 <= pause <= ms * 1000 + 500_000
+        assert before <= ms * 1000 <= since
         # the journal keeps the value sent, as it keeps Retry-After
         assert limited["retry_after_ms"] == headers["retry-after-ms"]
     else:
         assert "retry-after-ms" not in headers
-        assert 10_000_000 <= pause <= 10_500_000
+        secs = int(headers["retry-after"])
+        assert ceil_div(10_000_000 - hi, 1_000_000) <= secs <= ceil_div(10_000_000 - lo, 1_000_000)
+        assert before <= secs * 1_000_000 <= since
         assert limited["retry_after_ms"] is None
 
 

@@ -107,7 +107,8 @@ def test_same_key_other_body_is_422_and_not_stored(provider):
 
 def test_same_key_while_in_flight_is_409(provider):
     p = provider(scenario(idempotency=PAYMENT, responses=[
-        {"status": 201, "delay_ms": 1500, "body": {"id": "{provider_id}"}}]))
+        # 2 s in flight: time enough for the two conflicts on a loaded machine
+        {"status": 201, "delay_ms": 2000, "body": {"id": "{provider_id}"}}]))
     body = {"client_reference": "ref-1", "amount": 10}
     first = {}
 
@@ -157,11 +158,14 @@ def test_a_scripted_429_is_never_stored(provider):
 
 
 def test_keys_expire_after_retention(provider):
-    p = provider(scenario(idempotency={"profile": "payment", "retention_s": 1}))
+    # 2 s: the replay right after the first write comes well inside it even
+    # on a loaded machine; the sleep starts after the replay, so the key has
+    # expired by its end however late the requests were
+    p = provider(scenario(idempotency={"profile": "payment", "retention_s": 2}))
     body = {"client_reference": "ref-1"}
     assert json.loads(post(p, body, key="k-1")[2]) == {"id": "rec_1", "account": "7"}
     assert post(p, body, key="k-1")[1].get("idempotent-replayed") == "true"
-    time.sleep(1.2)
+    time.sleep(2.2)
     assert state(p)["store"]["keys"] == []
     late = post(p, body, key="k-1")
     assert late[0] == 201 and "idempotent-replayed" not in late[1]

@@ -588,67 +588,56 @@ static void retry_after__fails_an_early_retry_with_how_early(void)
 	sc_release(&sc);
 }
 
+/* wait.retry_after on @j has @v and exactly @detail; @j is emptied. */
+static void retry_after_says(const struct sc *sc, struct jb *j, enum hx_verdict v,
+			     const char *detail)
+{
+	struct hx_check_result *res = run(sc, j);
+	const struct hx_check_result *r = get(res, "wait.retry_after");
+
+	CU_ASSERT_EQUAL(r->verdict, v);
+	CU_ASSERT_STRING_EQUAL(r->detail, detail);
+	free_results(res);
+	jb_release(j);
+}
+
 /* A pause a stream's error frame announced (seed 002: its retryAfter;
  * no Retry-After header) is named as the frame's, never as an empty
- * header. */
+ * header; a header is quoted as sent, and retry-after-ms (the exact
+ * pause) first, beside the whole seconds. */
 static void retry_after__names_an_error_frame_pause_as_the_frames(void)
 {
 	struct sc sc;
 	struct jb j = { .n = 0 };
-	struct hx_check_result *res;
-	const struct hx_check_result *r;
 
 	sc_init(&sc, NULL);
 	add(&j, "t1", "user:a", 0, 5, 200, NULL, 1005);
 	j.a[0].stream_end = fa_xstrdup("error_frame");
 	j.a[0].stream_chunks = 2;
 	add(&j, "t1", "user:a", 1234, 1235, 200, NULL, -1);
-	res = run(&sc, &j);
-	r = get(res, "wait.retry_after");
-	CU_ASSERT_EQUAL(r->verdict, HX_PASS);
-	CU_ASSERT_STRING_EQUAL(r->detail, "task t1 waited: seq 2 arrived at +1234.0 ms, the "
-			       "error frame's retryAfter of seq 1 named +1005.0 ms (tolerance "
-			       "50 ms)");
-	free_results(res);
-	jb_release(&j);
+	retry_after_says(&sc, &j, HX_PASS, "task t1 waited: seq 2 arrived at +1234.0 ms, the "
+			 "error frame's retryAfter of seq 1 named +1005.0 ms (tolerance 50 ms)");
 
 	add(&j, "t1", "user:a", 0, 5, 200, NULL, 1005);
 	j.a[0].stream_end = fa_xstrdup("error_frame");
 	j.a[0].stream_chunks = 2;
 	add(&j, "t1", "user:a", 100, 101, 200, NULL, -1);
-	res = run(&sc, &j);
-	r = get(res, "wait.retry_after");
-	CU_ASSERT_EQUAL(r->verdict, HX_FAIL);
-	CU_ASSERT_STRING_EQUAL(r->detail, "task t1 retried 905.0 ms early: seq 2 arrived at "
-			       "+100.0 ms, the error frame's retryAfter of seq 1 named "
-			       "+1005.0 ms (tolerance 50 ms)");
-	free_results(res);
-	jb_release(&j);
+	retry_after_says(&sc, &j, HX_FAIL, "task t1 retried 905.0 ms early: seq 2 arrived at "
+			 "+100.0 ms, the error frame's retryAfter of seq 1 named +1005.0 ms "
+			 "(tolerance 50 ms)");
 
-	/* a header is quoted as sent */
 	add(&j, "t1", "user:a", 0, 5, 429, "1", 1005);
 	add(&j, "t1", "user:a", 100, 101, 200, NULL, -1);
-	res = run(&sc, &j);
-	r = get(res, "wait.retry_after");
-	CU_ASSERT_STRING_EQUAL(r->detail, "task t1 retried 905.0 ms early: seq 2 arrived at "
-			       "+100.0 ms, the Retry-After \"1\" of seq 1 named +1005.0 ms "
-			       "(tolerance 50 ms)");
-	free_results(res);
-	jb_release(&j);
+	retry_after_says(&sc, &j, HX_FAIL, "task t1 retried 905.0 ms early: seq 2 arrived at "
+			 "+100.0 ms, the Retry-After \"1\" of seq 1 named +1005.0 ms "
+			 "(tolerance 50 ms)");
 
-	/* retry-after-ms named the exact pause: named first, beside the
-	 * whole seconds */
 	add(&j, "t1", "user:a", 0, 5, 429, "3", 2255);
 	j.a[0].retry_after_ms = fa_xstrdup("2250");
 	add(&j, "t1", "user:a", 2300, 2301, 200, NULL, -1);
-	res = run(&sc, &j);
-	r = get(res, "wait.retry_after");
-	CU_ASSERT_EQUAL(r->verdict, HX_PASS);
-	CU_ASSERT_STRING_EQUAL(r->detail, "task t1 waited: seq 2 arrived at +2300.0 ms, the "
-			       "retry-after-ms \"2250\" (Retry-After \"3\") of seq 1 named "
-			       "+2255.0 ms (tolerance 50 ms)");
-	free_results(res);
-	jb_release(&j);
+	retry_after_says(&sc, &j, HX_PASS, "task t1 waited: seq 2 arrived at +2300.0 ms, the "
+			 "retry-after-ms \"2250\" (Retry-After \"3\") of seq 1 named "
+			 "+2255.0 ms (tolerance 50 ms)");
 	sc_release(&sc);
 }
 

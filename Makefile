@@ -82,7 +82,7 @@ unit: deps
 
 e2e: deps sdk-deps
 	$(MAKE) asan
-	FAKEAPI_BUILD=build/asan $(PYTHON) -m pytest -q -n 2 tests/e2e
+	FAKEAPI_BUILD=build/asan $(PYTHON) -m pytest -q -n 2 --dist loadgroup tests/e2e
 
 # The openai SDK for Node.js that tests/e2e/test_openai_node.py grades,
 # installed from its lockfile (the npm registry) when it is not there yet.
@@ -93,7 +93,7 @@ sdk-deps: deps
 test: deps sdk-deps
 	$(MAKE) asan
 	build/asan/unit-tests
-	FAKEAPI_BUILD=build/asan $(PYTHON) -m pytest -q -n 2 tests/e2e
+	FAKEAPI_BUILD=build/asan $(PYTHON) -m pytest -q -n 2 --dist loadgroup tests/e2e
 
 DEMO_CURL = curl -sS -f --retry 4 -X {method} -H "Authorization: Bearer $$FAKEAPI_KEY" \
             -H "Content-Type: application/json" --data-binary @{body_file} {url}

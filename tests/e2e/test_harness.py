@@ -350,6 +350,10 @@ def test_after_event_fires_on_the_status_it_names(harness_bin, tmp_path):
 
 # --- curl over the fast five-step suite ----------------------------------------
 
+# the run behind these tests takes ~25 s: one test worker does it once
+CURL_FAST_GROUP = pytest.mark.xdist_group("curl-fast")
+
+
 @pytest.fixture(scope="module")
 def curl_fast(harness_bin, repo_root, tmp_path_factory):
     out = tmp_path_factory.mktemp("curl-fast")
@@ -362,6 +366,7 @@ def curl_fast(harness_bin, repo_root, tmp_path_factory):
     return proc, json.loads(report.read_text()), junit, journals
 
 
+@CURL_FAST_GROUP
 def test_curl_fast_report_has_a_verdict_for_every_check(curl_fast):
     proc, report, _, _ = curl_fast
     assert proc.returncode == report["exit_code"]
@@ -385,6 +390,7 @@ def test_curl_fast_report_has_a_verdict_for_every_check(curl_fast):
     assert "[19/19] " in proc.stderr
 
 
+@CURL_FAST_GROUP
 def test_curl_fast_evidence_matches_the_journal(curl_fast, fakeapi_bin):
     _, report, _, journals = curl_fast
     for s in report["scenarios"]:
@@ -414,6 +420,7 @@ def test_curl_fast_evidence_matches_the_journal(curl_fast, fakeapi_bin):
             assert all(n <= budget[t] for t, n in per_task.items()), (s["id"], per_task)
 
 
+@CURL_FAST_GROUP
 def test_curl_fast_verdicts(curl_fast):
     _, report, _, _ = curl_fast
     by_id = {s["id"]: verdicts(s) for s in report["scenarios"]}
@@ -430,6 +437,7 @@ def test_curl_fast_verdicts(curl_fast):
     assert report["exit_code"] == 1
 
 
+@CURL_FAST_GROUP
 def test_curl_fast_junit_is_parseable(curl_fast):
     _, report, junit, _ = curl_fast
     root = ET.parse(junit).getroot()
@@ -442,6 +450,7 @@ def test_curl_fast_junit_is_parseable(curl_fast):
     assert failures == report["summary"]["fail"]
 
 
+@CURL_FAST_GROUP
 def test_curl_fast_report_follows_the_published_schema(curl_fast, repo_root):
     import jsonschema
     _, report, _, _ = curl_fast
@@ -627,6 +636,7 @@ def test_control_bytes_of_a_client_never_reach_the_harness_stderr(harness_bin, t
     assert "\x1b" not in proc.stdout
 
 
+@CURL_FAST_GROUP
 def test_curl_fast_past_retry_after_reads_as_in_the_past(curl_fast):
     proc, _, _, _ = curl_fast
     # retry-after-past-date: curl hangs, and the 429 is the evidence

@@ -137,3 +137,12 @@ grade-openai-node: sdk-deps
 	@$(MAKE) -s $(BUILD)/fakeapi-harness
 	$(BUILD)/fakeapi-harness run --jobs 4 --exec 'node $(OPENAI_NODE)/adapter.mjs {body_file}' \
 		--report-json $(BUILD)/openai-node.json scenarios/provider/openai-node/suite.json
+
+# The real-client matrix (docs/clients.md): every adapter of
+# client-under-test/matrix/clients.json graded on its suites with --strict.
+# Long (minutes per client); never part of `make test`. MATRIX_ARGS passes
+# options on, e.g. MATRIX_ARGS='--only curl,got'.
+.PHONY: matrix
+matrix: sdk-deps
+	@$(MAKE) -s all
+	$(PYTHON) client-under-test/matrix/run --build $(BUILD) $(MATRIX_ARGS)

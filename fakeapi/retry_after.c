@@ -200,27 +200,25 @@ static enum fa_rc parse_date(struct cur *c, struct fa_retry_after *ra)
 	return FA_OK;
 }
 
-/* 1*DIGIT; every character is checked before the size, so "99...9x" is a
- * syntax error rather than a range error, and no digit count overflows. */
+/* 1*DIGIT; every character is checked first, so "99...9x" is a syntax
+ * error. Reading stops at the first digit that takes the value past the
+ * cap, so no digit count overflows. */
 static enum fa_rc parse_delta(struct cur *c, struct fa_retry_after *ra)
 {
-	const char *p = c->p;
 	int64_t v = 0;
+	bool over = false;
 
-	for (const char *q = p; q < c->end; q++)
+	for (const char *q = c->p; q < c->end; q++)
 		if (!is_digit(*q))
 			return FA_EINVAL;
-	while (p < c->end - 1 && *p == '0')
-		p++;
-	if (c->end - p > 10) /* 2^31 has ten digits */
-		return FA_ERANGE;
-	for (; p < c->end; p++)
+	for (const char *p = c->p; p < c->end && !over; p++) {
 		v = v * 10 + (*p - '0');
-	if (v > FA_RA_MAX_DELTA_S)
-		return FA_ERANGE;
+		over = v > FA_RA_MAX_DELTA_S;
+	}
 	ra->form = FA_RA_DELTA;
-	ra->delta_s = v;
+	ra->delta_s = over ? FA_RA_MAX_DELTA_S : v;
 	ra->date_s = 0;
+	ra->saturated = over;
 	return FA_OK;
 }
 
@@ -270,11 +268,20 @@ out:
 int64_t fa_retry_after_until_wall_us(const struct fa_retry_after *ra,
 				     int64_t now_wall_us)
 {
+	const int64_t cap = FA_RA_MAX_DELTA_S * US_PER_S;
+	int64_t d;
+
 	if (ra == NULL)
 		return now_wall_us;
 	if (ra->form == FA_RA_DELTA)
 		return now_wall_us + ra->delta_s * US_PER_S;
-	return ra->date_s * US_PER_S;
+	/* a four-digit year keeps date_s * 10^6 within ±2.6e17 */
+	d = ra->date_s * US_PER_S - now_wall_us;
+	if (d > cap)
+		d = cap;
+	else if (d < -cap)
+		d = -cap;
+	return now_wall_us + d;
 }
 
 enum fa_rc fa_retry_after_format(enum fa_ra_form form, int64_t seconds,

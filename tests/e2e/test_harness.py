@@ -236,6 +236,27 @@ def test_immediate_retries_fail_wait_retry_after(harness_bin, tmp_path):
     assert second["t_arrival_us"] < first["pause_until_us"] - 50000
 
 
+@pytest.mark.parametrize("value", ["99999999999", "Fri, 31 Dec 9999 23:59:59 GMT"])
+def test_immediate_retry_after_a_retry_after_past_2_31_s_fails_wait_retry_after(
+        harness_bin, tmp_path, value):
+    # RFC 9111 1.2.2: more delta-seconds than a recipient can hold is 2^31 s,
+    # and a date farther ahead counts as that far: a pause all the same
+    doc = scenario("huge-pause", [
+        {"times": 1, "status": 429, "headers": {"Retry-After": value},
+         "body": {"error": {"code": "rate_limit_exceeded"}}},
+        RETRY_AFTER_1[1]])
+    proc, report = run_scenario(harness_bin, tmp_path, doc, IMPATIENT)
+    s = report["scenarios"][0]
+    assert verdicts(s)["wait.retry_after"] == "fail", proc.stdout + proc.stderr
+    assert proc.returncode == 1
+    bad = next(c for c in s["checks"] if c["id"] == "wait.retry_after")
+    first, second = bad["evidence"]
+    assert first["retry_after"] == value
+    pause_us = first["pause_until_us"] - first["t_arrival_us"]
+    assert 2**31 * 10**6 - 10**6 <= pause_us <= 2**31 * 10**6 + 10**6
+    assert second["t_arrival_us"] < first["pause_until_us"]
+
+
 def test_retries_past_the_budget_fail_attempts_bounded(harness_bin, tmp_path):
     # a client that keeps trying 503s, one second apart, past max_attempts 2
     doc = scenario("spendthrift", [{"status": 503, "body": {"error": {"code": "pool_exhausted"}}}])

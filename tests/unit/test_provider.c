@@ -6,6 +6,8 @@
 
 #include "clock.h"
 #include "provider.h"
+#include "provider_fixture.h"
+#include "retry_after.h"
 
 static const char scenario_text[] =
 	"{\"id\": \"unit\","
@@ -149,6 +151,100 @@ static void provider__no_route_is_404(void)
 	teardown(&f);
 }
 
+/* A scenario whose route answers 429 with the literal headers @headers
+ * (JSON object members), then 200; with a during_pause answer. */
+static struct fa_provider *literal_start(const char *headers, struct fa_scenario **sc,
+					 struct fa_journal **j)
+{
+	char text[1024];
+
+	snprintf(text, sizeof(text),
+		 "{\"id\": \"lit\","
+		 " \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"}},"
+		 "              \"during_pause\": {\"status\": 503}},"
+		 " \"routes\": [{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/v1/x\","
+		 "   \"responses\": [{\"status\": 429, \"headers\": {%s}},"
+		 "                   {\"status\": 200}]}]}",
+		 headers);
+	return fx_provider_start(text, "lit.json", 1, sc, j);
+}
+
+/* The journal's only entry so far, read back from its JSON line as the
+ * harness reads it; release with fa_attempt_release(). */
+static void journaled(struct fa_journal *j, struct fa_attempt *out)
+{
+	struct fa_attempt *a = NULL;
+	struct fa_err err = { 0 };
+	size_t n = 0;
+	cJSON *line;
+
+	fa_journal_snapshot(j, 0, &a, &n);
+	CU_ASSERT_EQUAL_FATAL(n, 1);
+	line = fa_attempt_to_json(&a[0]);
+	memset(out, 0, sizeof(*out));
+	CU_ASSERT_EQUAL(fa_attempt_from_json(line, out, &err), FA_OK);
+	if (err.msg[0] != '\0')
+		fprintf(stderr, "\njournal line unread: %s\n", err.msg);
+	cJSON_Delete(line);
+	fa_attempt_release(&a[0]);
+	free(a);
+}
+
+/* RFC 9111 §1.2.2: a Retry-After of more delta-seconds than 2^31 is a
+ * pause of 2^31 s, journaled as sent, and it pauses the scope. */
+static void provider__huge_retry_after_pauses_for_2_31_seconds(void)
+{
+	struct fa_scenario *sc;
+	struct fa_journal *j;
+	struct fa_provider *p = literal_start("\"Retry-After\": \"99999999999\"", &sc, &j);
+	struct fa_attempt a;
+	struct fa_resp r;
+
+	fx_decide(p, "GET", "/v1/x", NULL, &r);
+	CU_ASSERT_EQUAL(r.status, 429);
+	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "Retry-After"), "99999999999");
+	fx_done(p, &r);
+	journaled(j, &a);
+	CU_ASSERT_STRING_EQUAL(a.retry_after, "99999999999");
+	CU_ASSERT_TRUE(a.pause_until_us - a.t_arrival_us >= FA_RA_MAX_DELTA_S * 1000000);
+	CU_ASSERT_TRUE(a.pause_until_us - a.t_response_us <= FA_RA_MAX_DELTA_S * 1000000);
+	fa_attempt_release(&a);
+	/* the scope is paused: the next request gets during_pause */
+	fx_decide(p, "GET", "/v1/x", NULL, &r);
+	CU_ASSERT_EQUAL(r.status, 503);
+	fx_done(p, &r);
+	fx_provider_stop(p, j, sc);
+}
+
+/* A date thousands of years away either way stays a readable journal
+ * line: the pause it names is 2^31 s at most (ahead or behind). */
+static void provider__far_dates_journal_a_pause_of_at_most_2_31_seconds(void)
+{
+	static const struct { const char *hdr; int sign; } cases[] = {
+		{ "\"Retry-After\": \"Fri, 31 Dec 9999 23:59:59 GMT\"", 1 },
+		{ "\"Retry-After\": \"Mon, 01 Jan 0001 00:00:00 GMT\"", -1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fa_scenario *sc;
+		struct fa_journal *j;
+		struct fa_provider *p = literal_start(cases[i].hdr, &sc, &j);
+		struct fa_attempt a;
+		struct fa_resp r;
+		int64_t d;
+
+		fx_decide(p, "GET", "/v1/x", NULL, &r);
+		fx_done(p, &r);
+		journaled(j, &a);
+		CU_ASSERT_PTR_NOT_NULL(a.retry_after);
+		d = a.pause_until_us - a.t_arrival_us;
+		/* the µs between the answer's wall and mono readings */
+		CU_ASSERT_TRUE(llabs(d - cases[i].sign * FA_RA_MAX_DELTA_S * 1000000) < 1000000);
+		fa_attempt_release(&a);
+		fx_provider_stop(p, j, sc);
+	}
+}
+
 void test_provider_register(void)
 {
 	CU_pSuite s = CU_add_suite("provider", NULL, NULL);
@@ -162,4 +258,8 @@ void test_provider_register(void)
 	CU_add_test(s, "provider__admin_traffic_is_not_journaled",
 		    provider__admin_traffic_is_not_journaled);
 	CU_add_test(s, "provider__no_route_is_404", provider__no_route_is_404);
+	CU_add_test(s, "provider__huge_retry_after_pauses_for_2_31_seconds",
+		    provider__huge_retry_after_pauses_for_2_31_seconds);
+	CU_add_test(s, "provider__far_dates_journal_a_pause_of_at_most_2_31_seconds",
+		    provider__far_dates_journal_a_pause_of_at_most_2_31_seconds);
 }

@@ -200,26 +200,47 @@ static enum fa_rc parse_date(struct cur *c, struct fa_retry_after *ra)
 	return FA_OK;
 }
 
-/* 1*DIGIT; every character is checked first, so "99...9x" is a syntax
- * error. Reading stops at the first digit that takes the value past the
- * cap, so no digit count overflows. */
-static enum fa_rc parse_delta(struct cur *c, struct fa_retry_after *ra)
+/* 1*DIGIT into *@v, saturated at @cap (*@over says so); every character
+ * is checked first, so "99...9x" is a syntax error. Reading stops at the
+ * first digit that takes the value past the cap, so no digit count
+ * overflows. */
+static enum fa_rc parse_digits(const struct cur *c, int64_t cap, int64_t *v, bool *over)
 {
-	int64_t v = 0;
-	bool over = false;
+	int64_t n = 0;
+	bool past = false;
 
 	for (const char *q = c->p; q < c->end; q++)
 		if (!is_digit(*q))
 			return FA_EINVAL;
-	for (const char *p = c->p; p < c->end && !over; p++) {
-		v = v * 10 + (*p - '0');
-		over = v > FA_RA_MAX_DELTA_S;
+	for (const char *p = c->p; p < c->end && !past; p++) {
+		n = n * 10 + (*p - '0');
+		past = n > cap;
 	}
-	ra->form = FA_RA_DELTA;
-	ra->delta_s = over ? FA_RA_MAX_DELTA_S : v;
-	ra->date_s = 0;
-	ra->saturated = over;
+	*v = past ? cap : n;
+	*over = past;
 	return FA_OK;
+}
+
+static enum fa_rc parse_delta(const struct cur *c, struct fa_retry_after *ra)
+{
+	enum fa_rc rc = parse_digits(c, FA_RA_MAX_DELTA_S, &ra->delta_s, &ra->saturated);
+
+	ra->form = FA_RA_DELTA;
+	ra->date_s = 0;
+	return rc;
+}
+
+/* @value without the optional whitespace around it (spaces and tabs);
+ * false when nothing is left. */
+static bool trim(const char *value, struct cur *c)
+{
+	c->p = value;
+	c->end = value + strlen(value);
+	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t'))
+		c->p++;
+	while (c->end > c->p && (c->end[-1] == ' ' || c->end[-1] == '\t'))
+		c->end--;
+	return c->p < c->end;
 }
 
 const char *fa_retry_after_form_str(enum fa_ra_form form)
@@ -248,21 +269,26 @@ enum fa_rc fa_retry_after_parse(const char *value, struct fa_retry_after *out)
 	struct cur c;
 	enum fa_rc rc = FA_EINVAL;
 
-	if (value == NULL || out == NULL)
-		goto out;
-	c.p = value;
-	c.end = value + strlen(value);
-	while (c.p < c.end && (*c.p == ' ' || *c.p == '\t'))
-		c.p++;
-	while (c.end > c.p && (c.end[-1] == ' ' || c.end[-1] == '\t'))
-		c.end--;
-	if (c.p == c.end)
+	if (value == NULL || out == NULL || !trim(value, &c))
 		goto out;
 	rc = is_digit(*c.p) ? parse_delta(&c, &ra) : parse_date(&c, &ra);
 	if (rc == FA_OK)
 		*out = ra;
 out:
 	return rc;
+}
+
+enum fa_rc fa_retry_after_ms_parse(const char *value, int64_t *ms)
+{
+	struct cur c;
+	int64_t v;
+	bool over;
+
+	if (value == NULL || ms == NULL || !trim(value, &c) ||
+	    parse_digits(&c, FA_RA_MAX_MS, &v, &over) != FA_OK)
+		return FA_EINVAL;
+	*ms = v;
+	return FA_OK;
 }
 
 int64_t fa_retry_after_until_wall_us(const struct fa_retry_after *ra,

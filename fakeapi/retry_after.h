@@ -26,6 +26,9 @@ enum fa_ra_form {
  * stay exact in int64 arithmetic and in the journal's JSON numbers. */
 #define FA_RA_MAX_DELTA_S 2147483648LL
 
+/* Longest pause a retry-after-ms value names, ms: the same 2^31 s. */
+#define FA_RA_MAX_MS (FA_RA_MAX_DELTA_S * 1000)
+
 /* Farthest an RFC 850 date may lie from now, s: 49 years of 365 days. */
 #define FA_RA_RFC850_SPAN_S (49LL * 365 * 86400)
 
@@ -63,6 +66,16 @@ enum fa_rc fa_retry_after_form_parse(const char *name, enum fa_ra_form *out);
  * @value or @out NULL is FA_EINVAL. @out is written only on FA_OK.
  */
 enum fa_rc fa_retry_after_parse(const char *value, struct fa_retry_after *out);
+
+/*
+ * Parse a retry-after-ms field value (OpenAI's API sends it beside
+ * Retry-After: the pause in ms, which its SDKs read first) into *@ms:
+ * 1*DIGIT with optional whitespace around it, as delta-seconds is; a
+ * value above FA_RA_MAX_MS saturates to it. A sign, a fraction, an empty
+ * value or any other character is FA_EINVAL, as is @value or @ms NULL;
+ * *@ms is written only on FA_OK.
+ */
+enum fa_rc fa_retry_after_ms_parse(const char *value, int64_t *ms);
 
 /*
  * The instant the value names, as wall-clock µs since the epoch, for a

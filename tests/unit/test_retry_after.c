@@ -85,6 +85,31 @@ static void saturates_huge_delta_at_2_31(void)
 	CU_ASSERT_EQUAL(fa_retry_after_parse("99999999999x", &ra), FA_EINVAL);
 }
 
+/* retry-after-ms is 1*DIGIT ms like delta-seconds, saturating at 2^31 s. */
+static void parses_retry_after_ms(void)
+{
+	static const struct { const char *in; long long want; } ok[] = {
+		{"0", 0}, {"1500", 1500}, {" 2424\t", 2424}, {"007", 7},
+		{"2147483648000", FA_RA_MAX_MS}, {"2147483648001", FA_RA_MAX_MS},
+		{"99999999999999999999999999", FA_RA_MAX_MS},
+	};
+	static const char *const bad[] = {
+		"", " ", "1.5", "-1", "+1", "1e3", "soon", "12 ms", "0x10",
+	};
+	int64_t ms = -42;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		CU_ASSERT_EQUAL_FATAL(fa_retry_after_ms_parse(ok[i].in, &ms), FA_OK);
+		CU_ASSERT_EQUAL(ms, ok[i].want);
+	}
+	ms = -42;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CU_ASSERT_EQUAL(fa_retry_after_ms_parse(bad[i], &ms), FA_EINVAL);
+	CU_ASSERT_EQUAL(ms, -42); /* untouched on failure */
+	CU_ASSERT_EQUAL(fa_retry_after_ms_parse(NULL, &ms), FA_EINVAL);
+	CU_ASSERT_EQUAL(fa_retry_after_ms_parse("1", NULL), FA_EINVAL);
+}
+
 /* A date more than 2^31 s away counts as 2^31 s away, in either
  * direction, as a delta-seconds that large would; nearer ones are exact. */
 static void far_dates_count_as_2_31_seconds_away(void)
@@ -432,6 +457,7 @@ void test_retry_after_register(void)
 		    retry_after__rfc850_refuses_dates_a_reader_would_put_in_another_century);
 	CU_add_test(s, "retry_after__form_names_round_trip", form_names_round_trip);
 	CU_add_test(s, "retry_after__parses_delta_seconds", parses_delta_seconds);
+	CU_add_test(s, "retry_after__parses_retry_after_ms", parses_retry_after_ms);
 	CU_add_test(s, "retry_after__far_dates_count_as_2_31_seconds_away",
 		    far_dates_count_as_2_31_seconds_away);
 	CU_add_test(s, "retry_after__saturates_huge_delta_at_2_31",

@@ -500,24 +500,18 @@ static const struct fa_route_spec *find_route(const struct fa_provider *p,
 					      const struct fa_req *req,
 					      struct fa_params *params, size_t *idx)
 {
+	const struct fa_route_spec *r;
+
 	if (fa_reconcile_is_read(&p->sc->store, req))
 		return NULL;
-	for (size_t i = 0; i < p->sc->n_routes; i++) {
-		const struct fa_route_spec *r = &p->sc->routes[i];
+	r = fa_route_find(p->sc, req->method, req->path, params, idx);
+	for (size_t k = 0; r != NULL && k < params->n; k++) {
+		char *v = fa_utf8_clean(params->value[k]);
 
-		if (strcmp(r->method, req->method) != 0 ||
-		    !fa_route_match(r->path, req->path, params))
-			continue;
-		for (size_t k = 0; k < params->n; k++) {
-			char *v = fa_utf8_clean(params->value[k]);
-
-			free(params->value[k]);
-			params->value[k] = v;
-		}
-		*idx = i;
-		return r;
+		free(params->value[k]);
+		params->value[k] = v;
 	}
-	return NULL;
+	return r;
 }
 
 void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,

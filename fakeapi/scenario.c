@@ -12,10 +12,10 @@
 #include "jsontext.h"
 #include "chat_spec.h"
 #include "quota_spec.h"
-#include "reconcile.h"
 #include "response_spec.h"
 #include "route.h"
 #include "schema.h"
+#include "task_spec.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define REQ FA_FIELD_REQUIRED
@@ -450,79 +450,6 @@ static enum fa_rc read_provider(struct fa_schema *s, const cJSON *obj,
 	return rc;
 }
 
-/* Does the query @q (what follows "?", or NULL) carry a client_reference
- * argument, its name read as the server reads it (percent-decoded)? */
-static bool query_has_reference(const char *q)
-{
-	while (q != NULL) {
-		char *name = fa_route_pct_decode(q, strcspn(q, "&="));
-		bool hit = strcmp(name, "client_reference") == 0;
-
-		free(name);
-		if (hit)
-			return true;
-		q = strchr(q, '&');
-		q = q != NULL ? q + 1 : NULL;
-	}
-	return false;
-}
-
-/* Does a request as task @t sends it get an answer of the scenario's own:
- * a route (method and template on the decoded path; routing ignores the
- * query) or a reconciliation read @sc keeps on? The provider decides the
- * same way (provider.c). */
-static bool task_answered(const struct fa_scenario *sc, const struct fa_task_spec *t)
-{
-	const char *q = strchr(t->path, '?');
-	char *path = fa_route_pct_decode(t->path, q != NULL ? (size_t)(q - t->path)
-							    : strlen(t->path));
-	bool ok = fa_route_find(sc, t->method, path, NULL, NULL) != NULL ||
-		  fa_reconcile_is_read_of(&sc->store, t->method, path,
-					  query_has_reference(q != NULL ? q + 1 : NULL));
-
-	free(path);
-	return ok;
-}
-
-/*
- * Every task must reach a route or a reconciliation read: one that does
- * not would get the provider's 404 no_route, and a client that does not
- * retry it would pass classify.no_retry_4xx on the scenario's mistake.
- * The message lists the routes (as many as fit).
- */
-static enum fa_rc check_task_routes(struct fa_schema *s, const struct fa_scenario *sc)
-{
-	char list[400];
-	size_t used = 0, mark;
-	enum fa_rc rc;
-
-	for (size_t i = 0; i < sc->harness.n_tasks; i++) {
-		const struct fa_task_spec *t = &sc->harness.tasks[i];
-
-		if (task_answered(sc, t))
-			continue;
-		list[0] = '\0';
-		for (size_t k = 0; k < sc->n_routes; k++) {
-			const struct fa_route_spec *r = &sc->routes[k];
-			int n = snprintf(list + used, sizeof(list) - used, "%s%s %s",
-					 k > 0 ? ", " : "", r->method, r->path);
-
-			if (n < 0 || (size_t)n + sizeof(", ...") > sizeof(list) - used) {
-				snprintf(list + used, sizeof(list) - used, "%s...", k > 0 ? ", " : "");
-				break;
-			}
-			used += (size_t)n;
-		}
-		mark = fa_schema_enter(s, "tasks");
-		fa_schema_enter_index(s, i);
-		rc = fa_schema_fail(s, "%s %s matches no route (routes: %s)", t->method,
-				    t->path, list);
-		fa_schema_leave(s, mark);
-		return rc;
-	}
-	return FA_OK;
-}
-
 static enum fa_rc build(struct fa_schema *s, const cJSON *root,
 			struct fa_scenario *sc)
 {
@@ -547,7 +474,7 @@ static enum fa_rc build(struct fa_schema *s, const cJSON *root,
 	mark = fa_schema_enter(s, "harness");
 	rc = fa_harness_spec_read(s, got[SC_HARNESS], sc);
 	if (rc == FA_OK)
-		rc = check_task_routes(s, sc);
+		rc = fa_task_spec_check(s, sc);
 	fa_schema_leave(s, mark);
 	return rc;
 }

@@ -401,107 +401,6 @@ static void scenario__times_is_one_each_then_forever_for_the_last(void)
 	free(text);
 }
 
-/* The message (or "") a scenario with routes @routes, $.provider extra
- * @provider_extra and one task "t" sending @method @path gets. */
-static void task_route_err(const char *provider_extra, const char *routes, const char *method,
-			   const char *path, struct fa_err *err)
-{
-	char *harness = fa_xasprintf("{\"tasks\": [{\"id\": \"t\", \"key\": \"k1\", "
-				     "\"method\": \"%s\", \"path\": \"%s\"}],"
-				     " \"events\": [{\"at_ms\": 0, \"send\": [\"t\"]}]}",
-				     method, path);
-	char *text = scenario_text(provider_extra, routes, harness);
-	struct fa_scenario *sc = NULL;
-
-	fa_err_clear(err);
-	if (fa_scenario_parse(text, strlen(text), "t.json", &sc, err) == FA_OK)
-		err->msg[0] = '\0';
-	fa_scenario_free(sc);
-	free(text);
-	free(harness);
-}
-
-/* A task must reach a route (the provider's matching: method, template,
- * decoded path, query ignored) or a reconciliation read kept on; else it
- * would be answered 404 no_route, a scenario's mistake a client passes. */
-static void scenario__task_must_reach_a_route_or_a_reconciliation_read(void)
-{
-	static const char routes[] =
-		"[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/v1/records/{id}\","
-		"  \"responses\": [{\"status\": 200}]},"
-		" {\"id\": \"c\", \"kind\": \"chat_completions\", \"method\": \"POST\","
-		"  \"path\": \"/v1/chat/completions\", \"responses\": [{\"status\": 200}]}]";
-	static const char *const ok[][2] = {
-		{ "GET", "/v1/records/42" },
-		{ "GET", "/v1/records/42?fields=id&x" },
-		{ "GET", "/v1/rec%6Frds/42" },   /* decoded before routing */
-		{ "POST", "/v1/chat/completions" },
-		{ "GET", "/v1/records?client_reference=ref-1" },
-		{ "GET", "/v1/records?a=1&client%5Freference=ref-1" },
-		{ "GET", "/v1/records?client_reference" },
-		{ "GET", "/v1/operations/key-1" },
-	};
-	static const char *const bad[][3] = {
-		{ "GET", "/v1/record/42", "GET /v1/record/42" },
-		{ "HEAD", "/v1/records/42", "HEAD /v1/records/42" },
-		{ "POST", "/v1/records/42", "POST /v1/records/42" },
-		{ "GET", "/v1/records/42/x", "GET /v1/records/42/x" },
-		{ "GET", "/v1/records/a%2Fb", "GET /v1/records/a%2Fb" }, /* a %2F splits */
-		{ "GET", "/v1/records", "GET /v1/records" },
-		{ "GET", "/v1/records?client_ref=x", "GET /v1/records?client_ref=x" },
-		{ "POST", "/v1/operations/key-1", "POST /v1/operations/key-1" },
-		{ "GET", "/v1/operations/a/b", "GET /v1/operations/a/b" },
-	};
-	struct fa_err err;
-	char want[512];
-
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		task_route_err("", routes, ok[i][0], ok[i][1], &err);
-		if (err.msg[0] != '\0')
-			FAILF("%s %s: %s", ok[i][0], ok[i][1], err.msg);
-	}
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		snprintf(want, sizeof(want),
-			 "t.json: $.harness.tasks[0]: %s matches no route (routes: GET "
-			 "/v1/records/{id}, POST /v1/chat/completions)", bad[i][2]);
-		task_route_err("", routes, bad[i][0], bad[i][1], &err);
-		if (strcmp(err.msg, want) != 0)
-			FAILF("%s %s:\n  expected: %s\n  got:      %s", bad[i][0], bad[i][1],
-			      want, err.msg);
-	}
-	/* reconciliation reads switched off answer nothing */
-	task_route_err(", \"reconciliation\": {\"by_client_reference\": false}", routes, "GET",
-		       "/v1/records?client_reference=ref-1", &err);
-	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "$.harness.tasks[0]: GET /v1/records?client_reference"
-					      "=ref-1 matches no route"));
-	task_route_err(", \"reconciliation\": {\"by_operation\": false}", routes, "GET",
-		       "/v1/operations/key-1", &err);
-	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "matches no route"));
-}
-
-/* The routes a no-route message lists stop, with "...", where the error
- * would be cut short. */
-static void scenario__no_route_message_lists_as_many_routes_as_fit(void)
-{
-	char routes[4096] = "[";
-	size_t used = 1;
-	struct fa_err err;
-
-	for (int i = 0; i < 40; i++)
-		used += (size_t)snprintf(routes + used, sizeof(routes) - used,
-					 "%s{\"id\": \"r%d\", \"method\": \"GET\", "
-					 "\"path\": \"/v1/route-number-%d\", "
-					 "\"responses\": [{\"status\": 200}]}",
-					 i > 0 ? ", " : "", i, i);
-	snprintf(routes + used, sizeof(routes) - used, "]");
-	task_route_err("", routes, "GET", "/v1/nowhere", &err);
-	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "matches no route (routes: GET /v1/route-number-0, "
-					      "GET /v1/route-number-1, "));
-	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, ", ...)"));
-	CU_ASSERT_PTR_NULL(strstr(err.msg, "route-number-39"));
-	CU_ASSERT_TRUE(strlen(err.msg) < sizeof(err.msg) - 1);
-}
-
 static void scenario__path_templates(void)
 {
 	static const char *const good[] = {
@@ -1023,10 +922,6 @@ void test_scenario_register(void)
 		    scenario__unreadable_file_is_eio);
 	CU_add_test(suite, "scenario__sha256_covers_the_raw_bytes",
 		    scenario__sha256_covers_the_raw_bytes);
-	CU_add_test(suite, "scenario__task_must_reach_a_route_or_a_reconciliation_read",
-		    scenario__task_must_reach_a_route_or_a_reconciliation_read);
-	CU_add_test(suite, "scenario__no_route_message_lists_as_many_routes_as_fit",
-		    scenario__no_route_message_lists_as_many_routes_as_fit);
 	CU_add_test(suite, "scenario__documented_example_is_valid",
 		    scenario__documented_example_is_valid);
 	CU_add_test(suite, "jsontext__strict_syntax_with_positions",

@@ -7,7 +7,7 @@
 #include "alloc.h"
 #include "chat.h"
 #include "fault.h"
-#include "header.h"
+#include "response_spec.h"
 
 const char *const fa_route_kinds[] = {"scripted", "chat_completions", "models", NULL};
 
@@ -79,8 +79,9 @@ static enum fa_rc check_pacing(struct fa_schema *s, enum fa_route_kind kind,
 	return FA_OK;
 }
 
-/* No Retry-After on an entry whose stream members make it a 2xx stream,
- * nor on any 2xx answer of a chat_completions route (any of them becomes
+/* No Retry-After (nor a literal retry-after-ms, which announces a pause
+ * as well) on an entry whose stream members make it a 2xx stream, nor on
+ * any 2xx answer of a chat_completions route (any of them becomes
  * a stream when the request asks for one): a stall's pause is its frame's
  * retryAfter ("retry_after_s"), and a 200, streamed, paced or cut,
  * announces no pause, so the journal's retry_after and pause_until_us
@@ -89,7 +90,7 @@ static enum fa_rc check_stream_retry_after(struct fa_schema *s, enum fa_route_ki
 					   const struct fa_response_spec *r)
 {
 	bool ok2xx = r->status >= 200 && r->status < 300;
-	const struct fa_header *h = fa_header_find(r->headers, r->n_headers, "Retry-After");
+	const struct fa_header *h = fa_response_spec_pause_header(r);
 	const char *member = r->stall_after_chunks >= 0 ? "stall_after_chunks"
 			     : r->stop_after_chunks >= 0 ? "stop_after_chunks"
 			     : r->chunk_delay_ms > 0 && ok2xx ? "chunk_delay_ms" : NULL;

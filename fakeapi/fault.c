@@ -3,9 +3,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <strings.h>
 
 #include "alloc.h"
+#include "header.h"
 #include "retry_after.h"
 
 const char *fa_fault_str(enum fa_fault f)
@@ -85,12 +85,12 @@ size_t fa_fault_partial_len(int fault_bytes, size_t body_len)
 	return n < body_len ? n : body_len - 1;
 }
 
-static const char *literal_retry_after(const struct fa_response_spec *spec)
+/* The value of @spec's literal header @name (any letter case), or NULL. */
+static const char *literal(const struct fa_response_spec *spec, const char *name)
 {
-	for (size_t i = 0; i < spec->n_headers; i++)
-		if (strcasecmp(spec->headers[i].name, "Retry-After") == 0)
-			return spec->headers[i].value;
-	return NULL;
+	const struct fa_header *h = fa_header_find(spec->headers, spec->n_headers, name);
+
+	return h != NULL ? h->value : NULL;
 }
 
 /* Send a Retry-After as fa_fault_respond() says; returns the pause. */
@@ -98,15 +98,15 @@ static int64_t add_retry_after(const struct fa_response_spec *spec,
 			       int64_t send_us, int64_t wall_send_us,
 			       int64_t auto_until_us, struct fa_resp *resp)
 {
-	const char *literal = literal_retry_after(spec);
+	const char *value = literal(spec, "Retry-After");
 	char buf[FA_RA_BUFSZ];
 	int64_t until_wall = -1;
 
-	if (literal != NULL) {
+	if (value != NULL) {
 		struct fa_retry_after ra;
 
-		resp->attempt.retry_after = fa_xstrdup(literal);
-		if (fa_retry_after_parse(literal, &ra) != FA_OK)
+		resp->attempt.retry_after = fa_xstrdup(value);
+		if (fa_retry_after_parse(value, &ra) != FA_OK)
 			return -1;
 		until_wall = fa_retry_after_until_wall_us(&ra, wall_send_us);
 	} else if (spec->has_retry_after) {
@@ -129,6 +129,26 @@ static int64_t add_retry_after(const struct fa_response_spec *spec,
 	return send_us + (until_wall - wall_send_us);
 }
 
+/* A literal retry-after-ms, sent as written with the other headers:
+ * journaled as sent, and a pause when it parses; with a Retry-After that
+ * named @until too, the earlier instant, since a client may follow
+ * either. Returns the pause. */
+static int64_t add_retry_after_ms(const struct fa_response_spec *spec, int64_t send_us,
+				  int64_t until, struct fa_resp *resp)
+{
+	const char *value = literal(spec, "retry-after-ms");
+	int64_t ms, at;
+
+	if (value == NULL)
+		return until;
+	free(resp->attempt.retry_after_ms);
+	resp->attempt.retry_after_ms = fa_xstrdup(value);
+	if (fa_retry_after_ms_parse(value, &ms) != FA_OK)
+		return until;
+	at = send_us + ms * 1000;
+	return until == -1 || at < until ? at : until;
+}
+
 int64_t fa_fault_respond(const struct fa_response_spec *spec,
 			 const struct fa_params *params, int64_t send_us,
 			 int64_t wall_send_us, int64_t auto_until_us,
@@ -146,7 +166,8 @@ int64_t fa_fault_respond(const struct fa_response_spec *spec,
 	resp->hold = spec->hold;
 	resp->hold_ms = spec->hold_ms;
 	resp->attempt.status = spec->status;
-	resp->attempt.pause_until_us =
-		add_retry_after(spec, send_us, wall_send_us, auto_until_us, resp);
+	resp->attempt.pause_until_us = add_retry_after_ms(
+		spec, send_us, add_retry_after(spec, send_us, wall_send_us, auto_until_us, resp),
+		resp);
 	return resp->attempt.pause_until_us;
 }

@@ -97,12 +97,17 @@ size_t fa_fault_partial_len(int fault_bytes, size_t body_len);
  * @auto_until_us >= 0, delta-seconds covering the rest of that pause,
  * rounded up so a client that obeys it also clears the pause. @send_us and
  * @auto_until_us are µs since the server started; @wall_send_us is
- * CLOCK_REALTIME at @send_us. Copies the entry's connection fault, hold
+ * CLOCK_REALTIME at @send_us. A literal "retry-after-ms" among the
+ * headers (OpenAI's exact pause in ms) is journaled as sent and, when it
+ * is a non-negative integer (fa_retry_after_ms_parse), names a pause
+ * ending @send_us + that many ms; with a Retry-After too, the pause ends
+ * at the earlier of the two instants (both are the provider's word and a
+ * client may follow either). Copies the entry's connection fault, hold
  * and hold_ms (and its fault_bytes, -1 = half the body) into @resp.
- * Records status, retry_after and
- * pause_until_us in @resp->attempt and returns the pause: the instant the
- * Retry-After names (µs since start; possibly in the past), or -1 when
- * none was sent or it names no instant.
+ * Records status, retry_after, retry_after_ms and pause_until_us in
+ * @resp->attempt and returns the pause: the instant the Retry-After (or
+ * retry-after-ms) names (µs since start; possibly in the past), or -1
+ * when none was sent or it names no instant.
  */
 int64_t fa_fault_respond(const struct fa_response_spec *spec,
 			 const struct fa_params *params, int64_t send_us,

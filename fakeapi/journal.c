@@ -17,10 +17,12 @@
 #define ZERO_HASH "0000000000000000000000000000000000000000000000000000000000000000"
 /*
  * Numbers travel as cJSON doubles. Reading accepts integers up to 2^53;
- * writing is exact up to 10^15 only, because cJSON 1.7.15 keeps a
- * 15-significant-digit form whenever it reads back within DBL_EPSILON.
- * Times are µs since server start (10^15 µs is 31 years) and counters are
- * small, so nothing we write comes near; wall time goes out as a string.
+ * writing is exact below 2^52 (4.5e15) only, because cJSON 1.7.15 keeps a
+ * 15-significant-digit form whenever it reads back within DBL_EPSILON
+ * (relative), which an integer that size misses by 1 or more. Times are
+ * µs since server start and counters are small; the farthest pause
+ * (retry_after.h: 2^31 s, 2.1e15 µs) leaves room for 74 years of uptime;
+ * wall time goes out as a string.
  */
 #define MAX_SAFE_INT 9007199254740992.0
 

@@ -58,11 +58,13 @@ struct fa_attempt {
 	uint64_t conn_id;            /* connection number, 1, 2, ... */
 	unsigned conn_reuse;         /* earlier requests on the same connection */
 	char *retry_after;           /* Retry-After value sent, or NULL */
-	char *retry_after_ms;        /* retry-after-ms value sent (ms, the exact pause some
-	                                SDKs read first; $.provider.retry_after_ms), or NULL */
-	int64_t pause_until_us;      /* instant that Retry-After names (monotonic µs since
-	                                start; may be before t_response_us for a past date);
-	                                -1 = none sent or not parseable */
+	char *retry_after_ms;        /* retry-after-ms value sent, verbatim (ms, the exact
+	                                pause some SDKs read first; $.provider.retry_after_ms
+	                                or a response's literal header), or NULL */
+	int64_t pause_until_us;      /* instant that Retry-After (or retry-after-ms, the
+	                                earlier of the two) names (monotonic µs since start;
+	                                may be before t_response_us for a past date); -1 =
+	                                none sent or not parseable */
 	char *quota;                 /* quota decision ("admitted replica 1", "limited per-key replica 2", "refunded replica 1"); NULL without $.provider.quota */
 	int in_flight;               /* requests of this scope in flight on arrival, itself included */
 	int tokens;                  /* seed 001's cost of a chat completion request: its

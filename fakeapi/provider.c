@@ -18,6 +18,7 @@
 #include "quota.h"
 #include "quota_answer.h"
 #include "reconcile.h"
+#include "response_spec.h"
 #include "route.h"
 #include "scope.h"
 #include "shape.h"
@@ -85,7 +86,8 @@ void fa_resp_add_retry_after_ms(struct fa_resp *resp, const struct fa_scenario *
 {
 	char buf[32];
 
-	if (!sc->retry_after_ms)
+	/* a literal one from the scenario's headers is the answer's own */
+	if (!sc->retry_after_ms || fa_resp_has_header(resp, "retry-after-ms"))
 		return;
 	snprintf(buf, sizeof(buf), "%lld", (long long)(ms < 0 ? 0 : ms));
 	fa_resp_add_header(resp, "retry-after-ms", buf);
@@ -322,15 +324,6 @@ static int64_t shaped_answer(struct fa_provider *p, struct fa_resp *resp,
 	return resp->attempt.pause_until_us;
 }
 
-/* Does @spec write a Retry-After header literally (any letter case)? */
-static bool literal_retry_after(const struct fa_response_spec *spec)
-{
-	for (size_t i = 0; i < spec->n_headers; i++)
-		if (strcasecmp(spec->headers[i].name, "Retry-After") == 0)
-			return true;
-	return false;
-}
-
 /* Answer with a scripted response entry going out after its delay;
  * returns the pause it announced (fa_fault_respond). A scripted 2xx is
  * the cluster answering: ai_provider_cooldown's streak is over. */
@@ -348,11 +341,12 @@ static int64_t scripted_answer(struct fa_provider *p, struct fa_resp *resp,
 	if (spec->shape.shape != FA_SHAPE_NONE)
 		return shaped_answer(p, resp, spec, req, send_us, wall_send_us);
 	/* only a Retry-After the provider wrote in delta form (a literal
-	 * header is sent as written): the entry's, or during_pause's rest */
+	 * header is sent as written, and a literal retry-after-ms is the
+	 * answer's own): the entry's, or during_pause's rest */
 	if (spec->has_retry_after && spec->ra_form == FA_RA_DELTA) {
 		fa_resp_add_retry_after_ms(resp, p->sc, spec->ra_seconds * 1000);
 	} else if (!spec->has_retry_after && auto_until_us >= 0 &&
-		   p->sc->retry_after_ms && !literal_retry_after(spec)) {
+		   p->sc->retry_after_ms && fa_response_spec_pause_header(spec) == NULL) {
 		int64_t left = auto_until_us - send_us;
 		int64_t ms = left <= 0 ? 0 : (left + 999) / 1000;
 
@@ -506,24 +500,18 @@ static const struct fa_route_spec *find_route(const struct fa_provider *p,
 					      const struct fa_req *req,
 					      struct fa_params *params, size_t *idx)
 {
+	const struct fa_route_spec *r;
+
 	if (fa_reconcile_is_read(&p->sc->store, req))
 		return NULL;
-	for (size_t i = 0; i < p->sc->n_routes; i++) {
-		const struct fa_route_spec *r = &p->sc->routes[i];
+	r = fa_route_find(p->sc, req->method, req->path, params, idx);
+	for (size_t k = 0; r != NULL && k < params->n; k++) {
+		char *v = fa_utf8_clean(params->value[k]);
 
-		if (strcmp(r->method, req->method) != 0 ||
-		    !fa_route_match(r->path, req->path, params))
-			continue;
-		for (size_t k = 0; k < params->n; k++) {
-			char *v = fa_utf8_clean(params->value[k]);
-
-			free(params->value[k]);
-			params->value[k] = v;
-		}
-		*idx = i;
-		return r;
+		free(params->value[k]);
+		params->value[k] = v;
 	}
-	return NULL;
+	return r;
 }
 
 void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,

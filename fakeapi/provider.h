@@ -83,7 +83,8 @@ void fa_resp_drop_header(struct fa_resp *r, const char *name);
  * $.provider.retry_after_ms: beside a delta-seconds Retry-After the
  * provider wrote itself, `retry-after-ms: @ms` (the exact pause; the
  * OpenAI SDKs read it before Retry-After; negative counts as 0). Nothing
- * unless @sc sets the flag.
+ * unless @sc sets the flag, nor when @resp already carries a
+ * retry-after-ms (a response entry's literal one, fa_fault_respond()).
  */
 void fa_resp_add_retry_after_ms(struct fa_resp *resp, const struct fa_scenario *sc,
 				int64_t ms);
@@ -170,7 +171,9 @@ int64_t fa_provider_now_us(const struct fa_provider *p);
  * writes itself (the quota's 429, a shape, a response's retry_after,
  * during_pause's own) comes with `retry-after-ms`, the exact pause in ms,
  * and pause_until_us is that exact instant; a literal header in a
- * response's "headers" is left alone. Then, inside an
+ * response's "headers" is left alone. A literal retry-after-ms announces
+ * a pause as a literal Retry-After does (fa_fault_respond(): the earlier
+ * instant of the two), scope pause included. Then, inside an
  * announced pause of the scope the during_pause answer goes out when the
  * scenario has one; then the reconciliation reads the scenario keeps on
  * (GET /v1/records?client_reference=R, GET /v1/operations/{key}) are

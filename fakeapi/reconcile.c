@@ -25,19 +25,31 @@ static const char *operation_path_key(const char *path)
 	return k[0] != '\0' && strchr(k, '/') == NULL ? k : NULL;
 }
 
-/* GET /v1/records?client_reference=R, when @spec keeps it on */
+/* GET /v1/records?client_reference=R (@has_ref: the query has one), when
+ * @spec keeps it on */
+static bool reference_read(const struct fa_store_spec *spec, const char *path, bool has_ref)
+{
+	return spec->by_client_reference && has_ref && strcmp(path, "/v1/records") == 0;
+}
+
 static bool by_reference(const struct fa_store_spec *spec, const struct fa_req *req)
 {
-	return spec->by_client_reference && fa_req_query(req, "client_reference") != NULL &&
-	       strcmp(req->path, "/v1/records") == 0;
+	return reference_read(spec, req->path, fa_req_query(req, "client_reference") != NULL);
+}
+
+bool fa_reconcile_is_read_of(const struct fa_store_spec *spec, const char *method,
+			     const char *path, bool by_reference)
+{
+	if (strcmp(method, "GET") != 0)
+		return false;
+	return reference_read(spec, path, by_reference) ||
+	       (spec->by_operation && operation_path_key(path) != NULL);
 }
 
 bool fa_reconcile_is_read(const struct fa_store_spec *spec, const struct fa_req *req)
 {
-	if (strcmp(req->method, "GET") != 0)
-		return false;
-	return by_reference(spec, req) ||
-	       (spec->by_operation && operation_path_key(req->path) != NULL);
+	return fa_reconcile_is_read_of(spec, req->method, req->path,
+				       fa_req_query(req, "client_reference") != NULL);
 }
 
 bool fa_reconcile_answer(const struct fa_store_spec *spec, struct fa_store *store,

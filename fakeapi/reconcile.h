@@ -19,6 +19,15 @@ struct fa_store_spec;
 bool fa_reconcile_is_read(const struct fa_store_spec *spec, const struct fa_req *req);
 
 /*
+ * fa_reconcile_is_read() for a request of @method to @path (decoded,
+ * without the query) whose query does or does not carry a
+ * client_reference argument (@by_reference): what a scenario's task may
+ * aim at without a route.
+ */
+bool fa_reconcile_is_read_of(const struct fa_store_spec *spec, const char *method,
+			     const char *path, bool by_reference);
+
+/*
  * Answer @req into @resp from @store when it is one of those reads:
  * GET /v1/records?client_reference=R -> 200 {"records": [...]} and
  * GET /v1/operations/{key} -> 200 {"idempotency_key", "status", "record"}

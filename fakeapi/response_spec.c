@@ -2,6 +2,7 @@
 #include "response_spec.h"
 
 #include <string.h>
+#include <strings.h>
 
 #include "chat.h"
 #include "header.h"
@@ -194,7 +195,7 @@ static enum fa_rc check_shape(struct fa_schema *s, const cJSON **got,
 	if (got[RS_RETRY_AFTER] != NULL)
 		return fa_schema_fail(s, "\"retry_after\" cannot go with \"shape\": \"%s\" "
 				      "(the shape sends Retry-After)", name);
-	h = fa_header_find(r->headers, r->n_headers, "Retry-After");
+	h = fa_response_spec_pause_header(r);
 	if (h != NULL)
 		return fa_schema_fail(s, "header %s cannot go with \"shape\": \"%s\" "
 				      "(the shape sends Retry-After)",
@@ -261,6 +262,15 @@ enum fa_rc fa_response_spec_read(struct fa_schema *s, const cJSON *obj,
 					      fa_schema_quote(h->name).s);
 	}
 	return FA_OK;
+}
+
+const struct fa_header *fa_response_spec_pause_header(const struct fa_response_spec *r)
+{
+	for (size_t i = 0; i < r->n_headers; i++)
+		if (strcasecmp(r->headers[i].name, "Retry-After") == 0 ||
+		    strcasecmp(r->headers[i].name, "retry-after-ms") == 0)
+			return &r->headers[i];
+	return NULL;
 }
 
 void fa_response_spec_release(struct fa_response_spec *r)

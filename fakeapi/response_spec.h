@@ -30,6 +30,13 @@
 enum fa_rc fa_response_spec_read(struct fa_schema *s, const cJSON *obj,
 				 struct fa_response_spec *r, bool last, bool pause);
 
+/*
+ * The first header among @r's that announces a pause: a literal
+ * "Retry-After" or "retry-after-ms" (any letter case), or NULL. Borrowed
+ * from @r.
+ */
+const struct fa_header *fa_response_spec_pause_header(const struct fa_response_spec *r);
+
 /* Free @r's headers and body (not @r itself). */
 void fa_response_spec_release(struct fa_response_spec *r);
 

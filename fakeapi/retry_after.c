@@ -200,28 +200,47 @@ static enum fa_rc parse_date(struct cur *c, struct fa_retry_after *ra)
 	return FA_OK;
 }
 
-/* 1*DIGIT; every character is checked before the size, so "99...9x" is a
- * syntax error rather than a range error, and no digit count overflows. */
-static enum fa_rc parse_delta(struct cur *c, struct fa_retry_after *ra)
+/* 1*DIGIT into *@v, saturated at @cap (*@over says so); every character
+ * is checked first, so "99...9x" is a syntax error. Reading stops at the
+ * first digit that takes the value past the cap, so no digit count
+ * overflows. */
+static enum fa_rc parse_digits(const struct cur *c, int64_t cap, int64_t *v, bool *over)
 {
-	const char *p = c->p;
-	int64_t v = 0;
+	int64_t n = 0;
+	bool past = false;
 
-	for (const char *q = p; q < c->end; q++)
+	for (const char *q = c->p; q < c->end; q++)
 		if (!is_digit(*q))
 			return FA_EINVAL;
-	while (p < c->end - 1 && *p == '0')
-		p++;
-	if (c->end - p > 10) /* 2^31 has ten digits */
-		return FA_ERANGE;
-	for (; p < c->end; p++)
-		v = v * 10 + (*p - '0');
-	if (v > FA_RA_MAX_DELTA_S)
-		return FA_ERANGE;
-	ra->form = FA_RA_DELTA;
-	ra->delta_s = v;
-	ra->date_s = 0;
+	for (const char *p = c->p; p < c->end && !past; p++) {
+		n = n * 10 + (*p - '0');
+		past = n > cap;
+	}
+	*v = past ? cap : n;
+	*over = past;
 	return FA_OK;
+}
+
+static enum fa_rc parse_delta(const struct cur *c, struct fa_retry_after *ra)
+{
+	enum fa_rc rc = parse_digits(c, FA_RA_MAX_DELTA_S, &ra->delta_s, &ra->saturated);
+
+	ra->form = FA_RA_DELTA;
+	ra->date_s = 0;
+	return rc;
+}
+
+/* @value without the optional whitespace around it (spaces and tabs);
+ * false when nothing is left. */
+static bool trim(const char *value, struct cur *c)
+{
+	c->p = value;
+	c->end = value + strlen(value);
+	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t'))
+		c->p++;
+	while (c->end > c->p && (c->end[-1] == ' ' || c->end[-1] == '\t'))
+		c->end--;
+	return c->p < c->end;
 }
 
 const char *fa_retry_after_form_str(enum fa_ra_form form)
@@ -250,15 +269,7 @@ enum fa_rc fa_retry_after_parse(const char *value, struct fa_retry_after *out)
 	struct cur c;
 	enum fa_rc rc = FA_EINVAL;
 
-	if (value == NULL || out == NULL)
-		goto out;
-	c.p = value;
-	c.end = value + strlen(value);
-	while (c.p < c.end && (*c.p == ' ' || *c.p == '\t'))
-		c.p++;
-	while (c.end > c.p && (c.end[-1] == ' ' || c.end[-1] == '\t'))
-		c.end--;
-	if (c.p == c.end)
+	if (value == NULL || out == NULL || !trim(value, &c))
 		goto out;
 	rc = is_digit(*c.p) ? parse_delta(&c, &ra) : parse_date(&c, &ra);
 	if (rc == FA_OK)
@@ -267,14 +278,36 @@ out:
 	return rc;
 }
 
+enum fa_rc fa_retry_after_ms_parse(const char *value, int64_t *ms)
+{
+	struct cur c;
+	int64_t v;
+	bool over;
+
+	if (value == NULL || ms == NULL || !trim(value, &c) ||
+	    parse_digits(&c, FA_RA_MAX_MS, &v, &over) != FA_OK)
+		return FA_EINVAL;
+	*ms = v;
+	return FA_OK;
+}
+
 int64_t fa_retry_after_until_wall_us(const struct fa_retry_after *ra,
 				     int64_t now_wall_us)
 {
+	const int64_t cap = FA_RA_MAX_DELTA_S * US_PER_S;
+	int64_t d;
+
 	if (ra == NULL)
 		return now_wall_us;
 	if (ra->form == FA_RA_DELTA)
 		return now_wall_us + ra->delta_s * US_PER_S;
-	return ra->date_s * US_PER_S;
+	/* a four-digit year keeps date_s * 10^6 within ±2.6e17 */
+	d = ra->date_s * US_PER_S - now_wall_us;
+	if (d > cap)
+		d = cap;
+	else if (d < -cap)
+		d = -cap;
+	return now_wall_us + d;
 }
 
 enum fa_rc fa_retry_after_format(enum fa_ra_form form, int64_t seconds,

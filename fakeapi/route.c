@@ -61,6 +61,53 @@ nomatch:
 	return false;
 }
 
+int fa_route_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+char *fa_route_pct_decode(const char *s, size_t n)
+{
+	char *out = fa_xmalloc(n + 1);
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int hi = i + 2 < n && s[i] == '%' ? fa_route_hexval((unsigned char)s[i + 1]) : -1;
+		int lo = hi >= 0 ? fa_route_hexval((unsigned char)s[i + 2]) : -1;
+
+		if (lo >= 0 && (hi | lo) != 0) {
+			out[o++] = (char)(hi * 16 + lo);
+			i += 2;
+		} else {
+			out[o++] = s[i];
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+const struct fa_route_spec *fa_route_find(const struct fa_scenario *sc, const char *method,
+					  const char *path, struct fa_params *params,
+					  size_t *idx)
+{
+	for (size_t i = 0; i < sc->n_routes; i++) {
+		const struct fa_route_spec *r = &sc->routes[i];
+
+		if (strcmp(r->method, method) != 0 || !fa_route_match(r->path, path, params))
+			continue;
+		if (idx != NULL)
+			*idx = i;
+		return r;
+	}
+	return NULL;
+}
+
 /* @s with every known {name} replaced; caller frees. */
 static char *substitute(const char *s, const struct fa_params *p)
 {

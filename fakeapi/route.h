@@ -30,6 +30,29 @@ void fa_params_release(struct fa_params *p);
  */
 bool fa_route_match(const char *tmpl, const char *path, struct fa_params *out);
 
+/* The value of hex digit @c (0..15, either case), or -1 when @c is none:
+ * for reading %-escapes. */
+int fa_route_hexval(int c);
+
+/*
+ * @n bytes at @s percent-decoded, as the server decodes a request path
+ * before routing it: "%XX" with two hex digits becomes that byte; a "%"
+ * without them stays as it is, and so does "%00" (a NUL would end the
+ * string). Returns a new string the caller frees.
+ */
+char *fa_route_pct_decode(const char *s, size_t n);
+
+/*
+ * The first route of @sc whose method is @method and whose template
+ * matches @path (decoded, no query: fa_route_match), its captured values
+ * into @params (may be NULL; released by the caller) and its index into
+ * @idx (may be NULL); NULL when none matches. What the provider routes
+ * on, reconciliation reads aside (reconcile.h).
+ */
+const struct fa_route_spec *fa_route_find(const struct fa_scenario *sc, const char *method,
+					  const char *path, struct fa_params *params,
+					  size_t *idx);
+
 /*
  * A deep copy of @body in which every "{name}" inside a JSON string (object
  * keys untouched) is replaced by the captured value; unknown names stay as

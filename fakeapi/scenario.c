@@ -15,6 +15,7 @@
 #include "response_spec.h"
 #include "route.h"
 #include "schema.h"
+#include "task_spec.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define REQ FA_FIELD_REQUIRED
@@ -472,6 +473,8 @@ static enum fa_rc build(struct fa_schema *s, const cJSON *root,
 	sc->has_harness = true;
 	mark = fa_schema_enter(s, "harness");
 	rc = fa_harness_spec_read(s, got[SC_HARNESS], sc);
+	if (rc == FA_OK)
+		rc = fa_task_spec_check(s, sc);
 	fa_schema_leave(s, mark);
 	return rc;
 }

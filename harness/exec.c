@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,16 +50,38 @@ char *hx_exec_quote(const char *s)
 	return b.s;
 }
 
+/* Every member of struct hx_exec_vars: its placeholder (NULL: none) and
+ * its environment variable (NULL: none). */
+static const struct {
+	const char *placeholder;
+	const char *env;
+	size_t off;
+} facts[] = {
+#define V(ph, env, m) { ph, env, offsetof(struct hx_exec_vars, m) }
+	V("{url}", NULL, url),
+	V("{method}", "FAKEAPI_METHOD", method),
+	V("{body_file}", "FAKEAPI_BODY_FILE", body_file),
+	V("{task}", "FAKEAPI_TASK", task),
+	V("{max_attempts}", "FAKEAPI_MAX_ATTEMPTS", max_attempts),
+	V("{max_retries}", "FAKEAPI_MAX_RETRIES", max_retries),
+	V("{max_wait_s}", "FAKEAPI_MAX_WAIT_S", max_wait_s),
+	V("{timeout_s}", "FAKEAPI_TIMEOUT_S", timeout_s),
+	V("{rpm}", "FAKEAPI_RPM", rpm),
+	V("{tpm}", "FAKEAPI_TPM", tpm),
+	V("{period_s}", "FAKEAPI_PERIOD_S", period_s),
+	V("{headers_file}", "FAKEAPI_HEADERS_FILE", headers_file),
+	V(NULL, "FAKEAPI_HEADERS", headers_json),
+#undef V
+};
+#define N_FACTS (sizeof(facts) / sizeof(facts[0]))
+
+static const char *fact_value(const struct hx_exec_vars *v, size_t i)
+{
+	return *(const char *const *)((const char *)v + facts[i].off);
+}
+
 char *hx_exec_expand(const char *tmpl, const struct hx_exec_vars *v)
 {
-	const struct {
-		const char *name;
-		const char *value;
-	} vars[] = {
-		{ "{url}", v->url },
-		{ "{method}", v->method },
-		{ "{body_file}", v->body_file },
-	};
 	struct buf b = { 0 };
 	const char *p = tmpl;
 
@@ -66,21 +89,57 @@ char *hx_exec_expand(const char *tmpl, const struct hx_exec_vars *v)
 	while (*p != '\0') {
 		size_t i;
 
-		for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
-			if (strncmp(p, vars[i].name, strlen(vars[i].name)) == 0)
+		for (i = 0; *p == '{' && i < N_FACTS; i++)
+			if (facts[i].placeholder != NULL &&
+			    strncmp(p, facts[i].placeholder, strlen(facts[i].placeholder)) == 0)
 				break;
-		if (i == sizeof(vars) / sizeof(vars[0])) {
+		if (*p != '{' || i == N_FACTS) {
 			buf_add(&b, p, 1);
 			p++;
 			continue;
 		}
-		char *q = hx_exec_quote(vars[i].value);
+		char *q = hx_exec_quote(fact_value(v, i));
 
 		buf_adds(&b, q);
 		free(q);
-		p += strlen(vars[i].name);
+		p += strlen(facts[i].placeholder);
 	}
 	return b.s;
+}
+
+char **hx_exec_vars_env(const struct hx_exec_vars *v)
+{
+	char **env = fa_xcalloc(N_FACTS + 1, sizeof(*env));
+	size_t k = 0;
+
+	for (size_t i = 0; i < N_FACTS; i++) {
+		if (facts[i].env == NULL)
+			continue;
+		if (fact_value(v, i) != NULL)
+			env[k++] = fa_xasprintf("%s=%s", facts[i].env, fact_value(v, i));
+		else
+			env[k++] = fa_xstrdup(facts[i].env); /* unset, even if inherited */
+	}
+	return env;
+}
+
+enum fa_rc hx_exec_write_headers(const char *path, const struct fa_header *h, size_t n,
+				 struct fa_err *err)
+{
+	FILE *f = fopen(path, "w");
+	enum fa_rc rc = FA_EIO;
+
+	if (f == NULL)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s: %s\n", h[i].name, h[i].value);
+	if (fclose(f) != 0)
+		goto out;
+	rc = FA_OK;
+out:
+	if (rc != FA_OK)
+		fa_err_set(err, "%s: cannot write: %s", path, strerror(errno));
+	return rc;
 }
 
 enum fa_rc hx_exec_write_body(const char *path, const cJSON *body, struct fa_err *err)
@@ -167,10 +226,10 @@ char **hx_exec_env(const char *const *extra, const char *mark)
 		size_t len = env_name_len(e);
 		bool replaced = false;
 
-		/* a later entry of the same name wins */
+		/* a later entry of the same name wins; a bare NAME unsets it */
 		for (size_t j = i < n_own ? 0 : i - n_own + 1; j < n_extra && !replaced; j++)
 			replaced = env_name_len(add[j]) == len && strncmp(add[j], e, len) == 0;
-		if (!replaced)
+		if (!replaced && (i < n_own || e[len] == '='))
 			env[k++] = (char *)e;
 	}
 	env[k] = NULL;

@@ -9,6 +9,7 @@
 #include <cJSON.h>
 
 #include "rc.h"
+#include "scenario.h"
 #include "stray.h"
 
 /* Grace between SIGTERM and SIGKILL when a client is stopped, µs. */
@@ -35,20 +36,59 @@ enum fa_rc hx_exec_write_body(const char *path, const cJSON *body, struct fa_err
  * not start. A new string the caller frees. */
 char *hx_exec_last_line(const char *path);
 
-/* What the placeholders of an exec template stand for (borrowed; NULL = ""). */
+/*
+ * What exec mode tells a task's client (docs/client-protocol.md, exec
+ * mode): each member is a template placeholder, an environment variable,
+ * or both. Borrowed strings; NULL = the task does not set it (a
+ * placeholder becomes '', a variable is left unset).
+ */
 struct hx_exec_vars {
-	const char *url;       /* {url} */
-	const char *method;    /* {method} */
-	const char *body_file; /* {body_file} */
+	const char *url;          /* {url}: the task's URL (hx_exec_task_url) */
+	const char *method;       /* {method}, FAKEAPI_METHOD */
+	const char *body_file;    /* {body_file}, FAKEAPI_BODY_FILE */
+	const char *task;         /* {task}, FAKEAPI_TASK: the task's id */
+	const char *max_attempts; /* {max_attempts}, FAKEAPI_MAX_ATTEMPTS: its budget's */
+	const char *max_retries;  /* {max_retries}, FAKEAPI_MAX_RETRIES: max_attempts - 1 */
+	const char *max_wait_s;   /* {max_wait_s}, FAKEAPI_MAX_WAIT_S: its budget's, s */
+	const char *timeout_s;    /* {timeout_s}, FAKEAPI_TIMEOUT_S: the harness's per-task
+	                             timeout, s */
+	const char *rpm;          /* {rpm}, FAKEAPI_RPM: $.harness.pacing's */
+	const char *tpm;          /* {tpm}, FAKEAPI_TPM: $.harness.pacing's */
+	const char *period_s;     /* {period_s}, FAKEAPI_PERIOD_S: $.harness.pacing's, s */
+	const char *headers_file; /* {headers_file}, FAKEAPI_HEADERS_FILE (hx_exec_write_headers) */
+	const char *headers_json; /* FAKEAPI_HEADERS: the task's headers as one JSON object
+	                             (no placeholder) */
 };
 
 /*
- * @tmpl with every {url}, {method} and {body_file} replaced by the value
- * quoted with hx_exec_quote(); any other "{...}" (a shell brace group,
- * curl's %{http_code}) is left as written. Returns a new string the caller
- * frees.
+ * @tmpl with every placeholder of struct hx_exec_vars ({url}, {method},
+ * {body_file}, {task}, {max_attempts}, {max_retries}, {max_wait_s},
+ * {timeout_s}, {rpm}, {tpm}, {period_s}, {headers_file}) replaced by its
+ * value quoted with hx_exec_quote(), '' when NULL; any other "{...}" (a
+ * shell brace group, curl's %{http_code}, a misspelt placeholder) is left
+ * as written. Returns a new string the caller frees.
  */
 char *hx_exec_expand(const char *tmpl, const struct hx_exec_vars *v);
+
+/*
+ * The environment variables of @v (FAKEAPI_METHOD, FAKEAPI_BODY_FILE,
+ * FAKEAPI_TASK, ..., FAKEAPI_HEADERS; {url} has none: FAKEAPI_URL is the
+ * base URL) as entries for hx_exec_env(): "NAME=value" for a value set, a
+ * bare "NAME" for one the task does not set, so that an inherited
+ * variable of that name is dropped too. A new NULL-terminated array; the
+ * caller frees the strings and the array (or hands the strings to
+ * hx_client_env_new(), which takes them, and frees the array).
+ */
+char **hx_exec_vars_env(const struct hx_exec_vars *v);
+
+/*
+ * Write @n headers @h to @path, created or truncated, one "Name: value"
+ * line each in order, as `curl -H @FILE` reads them: what {headers_file}
+ * names. Values hold no CR or LF (the scenario loader refuses them).
+ * FA_EIO with "PATH: cannot write: reason" in @err on failure.
+ */
+enum fa_rc hx_exec_write_headers(const char *path, const struct fa_header *h, size_t n,
+				 struct fa_err *err);
 
 /*
  * The URL a task's client is given: @base (no trailing slash, e.g.
@@ -61,7 +101,8 @@ char *hx_exec_task_url(const char *base, const char *path, const char *task_id);
 /*
  * A client's environment: the harness's own, with the names of @extra's
  * "NAME=value" entries (NULL-terminated, or NULL), then @mark's (one entry,
- * or NULL), replaced by those entries; a later one wins. Returns a
+ * or NULL), replaced by those entries; a later one wins, and a bare
+ * "NAME" entry (no '=') removes the name instead. Returns a
  * NULL-terminated array the caller frees; its strings stay borrowed from
  * environ, @extra and @mark. Allocates: call it before fork().
  */
@@ -111,8 +152,8 @@ void hx_exec_child_exec(const char *cmd, char *const envp[]) __attribute__((nore
 struct hx_exec_spec {
 	const char *cmd;          /* run as /bin/sh -c CMD */
 	const char *const *env;   /* "NAME=value" entries set on top of the harness's own
-	                             environment (replacing the same names); NULL-terminated,
-	                             or NULL for none */
+	                             environment (replacing the same names; a bare "NAME"
+	                             removes it); NULL-terminated, or NULL for none */
 	const char *stdout_path;  /* file created (or truncated) for stdout; NULL = /dev/null */
 	const char *stderr_path;  /* same for stderr */
 	bool append;              /* append to those files instead of truncating them (a

@@ -48,7 +48,7 @@ void hx_import_warnings_release(struct hx_import_warnings *w)
 static bool is_hex(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (hx_redact_hexval((unsigned char)s[i]) < 0)
+		if (fa_route_hexval((unsigned char)s[i]) < 0)
 			return false;
 	return true;
 }
@@ -94,34 +94,10 @@ static bool literal_ok(const char *s)
 	return fa_utf8_valid(s);
 }
 
-/* Percent-decode @n bytes at @s into a new string; a "%" not followed by
- * two hex digits stays as it is. A %00 is kept as "%00" (a NUL would end
- * the string; the segment then is no literal). */
-static char *pct_decode(const char *s, size_t n)
-{
-	char *out = fa_xmalloc(n + 1);
-	size_t o = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		int hi, lo;
-
-		if (s[i] == '%' && i + 2 < n &&
-		    (hi = hx_redact_hexval((unsigned char)s[i + 1])) >= 0 &&
-		    (lo = hx_redact_hexval((unsigned char)s[i + 2])) >= 0 && (hi | lo) != 0) {
-			out[o++] = (char)(hi * 16 + lo);
-			i += 2;
-		} else {
-			out[o++] = s[i];
-		}
-	}
-	out[o] = '\0';
-	return out;
-}
-
 char *hx_import_template(const char *path, bool decode)
 {
 	/* the provider decodes the whole path, then splits it: a %2F splits */
-	char *dec = decode ? pct_decode(path, strlen(path)) : NULL;
+	char *dec = decode ? fa_route_pct_decode(path, strlen(path)) : NULL;
 	size_t cap = strlen(path) * 2 + 16, len = 0;
 	char *out = fa_xmalloc(cap);
 	const char *p = dec != NULL ? dec : path;
@@ -204,7 +180,7 @@ const char *hx_import_path_unfit(const char *path)
 	for (const char *p = path; *p != '\0'; p++)
 		if (p[0] == '%' && p[1] == '0' && p[2] == '0')
 			return "a %00, at which the provider's path ends";
-	dec = pct_decode(path, strlen(path));
+	dec = fa_route_pct_decode(path, strlen(path));
 	for (const char *p = dec; *p != '\0' && why == NULL; p = p + strcspn(p, "/")) {
 		size_t sl;
 
@@ -279,8 +255,8 @@ static char *encode_bad(const char *s)
 
 	for (; *s != '\0'; s++) {
 		unsigned char c = (unsigned char)*s;
-		bool bad_pct = c == '%' && !(hx_redact_hexval((unsigned char)s[1]) >= 0 &&
-					     hx_redact_hexval((unsigned char)s[2]) >= 0);
+		bool bad_pct = c == '%' && !(fa_route_hexval((unsigned char)s[1]) >= 0 &&
+					     fa_route_hexval((unsigned char)s[2]) >= 0);
 
 		if (c <= 0x20 || c >= 0x7F || c == '#' || bad_pct) {
 			out[o++] = '%';

@@ -97,8 +97,9 @@ static cJSON *response_for(const struct fa_attempt *a)
 	if (status == 0)
 		status = 503; /* a drop sends no status: any will do */
 	cJSON_AddNumberToObject(r, "status", status);
+	/* a saturated delta-seconds (above 2^31) goes out again as written */
 	if (a->retry_after != NULL && fa_retry_after_parse(a->retry_after, &ra) == FA_OK &&
-	    ra.form == FA_RA_DELTA) {
+	    ra.form == FA_RA_DELTA && !ra.saturated) {
 		cJSON_AddNumberToObject(r, "retry_after", (double)ra.delta_s);
 	} else if (a->retry_after != NULL && fa_retry_after_parse(a->retry_after, &ra) == FA_OK &&
 		   a->pause_until_us != -1 && a->t_response_us >= 0 &&

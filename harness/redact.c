@@ -6,6 +6,7 @@
 
 #include "alloc.h"
 #include "redact.h"
+#include "route.h"
 
 #define REDACTED "redacted"
 
@@ -188,17 +189,6 @@ static void note(struct hx_redact_stats *st, const char *name, size_t len)
 			 used > 0 ? ", " : "", (int)len, name);
 }
 
-int hx_redact_hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Where a parameter's name or value ends in free text. */
 static bool ends_value(char c)
 {
@@ -216,10 +206,10 @@ static bool param_secret(const char *s, size_t n, const char *value)
 	size_t o = 0;
 
 	for (size_t i = 0; i < n && o < sizeof(buf); i++) {
-		if (s[i] == '%' && i + 2 < n && hx_redact_hexval((unsigned char)s[i + 1]) >= 0 &&
-		    hx_redact_hexval((unsigned char)s[i + 2]) >= 0) {
-			buf[o++] = (char)(hx_redact_hexval((unsigned char)s[i + 1]) * 16 +
-					  hx_redact_hexval((unsigned char)s[i + 2]));
+		if (s[i] == '%' && i + 2 < n && fa_route_hexval((unsigned char)s[i + 1]) >= 0 &&
+		    fa_route_hexval((unsigned char)s[i + 2]) >= 0) {
+			buf[o++] = (char)(fa_route_hexval((unsigned char)s[i + 1]) * 16 +
+					  fa_route_hexval((unsigned char)s[i + 2]));
 			i += 2;
 		} else {
 			buf[o++] = s[i];

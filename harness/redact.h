@@ -82,8 +82,4 @@ void hx_redact_json(cJSON *v, struct hx_redact_stats *st);
  */
 char *hx_redact_text(const char *text, bool is_query, struct hx_redact_stats *st);
 
-/* The value of hex digit @c (0..15, either case), or -1 when @c is none:
- * for reading %-escapes. */
-int hx_redact_hexval(int c);
-
 #endif

@@ -123,21 +123,23 @@ void hx_scenario_start_exec_task(struct scen *s, size_t i)
 	const struct fa_task_spec *t = &s->sc->harness.tasks[i];
 	struct task_state *ts = &s->ts[i];
 	struct hx_task_run *tr = &s->out->tasks[i];
-	struct hx_exec_vars vars;
+	struct hx_client_task ct;
 	struct hx_exec_spec spec;
 	struct fa_err err = { { 0 } };
 	char *url = hx_exec_task_url(s->base_url, t->path, t->id);
 	char *out_path = task_file(s, t->id, "stdout");
 	char *err_path = task_file(s, t->id, "stderr");
-	char *extra[] = { fa_xasprintf("FAKEAPI_TASK=%s", t->id),
-			  fa_xasprintf("FAKEAPI_METHOD=%s", t->method), NULL };
-	char **env = client_env(s, t->key, extra);
+	char **extra, **env;
 	char *cmd;
 
-	vars.url = url;
-	vars.method = t->method;
-	vars.body_file = ts->body_file;
-	cmd = hx_exec_expand(s->opts->exec_template, &vars);
+	/* everything the task says, in the environment and the placeholders */
+	hx_client_task_init(&ct, s->sc, t, url, ts->body_file, ts->headers_file,
+			    task_timeout_s(s->sc, t));
+	extra = hx_exec_vars_env(&ct.vars);
+	env = client_env(s, t->key, extra);
+	free(extra); /* its strings are env's now */
+	cmd = hx_exec_expand(s->opts->exec_template, &ct.vars);
+	hx_client_task_release(&ct);
 	spec.cmd = cmd;
 	spec.env = (const char *const *)env;
 	spec.stdout_path = out_path;
@@ -571,6 +573,10 @@ static enum fa_rc set_up(struct scen *s, struct fa_err *err)
 		s->ts[i].body_file = task_file(s, t->id, "body");
 		if (hx_exec_write_body(s->ts[i].body_file, body_of(s, i), err) != FA_OK)
 			goto out;
+		s->ts[i].headers_file = task_file(s, t->id, "headers");
+		if (hx_exec_write_headers(s->ts[i].headers_file, t->headers, t->n_headers,
+					  err) != FA_OK)
+			goto out;
 	}
 	if (s->opts->journal_dir != NULL)
 		jpath = fa_xasprintf("%s/%s.jsonl", s->opts->journal_dir, s->sc->id);
@@ -691,6 +697,7 @@ static void tear_down(struct scen *s, size_t n_tasks)
 			hx_exec_wait(&s->ts[i].proc);
 		}
 		free(s->ts[i].body_file);
+		free(s->ts[i].headers_file);
 		cJSON_Delete(s->ts[i].body);
 	}
 	for (size_t k = 0; k < s->n_seen; k++)

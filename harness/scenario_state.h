@@ -26,6 +26,7 @@
 struct task_state {
 	struct hx_exec_proc proc; /* exec mode: its client process */
 	char *body_file;          /* owned: what {body_file} names (exec mode) */
+	char *headers_file;       /* owned: what {headers_file} names (exec mode) */
 	cJSON *body;              /* owned: the body sent: a copy of the task's, a write's
 	                             with its client reference (write.h), the body
 	                             canary planted (canary.h); NULL = no body */

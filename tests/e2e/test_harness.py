@@ -236,6 +236,27 @@ def test_immediate_retries_fail_wait_retry_after(harness_bin, tmp_path):
     assert second["t_arrival_us"] < first["pause_until_us"] - 50000
 
 
+@pytest.mark.parametrize("value", ["99999999999", "Fri, 31 Dec 9999 23:59:59 GMT"])
+def test_immediate_retry_after_a_retry_after_past_2_31_s_fails_wait_retry_after(
+        harness_bin, tmp_path, value):
+    # RFC 9111 1.2.2: more delta-seconds than a recipient can hold is 2^31 s,
+    # and a date farther ahead counts as that far: a pause all the same
+    doc = scenario("huge-pause", [
+        {"times": 1, "status": 429, "headers": {"Retry-After": value},
+         "body": {"error": {"code": "rate_limit_exceeded"}}},
+        RETRY_AFTER_1[1]])
+    proc, report = run_scenario(harness_bin, tmp_path, doc, IMPATIENT)
+    s = report["scenarios"][0]
+    assert verdicts(s)["wait.retry_after"] == "fail", proc.stdout + proc.stderr
+    assert proc.returncode == 1
+    bad = next(c for c in s["checks"] if c["id"] == "wait.retry_after")
+    first, second = bad["evidence"]
+    assert first["retry_after"] == value
+    pause_us = first["pause_until_us"] - first["t_arrival_us"]
+    assert 2**31 * 10**6 - 10**6 <= pause_us <= 2**31 * 10**6 + 10**6
+    assert second["t_arrival_us"] < first["pause_until_us"]
+
+
 def test_retries_past_the_budget_fail_attempts_bounded(harness_bin, tmp_path):
     # a client that keeps trying 503s, one second apart, past max_attempts 2
     doc = scenario("spendthrift", [{"status": 503, "body": {"error": {"code": "pool_exhausted"}}}])
@@ -642,3 +663,81 @@ def test_curl_fast_past_retry_after_reads_as_in_the_past(curl_fast):
     # retry-after-past-date: curl hangs, and the 429 is the evidence
     assert "ms: in the past)" in proc.stdout
     assert "(until +-" not in proc.stdout
+
+
+# --- what an exec client is told ---------------------------------------------
+
+# An exec client that writes what it got, from its environment and its
+# command line, into a file of the test's folder (never its stdout, which
+# the harness keeps), then sends the task once with curl reading the
+# headers file, so the journal shows the headers reached the provider.
+DUMP_CLIENT = r'''
+import json, os, subprocess, sys
+names = ["FAKEAPI_TASK", "FAKEAPI_METHOD", "FAKEAPI_BODY_FILE", "FAKEAPI_HEADERS_FILE",
+         "FAKEAPI_HEADERS", "FAKEAPI_MAX_ATTEMPTS", "FAKEAPI_MAX_RETRIES",
+         "FAKEAPI_MAX_WAIT_S", "FAKEAPI_TIMEOUT_S", "FAKEAPI_RPM", "FAKEAPI_TPM",
+         "FAKEAPI_PERIOD_S"]
+out, args = sys.argv[1], sys.argv[2:]
+key = os.environ["FAKEAPI_KEY"]
+got = {"env": {n: os.environ.get(n) for n in names},
+       "args": args,
+       "key_in_argv": any(key in a for a in sys.argv),
+       "headers_file": open(os.environ["FAKEAPI_HEADERS_FILE"]).read(),
+       "body_file": open(os.environ["FAKEAPI_BODY_FILE"]).read()}
+got["key_in_files"] = key in got["headers_file"] or key in got["body_file"]
+with open(os.path.join(out, os.environ["FAKEAPI_TASK"] + ".json"), "w") as f:
+    json.dump(got, f)
+subprocess.run(["curl", "-s", "-o", "/dev/null", "-X", os.environ["FAKEAPI_METHOD"],
+                "-H", "@" + os.environ["FAKEAPI_HEADERS_FILE"],
+                "-H", "Authorization: Bearer " + key, args[-1]], check=True)
+'''
+
+
+def test_exec_client_is_told_budget_timeout_pacing_and_headers(harness_bin, tmp_path):
+    client = tmp_path / "dump.py"
+    client.write_text(DUMP_CLIENT)
+    got_dir = tmp_path / "got"
+    got_dir.mkdir()
+    tasks = [{"id": "t1", "key": "k1", "method": "GET", "path": "/v1/records/7",
+              "headers": {"Idempotency-Key": "idem-1", "X-Trace": "it's a trace"},
+              "budget": {"max_attempts": 3, "max_wait_s": 4}},
+             {"id": "t2", "key": "k2", "method": "GET", "path": "/v1/records/8",
+              "timeout_s": 9}]
+    doc = scenario("told", OK_200, tasks=tasks,
+                   events=[{"at_ms": 0, "send": ["t1", "t2"]}])
+    doc["harness"]["pacing"] = {"rpm": 120, "period_s": 30}
+    template = (f"/usr/bin/python3 '{client}' '{got_dir}' {{task}} {{max_attempts}} "
+                "{max_retries} {max_wait_s} {timeout_s} {rpm} {tpm} {period_s} "
+                "{headers_file} {body_file} {method} {url}")
+    journals = tmp_path / "journal"
+    journals.mkdir()
+    proc, report = run_scenario(harness_bin, tmp_path, doc, template,
+                                "--journal-dir", str(journals))
+    assert [t["exit_code"] for t in report["scenarios"][0]["tasks"]] == [0, 0], proc.stderr
+    t1 = json.loads((got_dir / "t1.json").read_text())
+    t2 = json.loads((got_dir / "t2.json").read_text())
+    assert t1["env"] == {
+        "FAKEAPI_TASK": "t1", "FAKEAPI_METHOD": "GET",
+        "FAKEAPI_BODY_FILE": t1["env"]["FAKEAPI_BODY_FILE"],
+        "FAKEAPI_HEADERS_FILE": t1["env"]["FAKEAPI_HEADERS_FILE"],
+        "FAKEAPI_HEADERS": '{"Idempotency-Key":"idem-1","X-Trace":"it\'s a trace"}',
+        "FAKEAPI_MAX_ATTEMPTS": "3", "FAKEAPI_MAX_RETRIES": "2", "FAKEAPI_MAX_WAIT_S": "4",
+        "FAKEAPI_TIMEOUT_S": "19",  # max_wait_s + 15
+        "FAKEAPI_RPM": "120", "FAKEAPI_TPM": None, "FAKEAPI_PERIOD_S": "30"}
+    assert t1["args"][:8] == ["t1", "3", "2", "4", "19", "120", "", "30"]
+    assert t1["args"][8:10] == [t1["env"]["FAKEAPI_HEADERS_FILE"], t1["env"]["FAKEAPI_BODY_FILE"]]
+    assert t1["args"][10] == "GET" and t1["args"][11].endswith("/v1/records/7?fa_task=t1")
+    assert t1["headers_file"] == "Idempotency-Key: idem-1\nX-Trace: it's a trace\n"
+    assert t1["body_file"] == ""
+    # what the task does not set is unset, and '' on the command line
+    assert t2["env"]["FAKEAPI_MAX_ATTEMPTS"] is None and t2["env"]["FAKEAPI_MAX_RETRIES"] is None
+    assert t2["env"]["FAKEAPI_MAX_WAIT_S"] is None and t2["env"]["FAKEAPI_TIMEOUT_S"] == "9"
+    assert t2["env"]["FAKEAPI_HEADERS"] == "{}" and t2["headers_file"] == ""
+    assert t2["args"][:8] == ["t2", "", "", "", "9", "120", "", "30"]
+    assert not t1["key_in_argv"] and not t2["key_in_argv"]
+    assert not t1["key_in_files"] and not t2["key_in_files"]
+    # the headers went out as the file says
+    journal = [json.loads(line) for line in read_jsonl(journals / "told.jsonl")]
+    by_task = {a["task"]: a for a in journal}
+    assert by_task["t1"]["idempotency_key"] == "idem-1"
+    assert by_task["t2"]["idempotency_key"] is None

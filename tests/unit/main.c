@@ -10,6 +10,7 @@
 #define TEST_MODULES(X) \
 	X(retry_after)  \
 	X(scenario)     \
+	X(task_spec)    \
 	X(journal)      \
 	X(route)        \
 	X(scope)        \

@@ -11,8 +11,10 @@
 #include <CUnit/CUnit.h>
 
 #include "alloc.h"
+#include "client_env.h"
 #include "clock.h"
 #include "exec.h"
+#include "scenario.h"
 
 /* A scratch folder per test case, removed after. */
 static char tmpdir[256];
@@ -187,7 +189,7 @@ static void exec__quote_escapes_a_single_quote(void)
 
 static void exec__expand_replaces_the_three_placeholders(void)
 {
-	struct hx_exec_vars v = { "http://h/v1/x?fa_task=t1", "POST", "/d/t1.body" };
+	struct hx_exec_vars v = { .url = "http://h/v1/x?fa_task=t1", .method = "POST", .body_file = "/d/t1.body" };
 	char *s = hx_exec_expand("c -X {method} -d @{body_file} {url} {url}", &v);
 
 	CU_ASSERT_STRING_EQUAL(s, "c -X 'POST' -d @'/d/t1.body' "
@@ -197,7 +199,7 @@ static void exec__expand_replaces_the_three_placeholders(void)
 
 static void exec__expand_leaves_unknown_braces_as_written(void)
 {
-	struct hx_exec_vars v = { "u", NULL, NULL };
+	struct hx_exec_vars v = { .url = "u" };
 	char *s = hx_exec_expand("curl -w '%{http_code}' {URL} {ur {x} { a; } {url}{", &v);
 
 	CU_ASSERT_STRING_EQUAL(s, "curl -w '%{http_code}' {URL} {ur {x} { a; } 'u'{");
@@ -206,7 +208,7 @@ static void exec__expand_leaves_unknown_braces_as_written(void)
 
 static void exec__expand_with_empty_values_gives_empty_words(void)
 {
-	struct hx_exec_vars v = { NULL, NULL, NULL };
+	struct hx_exec_vars v = { .url = NULL };
 	char *s = hx_exec_expand("{method}{body_file}", &v);
 
 	CU_ASSERT_STRING_EQUAL(s, "''''");
@@ -227,7 +229,7 @@ static void exec__task_url_appends_fa_task_as_query_or_parameter(void)
 static void exec__quoted_values_reach_the_client_verbatim(void)
 {
 	const char *nasty = "it's $HOME `id` \"q\" \\ ; & {url} *";
-	struct hx_exec_vars v = { nasty, "GET", "a b" };
+	struct hx_exec_vars v = { .url = nasty, .method = "GET", .body_file = "a b" };
 	char *cmd = hx_exec_expand("printf '%s|%s|%s' {url} {method} {body_file}", &v);
 	char *want = fa_xasprintf("%s|GET|a b", nasty);
 	char *out = scratch("out");
@@ -515,6 +517,235 @@ static void exec__stop_ends_a_running_client(void)
 	CU_ASSERT_TRUE(eventually_dead(p.pid));
 }
 
+/* Every value a task can have, for the placeholder and variable tests. */
+static const struct hx_exec_vars all_vars = {
+	.url = "http://h/v1/x?fa_task=t1", .method = "POST", .body_file = "/d/t1.body",
+	.task = "t1", .max_attempts = "4", .max_retries = "3", .max_wait_s = "90",
+	.timeout_s = "105", .rpm = "60", .tpm = "40000", .period_s = "60",
+	.headers_file = "/d/t1.headers", .headers_json = "{\"Idempotency-Key\":\"k 1\"}",
+};
+
+static void exec__expand_replaces_every_placeholder_quoted(void)
+{
+	char *s = hx_exec_expand("c {task} {max_attempts} {max_retries} {max_wait_s} "
+				 "{timeout_s} {rpm} {tpm} {period_s} -H @{headers_file} "
+				 "-X {method} -d @{body_file} {url}", &all_vars);
+
+	CU_ASSERT_STRING_EQUAL(s, "c 't1' '4' '3' '90' '105' '60' '40000' '60' "
+				  "-H @'/d/t1.headers' -X 'POST' -d @'/d/t1.body' "
+				  "'http://h/v1/x?fa_task=t1'");
+	free(s);
+}
+
+/* A placeholder the task does not set is '' (an empty word, never a
+ * missing one); an unknown or misspelt {word} stays as written. */
+static void exec__expand_gives_unset_values_as_empty_words_and_keeps_unknown_ones(void)
+{
+	struct hx_exec_vars v = { .url = "u", .task = "t1" };
+	char *s = hx_exec_expand("x {max_attempts} {rpm}{tpm} {task} {max_attempt} {TASK} "
+				 "{headers} {timeout_s}", &v);
+
+	CU_ASSERT_STRING_EQUAL(s, "x '' '''' 't1' {max_attempt} {TASK} {headers} ''");
+	free(s);
+}
+
+/* The variables of a task that sets them all, in order; {url} has none.
+ * One the task does not set is a bare name: unset, inherited or not. */
+static void exec__vars_env_names_every_value_set(void)
+{
+	static const char *const want[] = {
+		"FAKEAPI_METHOD=POST", "FAKEAPI_BODY_FILE=/d/t1.body", "FAKEAPI_TASK=t1",
+		"FAKEAPI_MAX_ATTEMPTS=4", "FAKEAPI_MAX_RETRIES=3", "FAKEAPI_MAX_WAIT_S=90",
+		"FAKEAPI_TIMEOUT_S=105", "FAKEAPI_RPM=60", "FAKEAPI_TPM=40000",
+		"FAKEAPI_PERIOD_S=60", "FAKEAPI_HEADERS_FILE=/d/t1.headers",
+		"FAKEAPI_HEADERS={\"Idempotency-Key\":\"k 1\"}", NULL,
+	};
+	struct hx_exec_vars some = { .url = "u", .method = "GET", .timeout_s = "20" };
+	char **env = hx_exec_vars_env(&all_vars);
+	size_t i;
+
+	for (i = 0; want[i] != NULL && env[i] != NULL; i++)
+		CU_ASSERT_STRING_EQUAL(env[i], want[i]);
+	CU_ASSERT_PTR_NULL(want[i]);
+	CU_ASSERT_PTR_NULL(env[i]);
+	for (i = 0; env[i] != NULL; i++)
+		free(env[i]);
+	free(env);
+	env = hx_exec_vars_env(&some);
+	CU_ASSERT_STRING_EQUAL(env[0], "FAKEAPI_METHOD=GET");
+	CU_ASSERT_STRING_EQUAL(env[1], "FAKEAPI_BODY_FILE");
+	CU_ASSERT_STRING_EQUAL(env[6], "FAKEAPI_TIMEOUT_S=20");
+	CU_ASSERT_STRING_EQUAL(env[7], "FAKEAPI_RPM");
+	CU_ASSERT_STRING_EQUAL(env[11], "FAKEAPI_HEADERS");
+	CU_ASSERT_PTR_NULL(env[12]);
+	for (i = 0; env[i] != NULL; i++)
+		free(env[i]);
+	free(env);
+}
+
+/* A bare NAME among the extras removes an inherited NAME: a value the
+ * task does not set is unset, not empty and not the harness's own. */
+static void exec__bare_name_unsets_an_inherited_variable(void)
+{
+	const char *extra[] = { "FX_EXEC_INHERITED", "FX_EXEC_NEW", "FX_EXEC_SET=1", NULL };
+	char **env;
+	size_t n_inh = 0, n_new = 0, n_set = 0;
+
+	setenv("FX_EXEC_INHERITED", "from the harness", 1);
+	env = hx_exec_env(extra, NULL);
+	for (size_t i = 0; env[i] != NULL; i++) {
+		n_inh += strncmp(env[i], "FX_EXEC_INHERITED", 17) == 0;
+		n_new += strncmp(env[i], "FX_EXEC_NEW", 11) == 0;
+		n_set += strcmp(env[i], "FX_EXEC_SET=1") == 0;
+	}
+	CU_ASSERT_EQUAL(n_inh, 0);
+	CU_ASSERT_EQUAL(n_new, 0);
+	CU_ASSERT_EQUAL(n_set, 1);
+	free(env);
+	unsetenv("FX_EXEC_INHERITED");
+}
+
+static void exec__headers_file_has_one_line_per_header(void)
+{
+	struct fa_header h[] = {
+		{ .name = "Idempotency-Key", .value = "key-1" },
+		{ .name = "X-Trace", .value = "a: b\tc" },
+	};
+	struct fa_err err = { { 0 } };
+	char *path = scratch("t1.headers");
+	char *got;
+
+	CU_ASSERT_EQUAL_FATAL(hx_exec_write_headers(path, h, 2, &err), FA_OK);
+	got = slurp(path);
+	CU_ASSERT_STRING_EQUAL(got, "Idempotency-Key: key-1\nX-Trace: a: b\tc\n");
+	free(got);
+	CU_ASSERT_EQUAL_FATAL(hx_exec_write_headers(path, NULL, 0, &err), FA_OK);
+	got = slurp(path);
+	CU_ASSERT_STRING_EQUAL(got, "");
+	free(got);
+	free(path);
+	CU_ASSERT_EQUAL(hx_exec_write_headers("/nonexistent/dir/h", h, 2, &err), FA_EIO);
+	CU_ASSERT_STRING_EQUAL(err.msg, "/nonexistent/dir/h: cannot write: No such file or directory");
+}
+
+/* A scenario with task "w" (budget, headers) and task "r" (neither),
+ * and pacing when @pacing. */
+static struct fa_scenario *task_scenario(bool pacing)
+{
+	char *text = fa_xasprintf(
+		"{\"id\": \"s\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"sk-x\", \"user\": \"u\"}}},"
+		" \"routes\": [{\"id\": \"r\", \"method\": \"POST\", \"path\": \"/v1/r\","
+		"   \"responses\": [{\"status\": 200}]}],"
+		" \"harness\": {\"tasks\": ["
+		"   {\"id\": \"w\", \"key\": \"k1\", \"method\": \"POST\", \"path\": \"/v1/r\","
+		"    \"headers\": {\"Idempotency-Key\": \"it's 1\", \"Accept\": \"*/*\"},"
+		"    \"budget\": {\"max_attempts\": 1, \"max_wait_s\": 0}},"
+		"   {\"id\": \"r\", \"key\": \"k1\", \"method\": \"POST\", \"path\": \"/v1/r\"}],"
+		"  \"events\": [{\"at_ms\": 0, \"send\": [\"w\", \"r\"]}]%s}}",
+		pacing ? ", \"pacing\": {\"tpm\": 3000}" : "");
+	struct fa_scenario *sc = NULL;
+	struct fa_err err = { { 0 } };
+
+	if (fa_scenario_parse(text, strlen(text), "s.json", &sc, &err) != FA_OK)
+		fprintf(stderr, "\ntask scenario: %s\n", err.msg);
+	free(text);
+	return sc;
+}
+
+/* What exec mode tells a task: its budget, its timeout, the published
+ * pacing and its headers; what the task or the scenario leaves out is
+ * NULL (an unset variable, an empty placeholder). */
+static void exec__client_task_carries_budget_timeout_pacing_and_headers(void)
+{
+	struct fa_scenario *sc = task_scenario(true);
+	struct hx_client_task ct;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	hx_client_task_init(&ct, sc, &sc->harness.tasks[0], "U", "B", "H", 15);
+	CU_ASSERT_STRING_EQUAL(ct.vars.url, "U");
+	CU_ASSERT_STRING_EQUAL(ct.vars.method, "POST");
+	CU_ASSERT_STRING_EQUAL(ct.vars.task, "w");
+	CU_ASSERT_STRING_EQUAL(ct.vars.body_file, "B");
+	CU_ASSERT_STRING_EQUAL(ct.vars.headers_file, "H");
+	CU_ASSERT_STRING_EQUAL(ct.vars.max_attempts, "1");
+	CU_ASSERT_STRING_EQUAL(ct.vars.max_retries, "0");
+	CU_ASSERT_STRING_EQUAL(ct.vars.max_wait_s, "0");
+	CU_ASSERT_STRING_EQUAL(ct.vars.timeout_s, "15");
+	CU_ASSERT_PTR_NULL(ct.vars.rpm);
+	CU_ASSERT_STRING_EQUAL(ct.vars.tpm, "3000");
+	CU_ASSERT_STRING_EQUAL(ct.vars.period_s, "60"); /* the default without a quota */
+	CU_ASSERT_STRING_EQUAL(ct.vars.headers_json,
+			       "{\"Idempotency-Key\":\"it's 1\",\"Accept\":\"*/*\"}");
+	hx_client_task_release(&ct);
+	hx_client_task_init(&ct, sc, &sc->harness.tasks[1], "U", "B", "H", 60);
+	CU_ASSERT_PTR_NULL(ct.vars.max_attempts);
+	CU_ASSERT_PTR_NULL(ct.vars.max_retries);
+	CU_ASSERT_PTR_NULL(ct.vars.max_wait_s);
+	CU_ASSERT_STRING_EQUAL(ct.vars.timeout_s, "60");
+	CU_ASSERT_STRING_EQUAL(ct.vars.headers_json, "{}");
+	hx_client_task_release(&ct);
+	fa_scenario_free(sc);
+	sc = task_scenario(false);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	hx_client_task_init(&ct, sc, &sc->harness.tasks[0], "U", "B", "H", 15);
+	CU_ASSERT_PTR_NULL(ct.vars.rpm);
+	CU_ASSERT_PTR_NULL(ct.vars.tpm);
+	CU_ASSERT_PTR_NULL(ct.vars.period_s);
+	hx_client_task_release(&ct);
+	hx_client_task_release(NULL);
+	fa_scenario_free(sc);
+}
+
+/* A client started as the harness starts one reads it all from its
+ * environment and its command line (a value the scenario does not set is
+ * unset even when the harness has it), and the key is in neither the
+ * command line nor the headers file. */
+static void exec__client_reads_the_task_from_env_and_placeholders_never_the_key_in_argv(void)
+{
+	struct fa_scenario *sc = task_scenario(true);
+	struct hx_client_task ct;
+	struct hx_exec_proc p;
+	struct fa_err err = { { 0 } };
+	char *hdrs = scratch("w.headers");
+	char *out = scratch("out");
+	char **extra, **env;
+	char *cmd, *got;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	CU_ASSERT_EQUAL_FATAL(hx_exec_write_headers(hdrs, sc->harness.tasks[0].headers,
+						    sc->harness.tasks[0].n_headers, &err), FA_OK);
+	hx_client_task_init(&ct, sc, &sc->harness.tasks[0], "http://h/v1/r?fa_task=w", "/d/b",
+			    hdrs, 15);
+	extra = hx_exec_vars_env(&ct.vars);
+	env = hx_client_env_new(sc, "http://h", "/d/state", "kc0123", "k1", extra);
+	free(extra);
+	cmd = hx_exec_expand("printf '%s|%s|%s|%s|' {task} {max_retries} {tpm} {rpm}; "
+			     "printf '%s|%s|%s|%s|%s|' \"$FAKEAPI_MAX_ATTEMPTS\" "
+			     "\"$FAKEAPI_MAX_WAIT_S\" \"$FAKEAPI_TIMEOUT_S\" \"$FAKEAPI_PERIOD_S\" "
+			     "\"${FAKEAPI_RPM-unset}\"; printf '%s|' \"$FAKEAPI_HEADERS\"; "
+			     "cat {headers_file}", &ct.vars);
+	CU_ASSERT_PTR_NULL(strstr(cmd, "sk-x"));
+	setenv("FAKEAPI_RPM", "999", 1); /* the harness's own: never the task's */
+	run(&p, cmd, (const char *const *)env, 5000);
+	unsetenv("FAKEAPI_RPM");
+	got = slurp(out);
+	CU_ASSERT_EQUAL(p.exit_code, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+	CU_ASSERT_STRING_EQUAL(got, "w|0|3000||1|0|15|60|unset|"
+				    "{\"Idempotency-Key\":\"it's 1\",\"Accept\":\"*/*\"}|"
+				    "Idempotency-Key: it's 1\nAccept: */*\n");
+	free(got);
+	got = slurp(hdrs);
+	CU_ASSERT_PTR_NULL(strstr(got, "sk-x"));
+	free(got);
+	free(cmd);
+	hx_client_env_free(env);
+	hx_client_task_release(&ct);
+	free(hdrs);
+	free(out);
+	fa_scenario_free(sc);
+}
+
 void test_exec_register(void)
 {
 	CU_pSuite s = CU_add_suite("exec", setup, teardown);
@@ -556,4 +787,17 @@ void test_exec_register(void)
 	CU_add_test(s, "exec__background_child_dies_with_the_leader",
 		    exec__background_child_dies_with_the_leader);
 	CU_add_test(s, "exec__stop_ends_a_running_client", exec__stop_ends_a_running_client);
+	CU_add_test(s, "exec__expand_replaces_every_placeholder_quoted",
+		    exec__expand_replaces_every_placeholder_quoted);
+	CU_add_test(s, "exec__expand_gives_unset_values_as_empty_words_and_keeps_unknown_ones",
+		    exec__expand_gives_unset_values_as_empty_words_and_keeps_unknown_ones);
+	CU_add_test(s, "exec__vars_env_names_every_value_set", exec__vars_env_names_every_value_set);
+	CU_add_test(s, "exec__bare_name_unsets_an_inherited_variable",
+		    exec__bare_name_unsets_an_inherited_variable);
+	CU_add_test(s, "exec__headers_file_has_one_line_per_header",
+		    exec__headers_file_has_one_line_per_header);
+	CU_add_test(s, "exec__client_task_carries_budget_timeout_pacing_and_headers",
+		    exec__client_task_carries_budget_timeout_pacing_and_headers);
+	CU_add_test(s, "exec__client_reads_the_task_from_env_and_placeholders_never_the_key_in_argv",
+		    exec__client_reads_the_task_from_env_and_placeholders_never_the_key_in_argv);
 }

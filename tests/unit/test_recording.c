@@ -253,6 +253,27 @@ static void recording__a_retry_after_date_keeps_its_pause(void)
 	teardown(&f);
 }
 
+/* A delta-seconds above 2^31 announced a pause of 2^31 s (RFC 9111
+ * §1.2.2); the scenario sends it again as written, not as 2^31. */
+static void recording__a_saturated_retry_after_is_sent_again_as_written(void)
+{
+	struct fixture f = { 0 };
+	struct fa_attempt *a;
+	cJSON *sc;
+
+	a = add(&f, "GET", "/v1/a", 0, 429, "respond", "t1", "k1", "u1");
+	a->retry_after = fa_xstrdup("99999999999");
+	a->pause_until_us = a->t_response_us + 2147483648LL * 1000000;
+	sc = convert(&f, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(resp(sc, 0, 0), "retry_after"));
+	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(resp(sc, 0, 0), "headers"),
+						   "Retry-After")->valuestring, "99999999999");
+	assert_loads(sc);
+	cJSON_Delete(sc);
+	teardown(&f);
+}
+
 static void recording__attempts_are_taken_in_arrival_order(void)
 {
 	struct fixture f = { 0 };
@@ -355,6 +376,8 @@ void test_recording_register(void)
 		    recording__tasks_keys_and_offsets_follow_the_journal);
 	CU_add_test(s, "recording__a_retry_after_date_keeps_its_pause",
 		    recording__a_retry_after_date_keeps_its_pause);
+	CU_add_test(s, "recording__a_saturated_retry_after_is_sent_again_as_written",
+		    recording__a_saturated_retry_after_is_sent_again_as_written);
 	CU_add_test(s, "recording__attempts_are_taken_in_arrival_order",
 		    recording__attempts_are_taken_in_arrival_order);
 	CU_add_test(s, "recording__errors_name_the_file_and_line",

@@ -56,18 +56,85 @@ static void parses_delta_seconds(void)
 			(5 + FA_RA_MAX_DELTA_S) * US + 1);
 }
 
-static void rejects_huge_delta_as_range(void)
+/* RFC 9111 §1.2.2: a delta-seconds too large to represent is taken as
+ * 2^31, whatever its length; 2^31 itself is no saturation. */
+static void saturates_huge_delta_at_2_31(void)
 {
 	static const char *const cases[] = {
-		"2147483649", "9999999999", "10000000000",
+		"2147483649", "9999999999", "10000000000", "99999999999",
 		"99999999999999999999",
 		"184467440737095516160000000000000000000000000000000",
+		"000000000000000000002147483649",
 	};
-	struct fa_retry_after ra = {.delta_s = -42};
+	struct fa_retry_after ra;
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		CU_ASSERT_EQUAL(fa_retry_after_parse(cases[i], &ra), FA_ERANGE);
-	CU_ASSERT_EQUAL(ra.delta_s, -42); /* untouched on failure */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&ra, 0, sizeof(ra));
+		CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse(cases[i], &ra), FA_OK);
+		CU_ASSERT_EQUAL(ra.form, FA_RA_DELTA);
+		CU_ASSERT_EQUAL(ra.delta_s, FA_RA_MAX_DELTA_S);
+		CU_ASSERT_TRUE(ra.saturated);
+		CU_ASSERT_EQUAL(fa_retry_after_until_wall_us(&ra, 7 * US),
+				(7 + FA_RA_MAX_DELTA_S) * US);
+	}
+	CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse("2147483648", &ra), FA_OK);
+	CU_ASSERT_FALSE(ra.saturated);
+	CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse("120", &ra), FA_OK);
+	CU_ASSERT_FALSE(ra.saturated);
+	/* a digit string with garbage after it is still no number at all */
+	CU_ASSERT_EQUAL(fa_retry_after_parse("99999999999x", &ra), FA_EINVAL);
+}
+
+/* retry-after-ms is 1*DIGIT ms like delta-seconds, saturating at 2^31 s. */
+static void parses_retry_after_ms(void)
+{
+	static const struct { const char *in; long long want; } ok[] = {
+		{"0", 0}, {"1500", 1500}, {" 2424\t", 2424}, {"007", 7},
+		{"2147483648000", FA_RA_MAX_MS}, {"2147483648001", FA_RA_MAX_MS},
+		{"99999999999999999999999999", FA_RA_MAX_MS},
+	};
+	static const char *const bad[] = {
+		"", " ", "1.5", "-1", "+1", "1e3", "soon", "12 ms", "0x10",
+	};
+	int64_t ms = -42;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		CU_ASSERT_EQUAL_FATAL(fa_retry_after_ms_parse(ok[i].in, &ms), FA_OK);
+		CU_ASSERT_EQUAL(ms, ok[i].want);
+	}
+	ms = -42;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CU_ASSERT_EQUAL(fa_retry_after_ms_parse(bad[i], &ms), FA_EINVAL);
+	CU_ASSERT_EQUAL(ms, -42); /* untouched on failure */
+	CU_ASSERT_EQUAL(fa_retry_after_ms_parse(NULL, &ms), FA_EINVAL);
+	CU_ASSERT_EQUAL(fa_retry_after_ms_parse("1", NULL), FA_EINVAL);
+}
+
+/* A date more than 2^31 s away counts as 2^31 s away, in either
+ * direction, as a delta-seconds that large would; nearer ones are exact. */
+static void far_dates_count_as_2_31_seconds_away(void)
+{
+	const int64_t now = RFC_EXAMPLE_S * US + 250000;
+	const int64_t cap = FA_RA_MAX_DELTA_S * US;
+	struct fa_retry_after ra;
+
+	CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse("Fri, 31 Dec 9999 23:59:59 GMT", &ra),
+			      FA_OK);
+	CU_ASSERT_EQUAL(ra.date_s, 253402300799LL); /* parsed exactly */
+	CU_ASSERT_EQUAL(fa_retry_after_until_wall_us(&ra, now), now + cap);
+	CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse("Fri Dec 31 23:59:59 9999", &ra), FA_OK);
+	CU_ASSERT_EQUAL(fa_retry_after_until_wall_us(&ra, now), now + cap);
+	CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse("Mon, 01 Jan 0001 00:00:00 GMT", &ra),
+			      FA_OK);
+	CU_ASSERT_EQUAL(fa_retry_after_until_wall_us(&ra, now), now - cap);
+	/* 2^31 s after the RFC example, and one second more */
+	ra.form = FA_RA_IMF_FIXDATE;
+	ra.date_s = RFC_EXAMPLE_S + FA_RA_MAX_DELTA_S;
+	CU_ASSERT_EQUAL(fa_retry_after_until_wall_us(&ra, RFC_EXAMPLE_S * US),
+			ra.date_s * US);
+	ra.date_s++;
+	CU_ASSERT_EQUAL(fa_retry_after_until_wall_us(&ra, RFC_EXAMPLE_S * US),
+			RFC_EXAMPLE_S * US + cap);
 }
 
 static void parses_imf_fixdate_rfc_example(void)
@@ -390,8 +457,11 @@ void test_retry_after_register(void)
 		    retry_after__rfc850_refuses_dates_a_reader_would_put_in_another_century);
 	CU_add_test(s, "retry_after__form_names_round_trip", form_names_round_trip);
 	CU_add_test(s, "retry_after__parses_delta_seconds", parses_delta_seconds);
-	CU_add_test(s, "retry_after__rejects_huge_delta_as_range",
-		    rejects_huge_delta_as_range);
+	CU_add_test(s, "retry_after__parses_retry_after_ms", parses_retry_after_ms);
+	CU_add_test(s, "retry_after__far_dates_count_as_2_31_seconds_away",
+		    far_dates_count_as_2_31_seconds_away);
+	CU_add_test(s, "retry_after__saturates_huge_delta_at_2_31",
+		    saturates_huge_delta_at_2_31);
 	CU_add_test(s, "retry_after__parses_imf_fixdate_rfc_example",
 		    parses_imf_fixdate_rfc_example);
 	CU_add_test(s, "retry_after__parses_rfc850_rfc_example",

@@ -390,6 +390,8 @@ static const char scenario_text[] =
 	"{\"id\": \"s\", \"provider\": {\"keys\": {\"ops-1\": {\"secret\": \"sk-1\", \"user\": \"ops-team\"}},"
 	" \"scope\": \"%s\"},"
 	" \"routes\": [{\"id\": \"r\", \"method\": \"POST\", \"path\": \"/v1/records\","
+	"   \"responses\": [{\"status\": 200}]},"
+	"  {\"id\": \"list\", \"method\": \"GET\", \"path\": \"/v1/records\","
 	"   \"responses\": [{\"status\": 200}]}],"
 	" \"harness\": {\"tasks\": ["
 	"   {\"id\": \"t1\", \"key\": \"ops-1\", \"class\": \"write\", \"method\": \"POST\","

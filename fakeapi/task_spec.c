@@ -1,0 +1,102 @@
+/* task_spec.c -- what a scenario's tasks must be once everything is read. */
+#include "task_spec.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "header.h"
+#include "reconcile.h"
+#include "route.h"
+
+/* Does the query @q (what follows "?", or NULL) carry a client_reference
+ * argument, its name read as the server reads it (percent-decoded)? */
+static bool query_has_reference(const char *q)
+{
+	while (q != NULL) {
+		char *name = fa_route_pct_decode(q, strcspn(q, "&="));
+		bool hit = strcmp(name, "client_reference") == 0;
+
+		free(name);
+		if (hit)
+			return true;
+		q = strchr(q, '&');
+		q = q != NULL ? q + 1 : NULL;
+	}
+	return false;
+}
+
+/* Does a request as task @t sends it get an answer of the scenario's own:
+ * a route (method and template on the decoded path; routing ignores the
+ * query) or a reconciliation read @sc keeps on? The provider decides the
+ * same way (provider.c). */
+static bool task_answered(const struct fa_scenario *sc, const struct fa_task_spec *t)
+{
+	const char *q = strchr(t->path, '?');
+	char *path = fa_route_pct_decode(t->path, q != NULL ? (size_t)(q - t->path)
+							    : strlen(t->path));
+	bool ok = fa_route_find(sc, t->method, path, NULL, NULL) != NULL ||
+		  fa_reconcile_is_read_of(&sc->store, t->method, path,
+					  query_has_reference(q != NULL ? q + 1 : NULL));
+
+	free(path);
+	return ok;
+}
+
+/* A task header the provider reads a key from: the client sends its key
+ * (FAKEAPI_KEY) itself, and a task's headers reach exec clients in files
+ * and variables where no secret belongs. */
+static const struct fa_header *key_header(const struct fa_task_spec *t)
+{
+	const struct fa_header *h = fa_header_find(t->headers, t->n_headers, "Authorization");
+
+	return h != NULL ? h : fa_header_find(t->headers, t->n_headers, "X-Api-Key");
+}
+
+/* A task that reaches neither a route nor a reconciliation read would
+ * get the provider's 404 no_route, and a client that does not retry it
+ * would pass classify.no_retry_4xx on the scenario's mistake. */
+enum fa_rc fa_task_spec_check(struct fa_schema *s, const struct fa_scenario *sc)
+{
+	char list[400];
+	size_t used = 0, mark;
+	enum fa_rc rc;
+
+	for (size_t i = 0; i < sc->harness.n_tasks; i++) {
+		const struct fa_task_spec *t = &sc->harness.tasks[i];
+		const struct fa_header *h = key_header(t);
+
+		if (h != NULL) {
+			mark = fa_schema_enter(s, "tasks");
+			fa_schema_enter_index(s, i);
+			fa_schema_enter(s, "headers");
+			rc = fa_schema_fail(s, "header %s cannot go in a task (the client sends "
+					    "its key, FAKEAPI_KEY, itself)",
+					    fa_schema_quote(h->name).s);
+			fa_schema_leave(s, mark);
+			return rc;
+		}
+		if (task_answered(sc, t))
+			continue;
+		list[0] = '\0';
+		for (size_t k = 0; k < sc->n_routes; k++) {
+			const struct fa_route_spec *r = &sc->routes[k];
+			int n = snprintf(list + used, sizeof(list) - used, "%s%s %s",
+					 k > 0 ? ", " : "", r->method, r->path);
+
+			if (n < 0 || (size_t)n + sizeof(", ...") > sizeof(list) - used) {
+				snprintf(list + used, sizeof(list) - used, "%s...", k > 0 ? ", " : "");
+				break;
+			}
+			used += (size_t)n;
+		}
+		mark = fa_schema_enter(s, "tasks");
+		fa_schema_enter_index(s, i);
+		rc = fa_schema_fail(s, "%s %s matches no route (routes: %s)", t->method,
+				    t->path, list);
+		fa_schema_leave(s, mark);
+		return rc;
+	}
+	return FA_OK;
+}

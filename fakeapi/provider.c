@@ -21,6 +21,7 @@
 #include "route.h"
 #include "scope.h"
 #include "shape.h"
+#include "sse.h"
 #include "store.h"
 #include "utf8.h"
 
@@ -534,7 +535,7 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 	const struct fa_route_spec *r;
 	struct fa_params params = { 0 };
 	struct fa_chat_req creq = { 0 };
-	struct fa_chat_pending pending = { 0 };
+	struct fa_sse_pending pending = { 0 };
 	enum fa_rc chat_rc = FA_OK;
 	char why[160] = "";
 	bool refund = false;
@@ -649,7 +650,7 @@ out:
 	pthread_mutex_unlock(&p->lock);
 	/* a stream's body, up to some 5 MB, is rendered without the lock:
 	 * nothing under it reads the body, and other requests need not wait */
-	fa_chat_render(&creq, &pending, resp);
+	fa_sse_render(&creq, &pending, resp);
 	fa_params_release(&params);
 	fa_chat_req_release(&creq);
 }

@@ -46,19 +46,22 @@ struct fa_resp {
 	                                or hold_ms passes, then delay_ms, then the fault */
 	int hold_ms;                 /* longest hold, ms (1..600000) */
 	const char *stream_end;      /* static; not NULL for a text/event-stream answer
-	                                (chat.h) whose body is "data: ...\n\n" frames:
+	                                (sse.h) whose body is frames ending in "\n\n":
 	                                attempt.stream_end when every byte went out
 	                                ("done", "error_frame", "cut", "stall"); the
 	                                server journals stream_chunks and stream_end */
-	int stream_content;          /* frames at the body's start carrying a piece of the
-	                                reply (fa_chat_chunks_sent counts them) */
+	int stream_lead;             /* frames at the body's start before any piece of the
+	                                reply (0 for chat), sent at once */
+	int stream_content;          /* frames after those carrying a piece of the reply
+	                                (fa_sse_chunks_sent counts them) */
 	int chunk_delay_ms;          /* a stream's frames go this many ms apart, the first
 	                                at once (0..60000); 0 = at once, Content-Length */
 	int stall_ms;                /* > 0: the stream goes silent this long (1..600000 ms)
 	                                before the frame after its stream_content frames,
-	                                the stream_idle_timeout frame */
+	                                the stall's error frame */
 	int stall_retry_after_s;     /* that frame's retryAfter, s: pause_until_us is
-	                                set from it when the frame goes out */
+	                                set from it when the frame goes out; 0 = the
+	                                frame names no pause */
 	bool journaled;              /* false for admin traffic */
 	struct fa_attempt attempt;   /* the journal entry in progress (journaled only) */
 	char *scope;                 /* owned: scope whose in-flight count to drop, or NULL */

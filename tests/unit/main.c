@@ -38,6 +38,7 @@
 	X(quota)        \
 	X(shape)        \
 	X(chat)         \
+	X(sse)          \
 	X(follow)       \
 	X(livefeed)     \
 	X(har)          \

@@ -39,13 +39,14 @@ struct fa_response_spec;
  */
 int fa_chat_tokens(size_t len);
 
-/* What a request to POST /v1/chat/completions asked for. */
+/* What a request to POST /v1/chat/completions asked for (fa_chat_parse),
+ * or one to POST /v1/messages (messages.h: fa_messages_parse). */
 struct fa_chat_req {
 	char *model;       /* owned: "model", FA_CHAT_DEFAULT_MODEL when absent */
 	bool stream;       /* "stream": true */
 	int max_tokens;    /* "max_tokens" (or "max_completion_tokens"), >= 1; 0 = not given */
 	int prompt_tokens; /* sum of fa_chat_content_tokens() over every message's
-	                      "content" */
+	                      "content" (and the messages endpoint's "system") */
 };
 
 /*

@@ -13,13 +13,14 @@ struct fa_resp;
 struct fa_response_spec;
 
 /*
- * What a streaming endpoint needs (chat.h: OpenAI's chunks and [DONE]):
- * a body of frames, each ending in a blank line; which of them carry a piece of the reply (the
+ * What the two streaming endpoints share (chat.h: OpenAI's chunks and
+ * [DONE]; messages.h: Anthropic's named events): a body of frames, each
+ * ending in a blank line; which of them carry a piece of the reply (the
  * journal's stream_chunks); where a stop_after_chunks cut falls; the
  * status, headers and pacing members a stream answer gets; and a body
  * rendered after the provider's lock is released (a 64 KiB reply is some
- * 32,000 frames, 5 MB). docs/scenario-format.md, "Chat completions",
- * says what the client sees.
+ * 32,000 frames, 5 MB). docs/scenario-format.md, "Chat completions" and
+ * "Messages", say what the client sees.
  */
 
 /* A rendered SSE body. */
@@ -31,7 +32,7 @@ struct fa_sse_stream {
 	size_t ends_cap;  /* entries allocated at ends */
 	size_t n_chunks;  /* frames appended with fa_sse_frame (a tail never counts) */
 	size_t lead;      /* the first frames, which carry no piece of the reply and
-	                     always go, cut or not (0 for chat) */
+	                     always go, cut or not (0 for chat; 3 for messages) */
 	size_t n_content; /* the frames right after the lead ones carrying a piece */
 	size_t cut;       /* after fa_sse_finish: bytes a cut stream sends, else len */
 };

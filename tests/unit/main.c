@@ -39,6 +39,7 @@
 	X(shape)        \
 	X(chat)         \
 	X(sse)          \
+	X(messages)     \
 	X(follow)       \
 	X(livefeed)     \
 	X(har)          \

@@ -4,6 +4,7 @@ paced and stalling streams and how the journal says each ended, errors in Anthro
 shape with request-id and x-should-retry, and the quota model's rate_limit_error with
 Anthropic's rate-limit headers."""
 import json
+import math
 import time
 from datetime import datetime, timezone
 
@@ -80,7 +81,7 @@ def test_message_fields_usage_and_request_id(p):
     assert m["usage"] == {"input_tokens": prompt, "output_tokens": tokens(REPLY)}
     e = entry(p)
     assert (e["route"], e["status"], e["fault"]) == ("messages", 200, "respond")
-    # seed 001's cost: the prompt (system included) and max_tokens
+    # the LLM rate-limit guide's cost: the prompt (system included) and max_tokens
     assert e["tokens"] == prompt + 64
     assert (e["stream_chunks"], e["stream_end"]) == (None, None)
     # each answer has a request id of its own
@@ -293,3 +294,58 @@ def test_quota_429_is_a_rate_limit_error_with_anthropic_headers(provider):
     # arrival and response)
     assert e["t_arrival_us"] + ra_ms * 1000 <= e["pause_until_us"] <= e["t_response_us"] + ra_ms * 1000
 
+
+# The graded suite for the Anthropic SDK (scenarios/provider/anthropic/): each
+# scenario's first answer is what its title says, whatever client asks.
+
+SUITE = "scenarios/provider/anthropic"
+
+
+def suite_first_answer(provider, repo_root, name, n=1):
+    """The @n-th answer to the first task of scenario @name, sent @n times."""
+    sc = json.loads((repo_root / SUITE / name).read_text())
+    key = sc["provider"]["keys"][sc["harness"]["tasks"][0]["key"]]["secret"]
+    q = provider(repo_root / SUITE / name)
+    for _ in range(n):
+        got = post(q, "/v1/messages", sc["harness"]["tasks"][0]["body"], key=key)
+    return q, got
+
+
+@pytest.mark.parametrize("name, status, error_type, should_retry, retry_after", [
+    ("1-429-retry-after-2.json", 429, "rate_limit_error", "true", "2"),
+    ("2-529-overloaded.json", 529, "overloaded_error", "true", None),
+    ("4-400-no-retry.json", 400, "invalid_request_error", "false", None),
+    ("5-429-retry-after-past-date.json", 429, "rate_limit_error", "true",
+     "Wed, 21 Oct 2015 07:28:00 GMT"),
+    ("6-529-should-retry-false.json", 529, "overloaded_error", "false", None),
+])
+def test_suite_scenarios_answer_as_their_titles_say(provider, repo_root, name, status,
+                                                    error_type, should_retry, retry_after):
+    q, (got, h, raw, _) = suite_first_answer(provider, repo_root, name)
+    assert got == status
+    assert json.loads(raw)["error"]["type"] == error_type
+    assert h["x-should-retry"] == should_retry
+    assert h.get("retry-after") == retry_after
+    e = entry(q)
+    if retry_after == "2":
+        assert e["t_arrival_us"] + 2e6 <= e["pause_until_us"] <= e["t_response_us"] + 2e6
+
+
+def test_suite_stream_gets_one_delta_then_the_error_event(provider, repo_root):
+    _, (got, _, raw, whole) = suite_first_answer(provider, repo_root,
+                                                 "3-stream-error-event.json")
+    assert got == 200 and whole
+    names = [n for n, _ in events(raw)]
+    assert names == ["message_start", "content_block_start", "ping", "content_block_delta",
+                     "error"]
+
+
+def test_suite_quota_429_carries_retry_after_ms_and_anthropic_headers(provider, repo_root):
+    q, (got, h, raw, _) = suite_first_answer(provider, repo_root,
+                                             "7-quota-retry-after-ms.json", n=3)
+    assert got == 429
+    assert json.loads(raw)["error"]["type"] == "rate_limit_error"
+    assert h["anthropic-ratelimit-requests-remaining"] == "0"
+    ra_ms = int(h["retry-after-ms"])
+    assert int(h["retry-after"]) == math.ceil(ra_ms / 1000)
+    assert entry(q)["pause_until_us"] is not None

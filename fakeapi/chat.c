@@ -10,6 +10,7 @@
 #include "jsontext.h"
 #include "provider.h"
 #include "scenario.h"
+#include "sse.h"
 
 int fa_chat_tokens(size_t len)
 {
@@ -33,12 +34,10 @@ void fa_chat_req_release(struct fa_chat_req *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* The tokens of one message's "content": a string, an array of parts
- * whose "text" members count, or null. -1 for anything else. */
-static int content_tokens(const cJSON *c)
+int fa_chat_content_tokens(const cJSON *c)
 {
 	const cJSON *part, *text;
-	int n = 0;
+	int n = 0, t;
 
 	if (c == NULL || cJSON_IsNull(c))
 		return 0;
@@ -50,14 +49,13 @@ static int content_tokens(const cJSON *c)
 		if (!cJSON_IsObject(part))
 			return -1;
 		text = cJSON_GetObjectItemCaseSensitive(part, "text");
-		if (cJSON_IsString(text))
-			n += fa_chat_tokens(strlen(text->valuestring));
+		t = cJSON_IsString(text) ? fa_chat_tokens(strlen(text->valuestring)) : 0;
+		n = n > 0x7fffffff - t ? 0x7fffffff : n + t;
 	}
 	return n;
 }
 
-/* A positive integer that fits an int, or -1. */
-static int positive_int(const cJSON *v)
+int fa_chat_positive_int(const cJSON *v)
 {
 	if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 0x7fffffff ||
 	    v->valuedouble != (double)(int)v->valuedouble)
@@ -78,24 +76,36 @@ static const char *unreadable(const char *why)
 	return "the request body is not valid JSON";
 }
 
+enum fa_rc fa_chat_body(const char *body, size_t len, cJSON **root, char *msg,
+			size_t msg_len)
+{
+	struct fa_err err = { .msg = "" };
+
+	*root = NULL;
+	if (body == NULL || fa_jsontext_parse(body, len, "body", root, &err) != FA_OK) {
+		snprintf(msg, msg_len, "%s", unreadable(err.msg));
+		return FA_EINVAL;
+	}
+	if (!cJSON_IsObject(*root)) {
+		snprintf(msg, msg_len, "the request body must be a JSON object");
+		cJSON_Delete(*root);
+		*root = NULL;
+		return FA_EINVAL;
+	}
+	return FA_OK;
+}
+
 enum fa_rc fa_chat_parse(const char *body, size_t len, struct fa_chat_req *out,
 			 char *msg, size_t msg_len)
 {
-	struct fa_err err = { .msg = "" };
 	cJSON *root = NULL;
 	const cJSON *v, *m;
 	size_t i = 0;
 	int t;
 
 	memset(out, 0, sizeof(*out));
-	if (body == NULL || fa_jsontext_parse(body, len, "body", &root, &err) != FA_OK) {
-		snprintf(msg, msg_len, "%s", unreadable(err.msg));
+	if (fa_chat_body(body, len, &root, msg, msg_len) != FA_OK)
 		return FA_EINVAL;
-	}
-	if (!cJSON_IsObject(root)) {
-		snprintf(msg, msg_len, "the request body must be a JSON object");
-		goto bad;
-	}
 	v = cJSON_GetObjectItemCaseSensitive(root, "messages");
 	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0) {
 		snprintf(msg, msg_len, "'messages' must be a non-empty array");
@@ -108,7 +118,7 @@ enum fa_rc fa_chat_parse(const char *body, size_t len, struct fa_chat_req *out,
 			snprintf(msg, msg_len, "'messages[%zu]' must be an object with a string 'role'", i);
 			goto bad;
 		}
-		t = content_tokens(cJSON_GetObjectItemCaseSensitive(m, "content"));
+		t = fa_chat_content_tokens(cJSON_GetObjectItemCaseSensitive(m, "content"));
 		if (t < 0) {
 			snprintf(msg, msg_len, "'messages[%zu].content' must be a string, an array of parts or null", i);
 			goto bad;
@@ -133,7 +143,7 @@ enum fa_rc fa_chat_parse(const char *body, size_t len, struct fa_chat_req *out,
 	if (v == NULL || cJSON_IsNull(v))
 		v = cJSON_GetObjectItemCaseSensitive(root, "max_completion_tokens");
 	if (v != NULL && !cJSON_IsNull(v)) {
-		out->max_tokens = positive_int(v);
+		out->max_tokens = fa_chat_positive_int(v);
 		if (out->max_tokens < 0) {
 			snprintf(msg, msg_len, "'max_tokens' must be a positive integer");
 			goto bad;
@@ -244,27 +254,9 @@ cJSON *fa_chat_stall_frame(int retry_after_s)
 	return frame;
 }
 
-/* Append the @n bytes of @text to @s, NUL-terminated; the body grows
- * geometrically, so a whole stream renders in linear time. */
-static void append(struct fa_chat_stream *s, const char *text, size_t n)
-{
-	fa_xappend(&s->body, &s->len, &s->cap, text, n, 4096);
-}
-
-/* Append "data: " + the compact JSON of @o + "\n\n" to @s. */
-static void frame(struct fa_chat_stream *s, const cJSON *o)
-{
-	char *json = fa_xcheck(cJSON_PrintUnformatted(o), "cJSON_PrintUnformatted");
-
-	append(s, "data: ", 6);
-	append(s, json, strlen(json));
-	append(s, "\n\n", 2);
-	free(json);
-}
-
 /* A chat.completion.chunk with @piece (@n bytes; NULL: the empty delta
  * and finish_reason "stop"). */
-static void chunk(struct fa_chat_stream *s, const struct fa_chat_req *r, uint64_t seq,
+static void chunk(struct fa_sse_stream *s, const struct fa_chat_req *r, uint64_t seq,
 		  int64_t created_s, const char *piece, size_t n)
 {
 	cJSON *o = head("chat.completion.chunk", r, seq, created_s);
@@ -285,85 +277,34 @@ static void chunk(struct fa_chat_stream *s, const struct fa_chat_req *r, uint64_
 	} else {
 		cJSON_AddStringToObject(choice, "finish_reason", "stop");
 	}
-	frame(s, o);
+	fa_sse_frame(s, NULL, o);
 	cJSON_Delete(o);
 }
 
 void fa_chat_sse(const struct fa_chat_req *r, const char *reply, uint64_t seq,
 		 int64_t created_s, const cJSON *error, int error_after,
-		 int stop_after, struct fa_chat_stream *out)
+		 int stop_after, struct fa_sse_stream *out)
 {
 	size_t rlen = strlen(reply);
 	size_t *starts = fa_xmalloc((rlen + 1) * sizeof(*starts));
 	size_t n = fa_chat_pieces(reply, starts);
-	size_t *ends = fa_xmalloc((n + 2) * sizeof(*ends));
 	size_t send = n;
 
 	memset(out, 0, sizeof(*out));
-	append(out, "", 0);
 	if (error != NULL && (size_t)(error_after < 0 ? 0 : error_after) < n)
 		send = (size_t)(error_after < 0 ? 0 : error_after);
 	for (size_t i = 0; i < send; i++) {
 		size_t end = i + 1 < n ? starts[i + 1] : rlen;
 
 		chunk(out, r, seq, created_s, reply + starts[i], end - starts[i]);
-		ends[out->n_chunks++] = out->len;
 	}
 	out->n_content = out->n_chunks;
 	if (error != NULL)
-		frame(out, error);
+		fa_sse_frame(out, NULL, error);
 	else
 		chunk(out, r, seq, created_s, NULL, 0);
-	ends[out->n_chunks++] = out->len;
-	append(out, "data: [DONE]\n\n", 14);
-	out->cut = out->len;
-	if (stop_after >= 0)
-		out->cut = stop_after == 0 ? 0
-			   : ends[(size_t)stop_after < out->n_chunks ? (size_t)stop_after - 1
-								     : out->n_chunks - 1];
+	fa_sse_finish(out, stop_after, "data: [DONE]\n\n");
 	free(starts);
-	free(ends);
-}
-
-void fa_chat_stream_release(struct fa_chat_stream *s)
-{
-	if (s == NULL)
-		return;
-	free(s->body);
-	memset(s, 0, sizeof(*s));
-}
-
-#define DONE_FRAME "data: [DONE]\n\n"
-
-size_t fa_chat_frame_end(const char *body, size_t len, size_t pos)
-{
-	size_t done = sizeof(DONE_FRAME) - 1;
-
-	for (size_t i = pos; i + 1 < len; i++) {
-		if (body[i] != '\n' || body[i + 1] != '\n')
-			continue;
-		i += 2;
-		if (len - i >= done && memcmp(body + i, DONE_FRAME, done) == 0)
-			i += done; /* [DONE] goes with the frame before it */
-		return i;
-	}
-	return len;
-}
-
-int fa_chat_chunks_sent(const char *body, size_t len, int n_content, size_t bytes)
-{
-	size_t pos = 0;
-	int n = 0;
-
-	/* content frames never carry [DONE] after them: a stop chunk or an
-	 * error frame always follows the last one */
-	while (n < n_content && pos < len) {
-		pos = fa_chat_frame_end(body, len, pos);
-		if (pos > bytes)
-			break;
-		n++;
-	}
-	return n;
 }
 
 cJSON *fa_chat_models(char *const *models, size_t n)
@@ -391,28 +332,17 @@ static int stall_retry_after(const struct fa_response_spec *spec)
 	return spec->shape.retry_after_s > 0 ? spec->shape.retry_after_s : 1;
 }
 
-/* @resp becomes a 200 text/event-stream answer, paced as @spec says,
- * ending as @end says when every byte goes out; its body is @pending's
- * to render (fa_chat_render). */
-static void sse_answer(struct fa_resp *resp, const struct fa_response_spec *spec,
-		       const char *end)
+/* fa_sse_pending's renderer for a chat completion stream. */
+static void render(const struct fa_chat_req *creq, const struct fa_sse_pending *pending,
+		   struct fa_sse_stream *out)
 {
-	resp->stream_end = end;
-	resp->chunk_delay_ms = spec->chunk_delay_ms;
-	if (spec->stall_after_chunks >= 0) {
-		resp->stall_ms = spec->stall_ms;
-		resp->stall_retry_after_s = stall_retry_after(spec);
-	}
-	fa_resp_drop_header(resp, "Content-Type");
-	resp->status = 200;
-	resp->attempt.status = 200;
-	fa_resp_add_header(resp, "Content-Type", "text/event-stream");
-	fa_resp_add_header(resp, "Cache-Control", "no-cache");
+	fa_chat_sse(creq, pending->reply, pending->seq, pending->created_s, pending->last,
+		    pending->last_after, pending->stop_after, out);
 }
 
 /* A shape's answer to a stream: the 200 stream ending in its error frame. */
 static void shaped_stream(const struct fa_route_spec *r, const struct fa_response_spec *spec,
-			  struct fa_resp *resp, struct fa_chat_pending *pending)
+			  struct fa_resp *resp, struct fa_sse_pending *pending)
 {
 	const char *ra = resp->attempt.retry_after;
 	cJSON *o = NULL;
@@ -432,12 +362,13 @@ static void shaped_stream(const struct fa_route_spec *r, const struct fa_respons
 	resp->attempt.retry_after = NULL;
 	free(resp->attempt.retry_after_ms);
 	resp->attempt.retry_after_ms = NULL;
-	sse_answer(resp, spec, resp->fault == FA_RESP_PARTIAL_BODY ? "cut" : "error_frame");
+	fa_sse_answer(resp, spec, resp->fault == FA_RESP_PARTIAL_BODY ? "cut" : "error_frame",
+		      stall_retry_after(spec));
 }
 
 bool fa_chat_answer(const struct fa_route_spec *r, const struct fa_response_spec *spec,
 		    const struct fa_chat_req *creq, uint64_t seq, int64_t created_s,
-		    struct fa_resp *resp, struct fa_chat_pending *pending)
+		    struct fa_resp *resp, struct fa_sse_pending *pending)
 {
 	cJSON *o;
 	bool ok2xx = resp->status >= 200 && resp->status < 300;
@@ -456,7 +387,7 @@ bool fa_chat_answer(const struct fa_route_spec *r, const struct fa_response_spec
 		if (!creq->stream)
 			return false;
 		shaped_stream(r, spec, resp, pending);
-		pending->stream = true;
+		pending->render = render;
 		return true;
 	}
 	if (!ok2xx)
@@ -468,7 +399,7 @@ bool fa_chat_answer(const struct fa_route_spec *r, const struct fa_response_spec
 		return false;
 	}
 	/* seed 002's stream_idle_timeout: the silence, then its error frame */
-	pending->stream = true;
+	pending->render = render;
 	pending->reply = r->reply;
 	pending->last = spec->stall_after_chunks < 0 ? NULL
 			: fa_chat_stall_frame(stall_retry_after(spec));
@@ -476,36 +407,8 @@ bool fa_chat_answer(const struct fa_route_spec *r, const struct fa_response_spec
 	pending->stop_after = spec->stop_after_chunks;
 	if (spec->stop_after_chunks >= 0)
 		resp->fault = FA_RESP_PARTIAL_BODY;
-	sse_answer(resp, spec, resp->fault == FA_RESP_PARTIAL_BODY ? "cut"
-			       : spec->stall_after_chunks >= 0 ? "stall" : "done");
+	fa_sse_answer(resp, spec, resp->fault == FA_RESP_PARTIAL_BODY ? "cut"
+				  : spec->stall_after_chunks >= 0 ? "stall" : "done",
+		      stall_retry_after(spec));
 	return false;
-}
-
-void fa_chat_render(const struct fa_chat_req *creq, struct fa_chat_pending *pending,
-		    struct fa_resp *resp)
-{
-	struct fa_chat_stream sse;
-
-	if (!pending->stream)
-		goto out;
-	fa_chat_sse(creq, pending->reply, pending->seq, pending->created_s, pending->last,
-		    pending->last_after, pending->stop_after, &sse);
-	if (pending->stop_after >= 0)
-		resp->fault_bytes = (int)sse.cut;
-	resp->stream_content = (int)sse.n_content;
-	free(resp->body);
-	resp->body = sse.body; /* the answer owns it now */
-	resp->body_len = sse.len;
-	sse.body = NULL;
-	fa_chat_stream_release(&sse);
-out:
-	fa_chat_pending_release(pending);
-}
-
-void fa_chat_pending_release(struct fa_chat_pending *pending)
-{
-	if (pending == NULL)
-		return;
-	cJSON_Delete(pending->last);
-	memset(pending, 0, sizeof(*pending));
 }

@@ -39,14 +39,37 @@ struct fa_response_spec;
  */
 int fa_chat_tokens(size_t len);
 
-/* What a request to POST /v1/chat/completions asked for. */
+/* What a request to POST /v1/chat/completions asked for (fa_chat_parse),
+ * or one to POST /v1/messages (messages.h: fa_messages_parse). */
 struct fa_chat_req {
 	char *model;       /* owned: "model", FA_CHAT_DEFAULT_MODEL when absent */
 	bool stream;       /* "stream": true */
 	int max_tokens;    /* "max_tokens" (or "max_completion_tokens"), >= 1; 0 = not given */
-	int prompt_tokens; /* sum of fa_chat_tokens() over every message's text: a string
-	                      "content", or the "text" of each part of an array content */
+	int prompt_tokens; /* sum of fa_chat_content_tokens() over every message's
+	                      "content" (and the messages endpoint's "system") */
 };
+
+/*
+ * The tokens of one message's "content" @c (NULL when absent): a string,
+ * an array of parts (objects) whose string "text" members count, or null
+ * (0); -1 for anything else. Saturated at INT_MAX.
+ */
+int fa_chat_content_tokens(const cJSON *c);
+
+/* @v as a positive integer that fits an int, or -1. */
+int fa_chat_positive_int(const cJSON *v);
+
+/*
+ * Read request body @body (@len bytes; NULL for none) into *@root, which
+ * must be a JSON object (the caller deletes it): FA_OK, or FA_EINVAL
+ * with *@root NULL and the 400's message in @msg (@msg_len bytes): "the
+ * request body is not valid JSON", "the request body must be a JSON
+ * object", or for valid JSON whose strings cJSON cannot hold (\u0000, an
+ * unpaired surrogate) "the request body is JSON fakeapi cannot read: a
+ * string holds ...".
+ */
+enum fa_rc fa_chat_body(const char *body, size_t len, cJSON **root, char *msg,
+			size_t msg_len);
 
 /*
  * Parse a request body of @len bytes (@body may be NULL for none) into
@@ -114,70 +137,33 @@ cJSON *fa_chat_error_frame(const cJSON *shape_body, int retry_after_s);
  */
 cJSON *fa_chat_stall_frame(int retry_after_s);
 
-/* A rendered SSE body. */
-struct fa_chat_stream {
-	char *body;      /* owned, NUL-terminated, len bytes */
-	size_t len;
-	size_t cap;      /* bytes allocated at body (> len) */
-	size_t n_chunks; /* "data: {...}\n\n" frames before [DONE] (or the cut) */
-	size_t n_content; /* of those, the first ones carrying a piece of the reply */
-	size_t cut;      /* bytes of the first @stop_after chunks (fa_chat_sse), else len */
-};
+struct fa_sse_stream;
 
 /*
- * The whole text/event-stream body at once: a chat.completion.chunk
- * frame per piece of @reply ({"id", "object": "chat.completion.chunk",
- * "created", "model", "choices": [{"index": 0, "delta": {"content": PIECE},
- * "finish_reason": null}]}), a last chunk with an empty delta and
- * "finish_reason": "stop", then "data: [DONE]\n\n". With @error (not
- * NULL, borrowed: fa_chat_error_frame) only the first @error_after pieces
- * go (all of them when there are fewer), then "data: " + @error, then
- * [DONE], and no stop chunk. @stop_after >= 0 sets ->cut to the bytes of
+ * The whole text/event-stream body at once (sse.h), into @out (zeroed
+ * here): a chat.completion.chunk frame per piece of @reply ({"id",
+ * "object": "chat.completion.chunk", "created", "model", "choices":
+ * [{"index": 0, "delta": {"content": PIECE}, "finish_reason": null}]}),
+ * a last chunk with an empty delta and "finish_reason": "stop", then
+ * "data: [DONE]\n\n". With @error (not NULL, borrowed:
+ * fa_chat_error_frame) only the first @error_after pieces go (all of
+ * them when there are fewer), then "data: " + @error, then [DONE], and
+ * no stop chunk. n_content counts the piece frames, n_chunks those and
+ * the stop (or error) frame. @stop_after >= 0 sets ->cut to the bytes of
  * the first min(@stop_after, n_chunks) frames: the provider sends only
- * those and closes; -1 leaves cut = len. Release with fa_chat_stream_release.
+ * those and closes; -1 leaves cut = len. Release with
+ * fa_sse_stream_release.
  */
 void fa_chat_sse(const struct fa_chat_req *r, const char *reply, uint64_t seq,
 		 int64_t created_s, const cJSON *error, int error_after,
-		 int stop_after, struct fa_chat_stream *out);
-
-/* NULL accepted. */
-void fa_chat_stream_release(struct fa_chat_stream *s);
-
-/*
- * Where the frame of SSE @body (@len bytes, as fa_chat_sse renders it)
- * that starts at byte @pos ends: just past its "\n\n" (@len when none
- * follows). A "data: [DONE]\n\n" right after it belongs to it, so a paced
- * stream sends [DONE] with the frame before it. @pos >= @len gives @len.
- */
-size_t fa_chat_frame_end(const char *body, size_t len, size_t pos);
-
-/*
- * Content chunks among the first @bytes of SSE @body (@len bytes) whose
- * first @n_content frames carry a piece of the reply: how many of those
- * frames end at or before @bytes (a frame cut short does not count).
- */
-int fa_chat_chunks_sent(const char *body, size_t len, int n_content, size_t bytes);
+		 int stop_after, struct fa_sse_stream *out);
 
 /* GET /v1/models: {"object": "list", "data": [{"id", "object": "model",
  * "created": 0, "owned_by": "fakeapi"}, ...]} for the @n names of
  * @models. Caller deletes it. */
 cJSON *fa_chat_models(char *const *models, size_t n);
 
-/*
- * What fa_chat_answer() leaves for fa_chat_render(): a stream's body, the
- * costly part (a 64 KiB reply is some 32,000 frames, 5 MB), which the
- * provider renders after releasing its lock.
- */
-struct fa_chat_pending {
-	bool stream;            /* a stream's body is still to render */
-	const char *reply;      /* borrowed from the route (the scenario outlives it) */
-	cJSON *last;            /* owned: the frame before [DONE] in place of the stop
-	                           chunk (a shape's error, a stall's), or NULL */
-	int last_after;         /* fa_chat_sse's @error_after */
-	int stop_after;         /* fa_chat_sse's @stop_after, -1 = not cut */
-	uint64_t seq;           /* the completion's "chatcmpl-<seq>" */
-	int64_t created_s;      /* its "created", wall clock, s */
-};
+struct fa_sse_pending;
 
 /*
  * Decide, over the answer @resp already holds for response entry @spec
@@ -187,7 +173,7 @@ struct fa_chat_pending {
  * the model list, or the completion "chatcmpl-<@seq>" created at
  * @created_s (wall clock, s) for @creq, a stream of chunks when it asked
  * for one, cut after stop_after_chunks frames as a partial_body
- * (resp->fault set here, fault_bytes by fa_chat_render); a seed 002 shape
+ * (resp->fault set here, fault_bytes by fa_sse_render); a seed 002 shape
  * to a stream becomes a 200 whose last frame before [DONE] is the shape's
  * error, after error_after_chunks chunks, with its Retry-After,
  * retry-after-ms and X-AI-* headers removed and attempt.retry_after cleared (attempt.pause_until_us
@@ -196,26 +182,14 @@ struct fa_chat_pending {
  * retryAfter the entry's retry_after_s or 1) and [DONE]. Every stream
  * gets its status, headers and @resp's stream members (provider.h:
  * stream_end, chunk_delay_ms, stall_ms, stall_retry_after_s) here; its
- * body, stream_content and fault_bytes come from fa_chat_render(@pending),
- * which the caller must call (or fa_chat_pending_release) afterwards,
+ * body, stream_content and fault_bytes come from fa_sse_render(@pending),
+ * which the caller must call (or fa_sse_pending_release) afterwards,
  * with @creq still alive. Any other answer stays as it is, and @pending
  * has nothing to render. Returns true for such a shaped stream (it
  * spends no quota).
  */
 bool fa_chat_answer(const struct fa_route_spec *r, const struct fa_response_spec *spec,
 		    const struct fa_chat_req *creq, uint64_t seq, int64_t created_s,
-		    struct fa_resp *resp, struct fa_chat_pending *pending);
-
-/*
- * Render what fa_chat_answer() left in @pending into @resp: a stream's
- * body (fa_chat_sse for @creq), stream_content and, for a cut stream,
- * fault_bytes. Pure: needs no lock. Releases @pending in any case; with
- * nothing pending it leaves @resp as it is.
- */
-void fa_chat_render(const struct fa_chat_req *creq, struct fa_chat_pending *pending,
-		    struct fa_resp *resp);
-
-/* Free what @pending owns and zero it. NULL accepted. */
-void fa_chat_pending_release(struct fa_chat_pending *pending);
+		    struct fa_resp *resp, struct fa_sse_pending *pending);
 
 #endif

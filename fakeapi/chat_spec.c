@@ -1,4 +1,4 @@
-/* chat_spec.c -- a route's "kind" and the chat endpoint's route and response options. */
+/* chat_spec.c -- a route's "kind" and the LLM endpoints' route and response options. */
 #include "chat_spec.h"
 
 #include <stdlib.h>
@@ -9,7 +9,14 @@
 #include "fault.h"
 #include "response_spec.h"
 
-const char *const fa_route_kinds[] = {"scripted", "chat_completions", "models", NULL};
+const char *const fa_route_kinds[] = {"scripted", "chat_completions", "models", "messages",
+				      NULL};
+
+/* Does a route of @kind answer streams (chat completions, messages)? */
+static bool streams(enum fa_route_kind kind)
+{
+	return kind == FA_ROUTE_CHAT || kind == FA_ROUTE_MESSAGES;
+}
 
 #define MODEL_NAME_MAX 256
 
@@ -49,27 +56,30 @@ static enum fa_rc check_pacing(struct fa_schema *s, enum fa_route_kind kind,
 {
 	bool ok2xx = r->status >= 200 && r->status < 300;
 	bool stall = r->stall_after_chunks >= 0;
+	const char *end = kind == FA_ROUTE_MESSAGES ? "error event" : "stream_idle_timeout frame";
 
-	if (kind != FA_ROUTE_CHAT && (r->chunk_delay_ms > 0 || stall))
-		return fa_schema_fail(s, "\"%s\" needs a route with \"kind\": \"chat_completions\"",
+	if (!streams(kind) && (r->chunk_delay_ms > 0 || stall))
+		return fa_schema_fail(s, "\"%s\" needs a route with \"kind\": \"chat_completions\" "
+				      "or \"messages\"",
 				      stall ? "stall_after_chunks" : "chunk_delay_ms");
-	if (r->chunk_delay_ms > 0 && !ok2xx && r->shape.shape == FA_SHAPE_NONE)
-		return fa_schema_fail(s, "\"chunk_delay_ms\" needs a 2xx \"status\" or a "
-				      "\"shape\" (a stream), got status %d", r->status);
+	if (r->chunk_delay_ms > 0 && !ok2xx && r->shape.shape == FA_SHAPE_NONE &&
+	    r->error_after_chunks < 0)
+		return fa_schema_fail(s, "\"chunk_delay_ms\" needs a 2xx \"status\" or %s (a "
+				      "stream), got status %d",
+				      kind == FA_ROUTE_MESSAGES ? "\"error_after_chunks\""
+								: "a \"shape\"", r->status);
 	if (!stall)
 		return FA_OK;
 	if (r->stop_after_chunks >= 0)
 		return fa_schema_fail(s, "\"stall_after_chunks\" cannot go with "
-				      "\"stop_after_chunks\" (a stalled stream ends with its "
-				      "stream_idle_timeout frame)");
+				      "\"stop_after_chunks\" (a stalled stream ends with its %s)", end);
 	if (r->error_after_chunks >= 0)
 		return fa_schema_fail(s, "\"stall_after_chunks\" cannot go with "
-				      "\"error_after_chunks\" (a stalled stream ends with its "
-				      "stream_idle_timeout frame)");
+				      "\"error_after_chunks\" (a stalled stream ends with its %s)", end);
 	if (r->shape.shape != FA_SHAPE_NONE)
 		return fa_schema_fail(s, "\"stall_after_chunks\" cannot go with \"shape\": \"%s\" "
-				      "(a stalled stream ends with its stream_idle_timeout frame)",
-				      fa_shape_str(r->shape.shape));
+				      "(a stalled stream ends with its %s)",
+				      fa_shape_str(r->shape.shape), end);
 	if (r->fault != FA_RESP_RESPOND)
 		return fa_schema_fail(s, "\"stall_after_chunks\" cannot go with \"fault\": \"%s\"",
 				      fa_fault_str(fa_fault_of(r->fault, 0)));
@@ -81,9 +91,9 @@ static enum fa_rc check_pacing(struct fa_schema *s, enum fa_route_kind kind,
 
 /* No Retry-After (nor a literal retry-after-ms, which announces a pause
  * as well) on an entry whose stream members make it a 2xx stream, nor on
- * any 2xx answer of a chat_completions route (any of them becomes
- * a stream when the request asks for one): a stall's pause is its frame's
- * retryAfter ("retry_after_s"), and a 200, streamed, paced or cut,
+ * any 2xx answer of a chat_completions or messages route (any of them
+ * becomes a stream when the request asks for one): a stall's pause is its
+ * frame's retryAfter ("retry_after_s"), and a 200, streamed, paced or cut,
  * announces no pause, so the journal's retry_after and pause_until_us
  * could only contradict what the client reads. */
 static enum fa_rc check_stream_retry_after(struct fa_schema *s, enum fa_route_kind kind,
@@ -101,16 +111,16 @@ static enum fa_rc check_stream_retry_after(struct fa_schema *s, enum fa_route_ki
 
 	if (r->shape.shape != FA_SHAPE_NONE)
 		return FA_OK;
-	if (member == NULL && kind == FA_ROUTE_CHAT && ok2xx) {
+	if (member == NULL && streams(kind) && ok2xx) {
 		if (r->has_retry_after)
 			return fa_schema_fail(s, "\"retry_after\" cannot go with a 2xx answer on a "
-					      "\"kind\": \"chat_completions\" route (a 2xx, "
-					      "streamed or not, announces no pause)");
+					      "\"kind\": \"%s\" route (a 2xx, streamed or not, "
+					      "announces no pause)", fa_route_kinds[kind]);
 		if (h != NULL)
 			return fa_schema_fail(s, "header %s cannot go with a 2xx answer on a "
-					      "\"kind\": \"chat_completions\" route (a 2xx, "
-					      "streamed or not, announces no pause)",
-					      fa_schema_quote(h->name).s);
+					      "\"kind\": \"%s\" route (a 2xx, streamed or not, "
+					      "announces no pause)",
+					      fa_schema_quote(h->name).s, fa_route_kinds[kind]);
 		return FA_OK;
 	}
 	if (member == NULL)
@@ -124,22 +134,54 @@ static enum fa_rc check_stream_retry_after(struct fa_schema *s, enum fa_route_ki
 	return FA_OK;
 }
 
-/* The chat options of response @r of a route of @kind. */
+/* What a messages route allows on top (messages.h): no seed 002 shape
+ * (the endpoint answers in Anthropic's own error shape), an error event
+ * for an error status, and no pause its events could name. */
+static enum fa_rc check_messages(struct fa_schema *s, const struct fa_response_spec *r)
+{
+	const struct fa_header *h = fa_response_spec_pause_header(r);
+
+	if (r->shape.shape != FA_SHAPE_NONE)
+		return fa_schema_fail(s, "\"shape\" cannot go with \"kind\": \"messages\" (the "
+				      "endpoint answers in Anthropic's error shape: give a \"status\")");
+	if (r->stall_after_chunks >= 0 && r->shape.retry_after_s > 0)
+		return fa_schema_fail(s, "\"retry_after_s\" cannot go with \"kind\": \"messages\" "
+				      "(a stalled stream's error event names no pause)");
+	if (r->error_after_chunks < 0)
+		return FA_OK;
+	if (r->status < 400)
+		return fa_schema_fail(s, "\"error_after_chunks\" needs an error \"status\" "
+				      "(400..599: its error event's), got status %d", r->status);
+	if (r->has_retry_after)
+		return fa_schema_fail(s, "\"retry_after\" cannot go with \"error_after_chunks\" "
+				      "(the stream's error event names no pause)");
+	if (h != NULL)
+		return fa_schema_fail(s, "header %s cannot go with \"error_after_chunks\" (the "
+				      "stream's error event names no pause)",
+				      fa_schema_quote(h->name).s);
+	return FA_OK;
+}
+
+/* The stream options of response @r of a route of @kind. */
 static enum fa_rc check_response(struct fa_schema *s, enum fa_route_kind kind,
 				 const struct fa_response_spec *r)
 {
 	bool ok2xx = r->status >= 200 && r->status < 300;
 
+	if (kind == FA_ROUTE_MESSAGES && check_messages(s, r) != FA_OK)
+		return FA_EINVAL;
 	if (check_pacing(s, kind, r) != FA_OK)
 		return FA_EINVAL;
 	if (kind != FA_ROUTE_SCRIPTED && ok2xx && r->body != NULL)
 		return fa_schema_fail(s, "\"body\" cannot go with a 2xx answer on a \"kind\": "
 				      "\"%s\" route (the provider renders it)", fa_route_kinds[kind]);
-	if (kind != FA_ROUTE_CHAT && (r->error_after_chunks >= 0 || r->stop_after_chunks >= 0))
-		return fa_schema_fail(s, "\"%s\" needs a route with \"kind\": \"chat_completions\"",
+	if (!streams(kind) && (r->error_after_chunks >= 0 || r->stop_after_chunks >= 0))
+		return fa_schema_fail(s, "\"%s\" needs a route with \"kind\": \"chat_completions\" "
+				      "or \"messages\"",
 				      r->error_after_chunks >= 0 ? "error_after_chunks"
 								 : "stop_after_chunks");
-	if (r->error_after_chunks >= 0 && r->shape.shape == FA_SHAPE_NONE)
+	if (kind == FA_ROUTE_CHAT && r->error_after_chunks >= 0 &&
+	    r->shape.shape == FA_SHAPE_NONE)
 		return fa_schema_fail(s, "\"error_after_chunks\" needs a \"shape\" "
 				      "(the error frame is the shape's)");
 	if (r->stop_after_chunks >= 0 &&
@@ -155,8 +197,9 @@ enum fa_rc fa_chat_spec_read(struct fa_schema *s, const cJSON *reply,
 	enum fa_rc rc = FA_OK;
 	size_t mark, mark2;
 
-	if (reply != NULL && rt->kind != FA_ROUTE_CHAT)
-		return fa_schema_fail(s, "\"reply\" needs \"kind\": \"chat_completions\"");
+	if (reply != NULL && !streams(rt->kind))
+		return fa_schema_fail(s, "\"reply\" needs \"kind\": \"chat_completions\" or "
+				      "\"messages\"");
 	if (models != NULL && rt->kind != FA_ROUTE_MODELS)
 		return fa_schema_fail(s, "\"models\" needs \"kind\": \"models\"");
 	if (rt->kind != FA_ROUTE_SCRIPTED && rt->effect != FA_EFFECT_NONE)
@@ -185,7 +228,7 @@ enum fa_rc fa_chat_spec_read(struct fa_schema *s, const cJSON *reply,
 	fa_schema_leave(s, mark);
 	if (rc != FA_OK)
 		return rc;
-	if (rt->kind == FA_ROUTE_CHAT && rt->reply == NULL)
+	if (streams(rt->kind) && rt->reply == NULL)
 		rt->reply = fa_xstrdup(FA_CHAT_DEFAULT_REPLY);
 	if (rt->kind == FA_ROUTE_MODELS && rt->models == NULL) {
 		rt->models = fa_xcalloc(1, sizeof(*rt->models));

@@ -32,3 +32,12 @@ void fa_clock_rfc3339(int64_t wall_us, char *buf, unsigned len)
 		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 		 tm.tm_min, tm.tm_sec, (int)(wall_us % 1000000));
 }
+
+void fa_clock_rfc3339_s(int64_t wall_us, char *buf, unsigned len)
+{
+	time_t t = (time_t)((wall_us + 999999) / 1000000);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}

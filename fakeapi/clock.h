@@ -14,4 +14,9 @@ int64_t fa_clock_wall_us(void);
  * ("2026-11-30T08:55:09.123456Z") into @buf (at least 32 bytes). */
 void fa_clock_rfc3339(int64_t wall_us, char *buf, unsigned len);
 
+/* The same rounded up to a whole second, without a fraction
+ * ("2026-11-30T08:55:10Z", as the reset instants of the rate-limit
+ * headers and bodies say it), into @buf (at least 21 bytes). */
+void fa_clock_rfc3339_s(int64_t wall_us, char *buf, unsigned len);
+
 #endif

@@ -15,6 +15,7 @@
 #include "digest.h"
 #include "fault.h"
 #include "jsontext.h"
+#include "messages.h"
 #include "quota.h"
 #include "quota_answer.h"
 #include "reconcile.h"
@@ -22,6 +23,7 @@
 #include "route.h"
 #include "scope.h"
 #include "shape.h"
+#include "sse.h"
 #include "store.h"
 #include "utf8.h"
 
@@ -43,6 +45,8 @@ struct fa_provider {
 	uint64_t chat_seq;            /* guarded by lock: answers of chat_completions routes
 	                                 so far, the last one "chatcmpl-<n>" (chat.h); 0
 	                                 after a reset */
+	uint64_t messages_seq;        /* guarded by lock: the same for messages routes,
+	                                 "msg_<n>" (messages.h) */
 };
 
 /* Request headers recorded as attempt counters, in enum fa_attempt_header order. */
@@ -522,7 +526,9 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 	const struct fa_route_spec *r;
 	struct fa_params params = { 0 };
 	struct fa_chat_req creq = { 0 };
-	struct fa_chat_pending pending = { 0 };
+	struct fa_sse_pending pending = { 0 };
+	const struct fa_response_spec *scripted = NULL; /* the entry that answered */
+	char request_id[FA_MESSAGES_REQUEST_ID_MAX];
 	enum fa_rc chat_rc = FA_OK;
 	char why[160] = "";
 	bool refund = false;
@@ -534,13 +540,16 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 		return;
 	}
 	resp->journaled = true;
+	/* a pure lookup (nothing moves), before the key: a messages route
+	 * answers its 401 in its own shape too */
+	r = find_route(p, req, &params, &i);
 	key = describe(p, req, a);
 	if (key == NULL) {
 		/* seed 002: an invalid key is 401 and spends nothing */
 		a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_UNAUTHORIZED));
 		error_answer(resp, 401, "unauthorized", "missing or unknown API key");
 		fa_resp_add_header(resp, "WWW-Authenticate", "Bearer");
-		return;
+		goto done;
 	}
 	pthread_mutex_lock(&p->lock);
 	resp->scope = fa_xstrdup(a->scope);
@@ -551,10 +560,12 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 		goto out;
 	}
 	/* seed 001: the quota must know what a chat request costs, so its
-	 * route is found and its body read first */
-	r = find_route(p, req, &params, &i);
-	if (r != NULL && r->kind == FA_ROUTE_CHAT) {
-		chat_rc = fa_chat_parse(req->body, req->body_len, &creq, why, sizeof(why));
+	 * body is read first */
+	if (r != NULL && (r->kind == FA_ROUTE_CHAT || r->kind == FA_ROUTE_MESSAGES)) {
+		chat_rc = r->kind == FA_ROUTE_CHAT
+				  ? fa_chat_parse(req->body, req->body_len, &creq, why, sizeof(why))
+				  : fa_messages_parse(req->body, req->body_len, &creq, why,
+						      sizeof(why));
 		if (chat_rc == FA_OK) {
 			cost = fa_chat_cost(&creq);
 			a->tokens = (int)cost;
@@ -570,7 +581,8 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 		/* the scope is paused: answer again without moving any cursor
 		 * and without extending the pause a compliant client waits out */
 		a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_DURING_PAUSE));
-		scripted_answer(p, resp, &p->sc->during_pause, NULL, pause_until, req);
+		scripted = &p->sc->during_pause;
+		scripted_answer(p, resp, scripted, NULL, pause_until, req);
 		goto out;
 	}
 	if (fa_reconcile_answer(&p->sc->store, p->store, req, fa_provider_now_us(p), resp))
@@ -609,9 +621,13 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 	idx = fa_cursors_next(p->cursors, i, a->scope);
 	a->route = fa_xstrdup(r->id);
 	a->response_index = (int)idx;
-	until = scripted_answer(p, resp, &r->responses[idx], &params, -1, req);
-	if (r->kind != FA_ROUTE_SCRIPTED) {
-		refund = fa_chat_answer(r, &r->responses[idx], &creq,
+	scripted = &r->responses[idx];
+	until = scripted_answer(p, resp, scripted, &params, -1, req);
+	if (r->kind == FA_ROUTE_MESSAGES) {
+		refund = fa_messages_answer(r, scripted, &creq, ++p->messages_seq, resp,
+					    &pending);
+	} else if (r->kind != FA_ROUTE_SCRIPTED) {
+		refund = fa_chat_answer(r, scripted, &creq,
 					r->kind == FA_ROUTE_CHAT ? ++p->chat_seq : 0,
 					fa_clock_wall_us() / 1000000, resp, &pending);
 	}
@@ -637,7 +653,12 @@ out:
 	pthread_mutex_unlock(&p->lock);
 	/* a stream's body, up to some 5 MB, is rendered without the lock:
 	 * nothing under it reads the body, and other requests need not wait */
-	fa_chat_render(&creq, &pending, resp);
+	fa_sse_render(&creq, &pending, resp);
+done:
+	if (r != NULL && r->kind == FA_ROUTE_MESSAGES) {
+		fa_messages_request_id(req->conn_id, req->conn_reuse, request_id);
+		fa_messages_dress(scripted, request_id, resp);
+	}
 	fa_params_release(&params);
 	fa_chat_req_release(&creq);
 }
@@ -694,6 +715,7 @@ void fa_provider_reset(struct fa_provider *p)
 		fa_quota_reset(p->quota);
 	fa_shape_state_reset(p->shapes);
 	p->chat_seq = 0;
+	p->messages_seq = 0;
 	pthread_mutex_unlock(&p->lock);
 	fa_store_reset(p->store);
 	fa_journal_reset(p->journal);

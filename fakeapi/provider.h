@@ -46,19 +46,23 @@ struct fa_resp {
 	                                or hold_ms passes, then delay_ms, then the fault */
 	int hold_ms;                 /* longest hold, ms (1..600000) */
 	const char *stream_end;      /* static; not NULL for a text/event-stream answer
-	                                (chat.h) whose body is "data: ...\n\n" frames:
+	                                (sse.h) whose body is frames ending in "\n\n":
 	                                attempt.stream_end when every byte went out
 	                                ("done", "error_frame", "cut", "stall"); the
 	                                server journals stream_chunks and stream_end */
-	int stream_content;          /* frames at the body's start carrying a piece of the
-	                                reply (fa_chat_chunks_sent counts them) */
+	int stream_lead;             /* frames at the body's start before any piece of the
+	                                reply (messages.h: message_start, content_block_start,
+	                                ping; 0 for chat), sent at once */
+	int stream_content;          /* frames after those carrying a piece of the reply
+	                                (fa_sse_chunks_sent counts them) */
 	int chunk_delay_ms;          /* a stream's frames go this many ms apart, the first
 	                                at once (0..60000); 0 = at once, Content-Length */
 	int stall_ms;                /* > 0: the stream goes silent this long (1..600000 ms)
 	                                before the frame after its stream_content frames,
-	                                the stream_idle_timeout frame */
+	                                the stall's error frame */
 	int stall_retry_after_s;     /* that frame's retryAfter, s: pause_until_us is
-	                                set from it when the frame goes out */
+	                                set from it when the frame goes out; 0 = the
+	                                frame names no pause */
 	bool journaled;              /* false for admin traffic */
 	struct fa_attempt attempt;   /* the journal entry in progress (journaled only) */
 	char *scope;                 /* owned: scope whose in-flight count to drop, or NULL */
@@ -150,11 +154,11 @@ int64_t fa_provider_now_us(const struct fa_provider *p);
  * (/_fakeapi/...) are answered by the admin module and not journaled.
  * Otherwise: a missing or unknown key is 401 (no cursor moves, no quota
  * spent); a body over FA_PROVIDER_MAX_BODY is 413. Then the route that
- * will answer is looked up (nothing moves); on a chat_completions route
- * the body is parsed now, and its cost (seed 001: estimated prompt tokens
- * plus max_tokens) goes into the journal's `tokens` (with or without a
- * quota; -1 on any other route or for an unusable body, whose 400 comes
- * in its place below and is not metered). When the scenario has
+ * will answer is looked up (nothing moves); on a chat_completions or
+ * messages route the body is parsed now, and its cost (seed 001:
+ * estimated prompt tokens plus max_tokens) goes into the journal's
+ * `tokens` (with or without a quota; -1 on any other route or for an
+ * unusable body, whose 400 comes in its place below and is not metered). When the scenario has
  * $.provider.quota the quota model (quota.h) decides next, for one
  * request and that many tokens (0 off chat routes): a refusal is seed
  * 002's platform 429 (body from fa_quota_error_body(), Retry-After,
@@ -187,7 +191,11 @@ int64_t fa_provider_now_us(const struct fa_provider *p);
  * (seed 002's answers). A route of kind "chat_completions" parses the
  * request first (an unusable body is 400 and moves no cursor) and answers
  * a completion or an SSE stream (chat.h), a shape in a stream as its last
- * error frame; a route of kind "models" lists the models. No route is 404.
+ * error frame; a route of kind "models" lists the models; a route of
+ * kind "messages" answers a Message or its event stream (messages.h), and
+ * every answer on it, the 401, 413, 400 and quota answers above
+ * included, gets Anthropic's request-id and, for an error, its error
+ * shape and x-should-retry. No route is 404.
  * The scope's in-flight count is raised here and dropped by
  * fa_provider_finish(). Thread-safe.
  */

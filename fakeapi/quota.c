@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "scenario.h"
 
 /*
@@ -568,8 +569,34 @@ static size_t put(struct fa_quota_header *out, size_t i, const char *name,
 	return i + 1;
 }
 
+/* Anthropic's limit, remaining and reset (the instant @full_us from
+ * @wall_us) of one bucket, named @names[0..2], at @out[@i]. */
+static size_t anthropic(struct fa_quota_header *out, size_t i, const char *const names[3],
+			int limit, int remaining, int64_t wall_us, int64_t full_us)
+{
+	i = put(out, i, names[0], limit);
+	i = put(out, i, names[1], remaining);
+	out[i].name = names[2];
+	fa_clock_rfc3339_s(wall_us + (full_us < 0 ? 0 : full_us), out[i].value,
+			   sizeof(out[i].value));
+	return i + 1;
+}
+
+static const char *const anthropic_names[4][3] = {
+	{ "anthropic-ratelimit-requests-limit", "anthropic-ratelimit-requests-remaining",
+	  "anthropic-ratelimit-requests-reset" },
+	{ "anthropic-ratelimit-tokens-limit", "anthropic-ratelimit-tokens-remaining",
+	  "anthropic-ratelimit-tokens-reset" },
+	{ "anthropic-ratelimit-input-tokens-limit",
+	  "anthropic-ratelimit-input-tokens-remaining",
+	  "anthropic-ratelimit-input-tokens-reset" },
+	{ "anthropic-ratelimit-output-tokens-limit",
+	  "anthropic-ratelimit-output-tokens-remaining",
+	  "anthropic-ratelimit-output-tokens-reset" },
+};
+
 size_t fa_quota_rate_headers(enum fa_quota_headers style,
-			     const struct fa_quota_decision *d,
+			     const struct fa_quota_decision *d, int64_t wall_us,
 			     struct fa_quota_header out[FA_QUOTA_MAX_HEADERS])
 {
 	const char *scope = fa_quota_scope_str(d->scope);
@@ -579,6 +606,13 @@ size_t fa_quota_rate_headers(enum fa_quota_headers style,
 	switch (style) {
 	case FA_QUOTA_HDR_NONE:
 		return 0;
+	case FA_QUOTA_HDR_ANTHROPIC:
+		n = anthropic(out, n, anthropic_names[0], d->bucket_limit, d->remaining,
+			      wall_us, d->full_us);
+		for (int k = 1; k < 4 && d->has_tokens; k++)
+			n = anthropic(out, n, anthropic_names[k], d->token_limit,
+				      d->token_remaining, wall_us, d->token_full_us);
+		return n;
 	case FA_QUOTA_HDR_IETF:
 		out[0].name = "RateLimit-Policy";
 		out[1].name = "RateLimit";

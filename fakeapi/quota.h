@@ -69,6 +69,10 @@ enum fa_quota_headers {
 	FA_QUOTA_HDR_OPENAI,  /* "openai": x-ratelimit-limit-requests, -limit-tokens,
 	                         -remaining-requests, -remaining-tokens, -reset-requests,
 	                         -reset-tokens (resets as durations: "1s", "6m0s") */
+	FA_QUOTA_HDR_ANTHROPIC, /* "anthropic": anthropic-ratelimit-requests-limit,
+	                           -remaining, -reset and the same for -tokens,
+	                           -input-tokens, -output-tokens (resets as RFC 3339
+	                           instants) */
 };
 
 /* Which kind of bucket a decision names. */
@@ -284,10 +288,11 @@ struct fa_quota_header {
 	const char *name; /* static storage */
 	char value[128];  /* the value */
 };
-#define FA_QUOTA_MAX_HEADERS 6
+#define FA_QUOTA_MAX_HEADERS 12
 
 /*
- * The rate-limit headers in style @style for the buckets @d describes,
+ * The rate-limit headers in style @style for the buckets @d describes at
+ * wall clock @wall_us (µs since the epoch; only "anthropic" reads it),
  * into @out (FA_QUOTA_MAX_HEADERS entries); returns how many. The limit
  * is the bucket's per-replica limit, the window its period, the remaining
  * what is left, the reset the seconds until it has room again (delta
@@ -298,11 +303,16 @@ struct fa_quota_header {
  * versions name one quota). "openai" gives OpenAI's six headers, whose
  * resets are the time until the bucket is full again as a duration
  * ("1s", "6m0s", "250ms"); without a token bucket only the three
- * -requests ones. Seed 002's 429 adds Retry-After and X-RateLimit-Scope
- * itself (the provider writes those).
+ * -requests ones. "anthropic" gives Anthropic's requests-limit,
+ * -remaining, -reset, whose reset is the instant the bucket is full
+ * again (RFC 3339, rounded up to the second), and with a token bucket the
+ * same three for tokens, input-tokens and output-tokens, all describing
+ * that one bucket (the model meters a request's prompt and max_tokens
+ * together). Seed 002's 429 adds Retry-After and X-RateLimit-Scope itself
+ * (the provider writes those).
  */
 size_t fa_quota_rate_headers(enum fa_quota_headers style,
-			     const struct fa_quota_decision *d,
+			     const struct fa_quota_decision *d, int64_t wall_us,
 			     struct fa_quota_header out[FA_QUOTA_MAX_HEADERS]);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "fault.h"
 
 /* The rate-limit headers of decision @d in the scenario's style, each
@@ -13,7 +14,7 @@ static void quota_headers(const struct fa_scenario *sc, struct fa_resp *resp,
 			  const struct fa_quota_decision *d)
 {
 	struct fa_quota_header h[FA_QUOTA_MAX_HEADERS];
-	size_t n = fa_quota_rate_headers(sc->quota.headers, d, h);
+	size_t n = fa_quota_rate_headers(sc->quota.headers, d, fa_clock_wall_us(), h);
 
 	for (size_t i = 0; i < n; i++)
 		if (!fa_resp_has_header(resp, h[i].name))

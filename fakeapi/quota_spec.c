@@ -13,7 +13,8 @@ _Static_assert(sizeof(enum fa_quota_headers) == sizeof(int), "enum size");
 
 /* in enum order: the index is the value */
 static const char *const spreads[] = {"round_robin", "random", NULL};
-static const char *const header_styles[] = {"x", "ietf", "legacy", "none", "openai", NULL};
+static const char *const header_styles[] = {"x", "ietf", "legacy", "none", "openai",
+					    "anthropic", NULL};
 
 /* $.provider.quota */
 enum { QT_PER_KEY, QT_PER_USER, QT_PERIOD, QT_REPLICAS, QT_SPREAD, QT_KEY_LIMITS,

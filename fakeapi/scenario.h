@@ -75,21 +75,25 @@ struct fa_response_spec {
 	                               routes only (not during_pause) */
 	int error_after_chunks;     /* "error_after_chunks": on a chat_completions route, a
 	                               shaped answer to a stream sends this many chunks of
-	                               the reply before its error frame, 0..FA_CHAT_MAX_CHUNKS
-	                               (chat.h); -1 = not given (0) */
-	int stop_after_chunks;      /* "stop_after_chunks": on a chat_completions route, a 2xx
-	                               stream is closed after this many chunks, without
-	                               [DONE] (journaled as partial_body),
-	                               0..FA_CHAT_MAX_CHUNKS; -1 = not given */
-	int chunk_delay_ms;         /* "chunk_delay_ms": on a chat_completions route, a
-	                               stream's frames go out this many ms apart (the first
-	                               at once), 0..60000; 0 = all at once (default) */
-	int stall_after_chunks;     /* "stall_after_chunks": on a chat_completions route, a
-	                               2xx stream goes silent after this many chunks
-	                               (seed 002's stream_idle_timeout),
+	                               the reply before its error frame; on a messages
+	                               route, an error status to a stream is a 200 with
+	                               this many text deltas, then its error event;
+	                               0..FA_CHAT_MAX_CHUNKS (chat.h, messages.h); -1 = not
+	                               given (chat: 0; messages: no stream) */
+	int stop_after_chunks;      /* "stop_after_chunks": on a chat_completions or messages
+	                               route, a 2xx stream is closed after this many chunks,
+	                               without its end ([DONE], message_stop; journaled as
+	                               partial_body), 0..FA_CHAT_MAX_CHUNKS; -1 = not given */
+	int chunk_delay_ms;         /* "chunk_delay_ms": on a chat_completions or messages
+	                               route, a stream's frames go out this many ms apart
+	                               (the first at once), 0..60000; 0 = all at once
+	                               (default) */
+	int stall_after_chunks;     /* "stall_after_chunks": on a chat_completions or
+	                               messages route, a 2xx stream goes silent after this
+	                               many chunks (seed 002's stream_idle_timeout),
 	                               0..FA_CHAT_MAX_CHUNKS; -1 = not given */
 	int stall_ms;               /* "stall_ms": how long it stays silent, 1..600000 ms,
-	                               then the stream_idle_timeout error frame and [DONE];
+	                               then the stall's error frame (and [DONE] for chat);
 	                               needs stall_after_chunks; default 30000 */
 };
 
@@ -105,6 +109,9 @@ enum fa_route_kind {
 	FA_ROUTE_CHAT,         /* "chat_completions": a 2xx response is rendered as an
 	                          OpenAI-compatible chat completion or stream (chat.h) */
 	FA_ROUTE_MODELS,       /* "models": a 2xx response is rendered as the model list */
+	FA_ROUTE_MESSAGES,     /* "messages": an Anthropic-compatible Messages endpoint: a
+	                          2xx is a Message or its event stream, an error answers
+	                          in Anthropic's error shape (messages.h) */
 };
 
 /* One route ($.routes[i]). */
@@ -121,7 +128,8 @@ struct fa_route_spec {
 	                                        holding the client's reference; default
 	                                        "client_reference" on an effect route, else NULL */
 	enum fa_route_kind kind;             /* "kind", default FA_ROUTE_SCRIPTED */
-	char *reply;                         /* chat_completions: "reply", the assistant's text,
+	char *reply;                         /* chat_completions, messages: "reply", the
+	                                        assistant's text,
 	                                        1..FA_CHAT_REPLY_MAX bytes; default
 	                                        FA_CHAT_DEFAULT_REPLY */
 	char **models;                       /* models: "models", 1..FA_CHAT_MAX_MODELS unique

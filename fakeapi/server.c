@@ -16,10 +16,10 @@
 #include <microhttpd.h>
 
 #include "alloc.h"
-#include "chat.h"
 #include "clock.h"
 #include "fault.h"
 #include "log.h"
+#include "sse.h"
 
 /* One TCP connection, for the journal's connection id and reuse count. */
 struct conn {
@@ -261,7 +261,7 @@ static enum MHD_Result queue_partial(struct fa_server *s, struct request *r)
 }
 
 /*
- * A text/event-stream answer (resp.stream_end set; chat.h), read out by
+ * A text/event-stream answer (resp.stream_end set; sse.h), read out by
  * libmicrohttpd through stream_read(). At once, it is one body with a
  * Content-Length. Paced (chunk_delay_ms) or stalling (stall_ms), it goes
  * chunked, a frame at a time: at each frame boundary whose time has not
@@ -303,14 +303,15 @@ static bool peer_gone(struct request *r)
 }
 
 /* The wait before frame @st->frame: stall_ms before the one after the
- * content frames when the stream stalls, chunk_delay_ms between frames. */
+ * content frames when the stream stalls, chunk_delay_ms between frames;
+ * the lead frames and the first content frame go at once. */
 static int64_t frame_wait_us(const struct stream *st)
 {
 	const struct fa_resp *a = &st->r->resp;
 
-	if (a->stall_ms > 0 && st->frame == a->stream_content)
+	if (a->stall_ms > 0 && st->frame == a->stream_lead + a->stream_content)
 		return (int64_t)a->stall_ms * 1000;
-	return st->frame == 0 ? 0 : (int64_t)a->chunk_delay_ms * 1000;
+	return st->frame <= a->stream_lead ? 0 : (int64_t)a->chunk_delay_ms * 1000;
 }
 
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
@@ -344,10 +345,11 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 			r->stream_stopped = true;
 			return MHD_CONTENT_READER_END_WITH_ERROR;
 		}
-		if (r->resp.stall_ms > 0 && st->frame == r->resp.stream_content)
+		if (r->resp.stall_ms > 0 && r->resp.stall_retry_after_s > 0 &&
+		    st->frame == r->resp.stream_lead + r->resp.stream_content)
 			r->resp.attempt.pause_until_us =
 				now + (int64_t)r->resp.stall_retry_after_s * 1000000;
-		st->frame_end = fa_chat_frame_end(st->body, st->len, (size_t)pos);
+		st->frame_end = fa_sse_frame_end(st->body, st->len, (size_t)pos);
 		st->frame++;
 		st->last_us = now;
 	}
@@ -426,8 +428,8 @@ static void stream_journal(struct request *r, enum MHD_RequestTerminationCode to
 
 	if (a->stream_end == NULL || r->t_response_us < 0)
 		return;
-	at->stream_chunks = fa_chat_chunks_sent(a->body, a->body_len, a->stream_content,
-						r->stream_sent);
+	at->stream_chunks = fa_sse_chunks_sent(a->body, a->body_len, a->stream_lead,
+					       a->stream_content, r->stream_sent);
 	free(at->stream_end);
 	at->stream_end = fa_xstrdup(stopped ? "cut" : !whole ? "client_gone"
 					  : cut ? "cut" : a->stream_end);

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "alloc.h"
+#include "clock.h"
 
 const char *const fa_shape_names[] = {
 	"rate_limit_cluster", "ai_congested", "ai_pacing_limited",
@@ -172,16 +172,6 @@ static void add_int_header(struct fa_shape_answer *out, const char *name, int v)
 	add_header(out, name, buf);
 }
 
-/* "2026-11-30T08:55:21Z" for @wall_us rounded up to a whole second. */
-static void rfc3339_seconds(int64_t wall_us, char *buf, size_t len)
-{
-	time_t t = (time_t)((wall_us + 999999) / 1000000);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 void fa_shape_render(struct fa_shape_state *st, const struct fa_shape_spec *spec,
 		     const char *req_deadline, int64_t now_us, int64_t wall_us,
 		     struct fa_shape_answer *out)
@@ -227,7 +217,7 @@ void fa_shape_render(struct fa_shape_state *st, const struct fa_shape_spec *spec
 		cJSON_AddNumberToObject(e, "retryAfter", ra);
 		break;
 	case FA_SHAPE_AI_PACING_LIMITED:
-		rfc3339_seconds(wall_us + (int64_t)ra * 1000000, when, sizeof(when));
+		fa_clock_rfc3339_s(wall_us + (int64_t)ra * 1000000, when, sizeof(when));
 		snprintf(msg, sizeof(msg), "AI quota pacing: the window is used up until %s.",
 			 when);
 		cJSON_AddStringToObject(e, "code", "ai_pacing_limited");

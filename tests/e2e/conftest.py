@@ -4,7 +4,9 @@ The provider is started on port 0; the fixture reads the port from its
 first line (`listening http://HOST:PORT`) and stops exactly the pid it
 started. Never a fixed port, never a kill by name.
 """
+import http.client
 import json
+import math
 import os
 import signal
 import subprocess
@@ -12,6 +14,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
@@ -142,3 +145,26 @@ def wait_for(predicate, timeout=10.0, step=0.02):
             return value
         time.sleep(step)
     raise AssertionError("condition not met within the deadline")
+
+
+def estimate_tokens(text):
+    """The provider's documented token estimate: ceil(UTF-8 bytes / 4)."""
+    return math.ceil(len(text.encode()) / 4)
+
+
+def post_whole_or_not(p, path, data, headers):
+    """POST @data (bytes) to provider @p with http.client: (status, headers
+    lower-cased, the bytes read, whether the body came whole). A body cut
+    short (a partial body, a cut stream) is returned as far as it came."""
+    u = urlparse(p.url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+    try:
+        conn.request("POST", path, body=data, headers=headers)
+        resp = conn.getresponse()
+        got = {k.lower(): v for k, v in resp.getheaders()}
+        try:
+            return resp.status, got, resp.read(), True
+        except http.client.IncompleteRead as e:
+            return resp.status, got, e.partial, False
+    finally:
+        conn.close()

@@ -1,15 +1,15 @@
 """The OpenAI-compatible endpoint over HTTP: completions, streams, a shape as the last
 frame, a stream cut short, paced and stalling streams and how the journal says each
 stream ended, the model list and the 400 for a bad request."""
-import http.client
 import json
-import math
 import socket
 import threading
 import time
 from urllib.parse import urlparse
 
 import pytest
+
+from conftest import estimate_tokens as tokens, post_whole_or_not
 
 KEY = "sk-chat-app-1"
 REPLY = "Hello from the fake model."
@@ -19,11 +19,6 @@ PROMPT = "Say hello, please."
 @pytest.fixture
 def p(provider, repo_root):
     return provider(repo_root / "scenarios/provider/chat-completions.json")
-
-
-def tokens(text):
-    """The documented estimate: ceil(UTF-8 bytes / 4)."""
-    return math.ceil(len(text.encode()) / 4)
 
 
 def chat_body(stream=False, model="gpt-test"):
@@ -46,20 +41,9 @@ def frames(body):
 
 def raw_post(p, path, body):
     """POST with http.client: (status, headers, bytes read, whether the body was whole)."""
-    u = urlparse(p.url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
-    try:
-        conn.request("POST", path, body=json.dumps(body).encode(),
-                     headers={"Authorization": f"Bearer {KEY}",
+    return post_whole_or_not(p, path, json.dumps(body).encode(),
+                             {"Authorization": f"Bearer {KEY}",
                               "Content-Type": "application/json"})
-        resp = conn.getresponse()
-        headers = {k.lower(): v for k, v in resp.getheaders()}
-        try:
-            return resp.status, headers, resp.read(), True
-        except http.client.IncompleteRead as e:
-            return resp.status, headers, e.partial, False
-    finally:
-        conn.close()
 
 
 def test_completion_fields_and_usage(p):

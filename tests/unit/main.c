@@ -39,6 +39,8 @@
 	X(quota)        \
 	X(shape)        \
 	X(chat)         \
+	X(sse)          \
+	X(messages)     \
 	X(follow)       \
 	X(livefeed)     \
 	X(har)          \

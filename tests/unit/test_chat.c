@@ -9,6 +9,7 @@
 #include "provider.h"
 #include "provider_fixture.h"
 #include "scenario.h"
+#include "sse.h"
 
 static const cJSON *get(const cJSON *o, const char *name)
 {
@@ -177,7 +178,7 @@ static size_t frames(const char *body, char out[][1024], size_t max)
 static void chat__stream_reassembles_and_ends_with_stop_then_done(void)
 {
 	struct fa_chat_req r = { .model = "m", .prompt_tokens = 1 };
-	struct fa_chat_stream s;
+	struct fa_sse_stream s;
 	char f[16][1024], text[256] = "";
 	size_t n;
 
@@ -202,7 +203,7 @@ static void chat__stream_reassembles_and_ends_with_stop_then_done(void)
 	CU_ASSERT_STRING_EQUAL(text, "Hello from the fake model.");
 	CU_ASSERT_PTR_NOT_NULL(strstr(f[5], "\"delta\":{},\"finish_reason\":\"stop\""));
 	CU_ASSERT_STRING_EQUAL(f[6], "[DONE]");
-	fa_chat_stream_release(&s);
+	fa_sse_stream_release(&s);
 }
 
 /* The longest reply, as one-letter words: 32768 frames rendered in one
@@ -210,7 +211,7 @@ static void chat__stream_reassembles_and_ends_with_stop_then_done(void)
 static void chat__longest_reply_streams_every_word_in_order(void)
 {
 	struct fa_chat_req r = { .model = "m" };
-	struct fa_chat_stream s;
+	struct fa_sse_stream s;
 	char *reply = malloc(FA_CHAT_REPLY_MAX + 1);
 	char *text = calloc(1, FA_CHAT_REPLY_MAX + 1);
 	const char *p;
@@ -248,7 +249,7 @@ static void chat__longest_reply_streams_every_word_in_order(void)
 	CU_ASSERT_STRING_EQUAL(p, "data: [DONE]\n\n");
 	CU_ASSERT_EQUAL(tlen, FA_CHAT_REPLY_MAX);
 	CU_ASSERT_EQUAL(memcmp(text, reply, FA_CHAT_REPLY_MAX), 0);
-	fa_chat_stream_release(&s);
+	fa_sse_stream_release(&s);
 	free(reply);
 	free(text);
 }
@@ -256,7 +257,7 @@ static void chat__longest_reply_streams_every_word_in_order(void)
 static void chat__error_frame_comes_last_after_n_chunks(void)
 {
 	struct fa_chat_req r = { .model = "m" };
-	struct fa_chat_stream s;
+	struct fa_sse_stream s;
 	cJSON *shape = cJSON_Parse("{\"error\": {\"code\": \"pool_exhausted\","
 				   " \"type\": \"server_error\", \"retryAfter\": 5}}");
 	cJSON *pacing = cJSON_Parse("{\"success\": false, \"error\": {\"code\": \"ai_pacing_limited\"}}");
@@ -274,12 +275,12 @@ static void chat__error_frame_comes_last_after_n_chunks(void)
 	CU_ASSERT_STRING_EQUAL(f[2], "{\"error\":{\"code\":\"pool_exhausted\","
 				     "\"type\":\"server_error\",\"retryAfter\":5}}");
 	CU_ASSERT_STRING_EQUAL(f[3], "[DONE]");
-	fa_chat_stream_release(&s);
+	fa_sse_stream_release(&s);
 	/* more chunks asked than the reply has: all of them, then the error */
 	fa_chat_sse(&r, "a b", 1, 0, frame, 10, -1, &s);
 	CU_ASSERT_EQUAL(frames(s.body, f, 16), 4);
 	CU_ASSERT_PTR_NOT_NULL(strstr(f[2], "pool_exhausted"));
-	fa_chat_stream_release(&s);
+	fa_sse_stream_release(&s);
 	cJSON_Delete(frame);
 	cJSON_Delete(frame2);
 	cJSON_Delete(shape);
@@ -289,7 +290,7 @@ static void chat__error_frame_comes_last_after_n_chunks(void)
 static void chat__stop_after_cuts_at_a_frame_boundary_before_done(void)
 {
 	struct fa_chat_req r = { .model = "m" };
-	struct fa_chat_stream s;
+	struct fa_sse_stream s;
 	char f[16][1024];
 	char *head;
 
@@ -298,64 +299,64 @@ static void chat__stop_after_cuts_at_a_frame_boundary_before_done(void)
 	CU_ASSERT_EQUAL(frames(head, f, 16), 2);
 	CU_ASSERT_PTR_NULL(strstr(head, "[DONE]"));
 	free(head);
-	fa_chat_stream_release(&s);
+	fa_sse_stream_release(&s);
 	fa_chat_sse(&r, "a b c", 1, 0, NULL, 0, 0, &s);
 	CU_ASSERT_EQUAL(s.cut, 0);
-	fa_chat_stream_release(&s);
+	fa_sse_stream_release(&s);
 	/* past the last chunk: every chunk (the stop one too), never [DONE] */
 	fa_chat_sse(&r, "a b c", 1, 0, NULL, 0, 99, &s);
 	CU_ASSERT_EQUAL(s.cut, s.len - strlen("data: [DONE]\n\n"));
-	fa_chat_stream_release(&s);
+	fa_sse_stream_release(&s);
 }
 
 /* [DONE] travels with the frame before it; a frame is "data: ...\n\n" */
 static void chat__frame_end_joins_done_to_the_frame_before(void)
 {
 	struct fa_chat_req r = { .model = "m" };
-	struct fa_chat_stream s;
+	struct fa_sse_stream s;
 	size_t e0, e1;
 
 	fa_chat_sse(&r, "a b", 1, 0, NULL, 0, -1, &s);
 	CU_ASSERT_EQUAL(s.n_content, 2);
 	e0 = strstr(s.body, "\n\n") + 2 - s.body;
 	e1 = strstr(s.body + e0, "\n\n") + 2 - s.body;
-	CU_ASSERT_EQUAL(fa_chat_frame_end(s.body, s.len, 0), e0);
-	CU_ASSERT_EQUAL(fa_chat_frame_end(s.body, s.len, e0), e1);
+	CU_ASSERT_EQUAL(fa_sse_frame_end(s.body, s.len, 0), e0);
+	CU_ASSERT_EQUAL(fa_sse_frame_end(s.body, s.len, e0), e1);
 	/* the stop chunk and [DONE]: one frame for pacing */
-	CU_ASSERT_EQUAL(fa_chat_frame_end(s.body, s.len, e1), s.len);
-	CU_ASSERT_EQUAL(fa_chat_frame_end(s.body, s.len, s.len), s.len);
+	CU_ASSERT_EQUAL(fa_sse_frame_end(s.body, s.len, e1), s.len);
+	CU_ASSERT_EQUAL(fa_sse_frame_end(s.body, s.len, s.len), s.len);
 	/* from inside a frame: its end */
-	CU_ASSERT_EQUAL(fa_chat_frame_end(s.body, s.len, 3), e0);
+	CU_ASSERT_EQUAL(fa_sse_frame_end(s.body, s.len, 3), e0);
 	/* no "\n\n" after @pos: the end of the body */
-	CU_ASSERT_EQUAL(fa_chat_frame_end("data: x", 7, 0), 7);
-	fa_chat_stream_release(&s);
+	CU_ASSERT_EQUAL(fa_sse_frame_end("data: x", 7, 0), 7);
+	fa_sse_stream_release(&s);
 }
 
 static void chat__chunks_sent_counts_whole_content_frames(void)
 {
 	struct fa_chat_req r = { .model = "m" };
-	struct fa_chat_stream s;
+	struct fa_sse_stream s;
 	size_t e0, e1;
 
 	fa_chat_sse(&r, "a b", 1, 0, NULL, 0, -1, &s);
-	e0 = fa_chat_frame_end(s.body, s.len, 0);
-	e1 = fa_chat_frame_end(s.body, s.len, e0);
-	CU_ASSERT_EQUAL(fa_chat_chunks_sent(s.body, s.len, 2, 0), 0);
-	CU_ASSERT_EQUAL(fa_chat_chunks_sent(s.body, s.len, 2, e0 - 1), 0);
-	CU_ASSERT_EQUAL(fa_chat_chunks_sent(s.body, s.len, 2, e0), 1);
-	CU_ASSERT_EQUAL(fa_chat_chunks_sent(s.body, s.len, 2, e1 - 1), 1);
-	CU_ASSERT_EQUAL(fa_chat_chunks_sent(s.body, s.len, 2, e1), 2);
+	e0 = fa_sse_frame_end(s.body, s.len, 0);
+	e1 = fa_sse_frame_end(s.body, s.len, e0);
+	CU_ASSERT_EQUAL(fa_sse_chunks_sent(s.body, s.len, 0, 2, 0), 0);
+	CU_ASSERT_EQUAL(fa_sse_chunks_sent(s.body, s.len, 0, 2, e0 - 1), 0);
+	CU_ASSERT_EQUAL(fa_sse_chunks_sent(s.body, s.len, 0, 2, e0), 1);
+	CU_ASSERT_EQUAL(fa_sse_chunks_sent(s.body, s.len, 0, 2, e1 - 1), 1);
+	CU_ASSERT_EQUAL(fa_sse_chunks_sent(s.body, s.len, 0, 2, e1), 2);
 	/* the stop chunk carries no piece of the reply */
-	CU_ASSERT_EQUAL(fa_chat_chunks_sent(s.body, s.len, 2, s.len), 2);
-	fa_chat_stream_release(&s);
+	CU_ASSERT_EQUAL(fa_sse_chunks_sent(s.body, s.len, 0, 2, s.len), 2);
+	fa_sse_stream_release(&s);
 	/* an error frame after one chunk: one content chunk at most */
 	{
 		cJSON *frame = fa_chat_stall_frame(1);
 
 		fa_chat_sse(&r, "a b c", 1, 0, frame, 1, -1, &s);
 		CU_ASSERT_EQUAL(s.n_content, 1);
-		CU_ASSERT_EQUAL(fa_chat_chunks_sent(s.body, s.len, (int)s.n_content, s.len), 1);
-		fa_chat_stream_release(&s);
+		CU_ASSERT_EQUAL(fa_sse_chunks_sent(s.body, s.len, 0, (int)s.n_content, s.len), 1);
+		fa_sse_stream_release(&s);
 		cJSON_Delete(frame);
 	}
 }
@@ -555,7 +556,7 @@ static void chat__answer_plans_paced_and_stalling_streams(void)
 	stall = strstr(r.body, "data: {\"error\":{\"code\":\"stream_idle_timeout\"");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(stall);
 	CU_ASSERT_PTR_NOT_NULL(strstr(stall, "\"retryAfter\":2}}\n\ndata: [DONE]\n\n"));
-	CU_ASSERT_EQUAL(fa_chat_chunks_sent(r.body, r.body_len, r.stream_content, r.body_len), 2);
+	CU_ASSERT_EQUAL(fa_sse_chunks_sent(r.body, r.body_len, 0, r.stream_content, r.body_len), 2);
 	fx_done(p, &r);
 	/* at once after the headers, the default silence and retryAfter 1 */
 	fx_decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
@@ -587,13 +588,13 @@ static void chat__answer_plans_paced_and_stalling_streams(void)
 }
 
 /* fa_chat_answer decides under the provider's lock and leaves the body;
- * fa_chat_render, which needs no lock, renders it */
+ * fa_sse_render, which needs no lock, renders it */
 static void chat__answer_leaves_the_stream_body_to_render(void)
 {
 	struct fa_scenario *sc = NULL;
 	struct fa_err err = {{0}};
 	struct fa_chat_req creq = { .model = "m", .stream = true };
-	struct fa_chat_pending pending;
+	struct fa_sse_pending pending;
 	struct fa_resp r = { .status = 200 };
 	const struct fa_route_spec *rt;
 
@@ -602,16 +603,16 @@ static void chat__answer_leaves_the_stream_body_to_render(void)
 	rt = &sc->routes[0];
 	/* stop_after_chunks 1: cut, its length known only once rendered */
 	CU_ASSERT_FALSE(fa_chat_answer(rt, &rt->responses[4], &creq, 3, 100, &r, &pending));
-	CU_ASSERT_TRUE(pending.stream);
+	CU_ASSERT_PTR_NOT_NULL(pending.render);
 	CU_ASSERT_STRING_EQUAL(r.stream_end, "cut");
 	CU_ASSERT_EQUAL(r.fault, FA_RESP_PARTIAL_BODY);
 	CU_ASSERT_PTR_NULL(r.body);
-	fa_chat_render(&creq, &pending, &r);
-	CU_ASSERT_FALSE(pending.stream);
+	fa_sse_render(&creq, &pending, &r);
+	CU_ASSERT_PTR_NULL(pending.render);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r.body);
 	CU_ASSERT_EQUAL(r.stream_content, 3);
 	CU_ASSERT_EQUAL(r.body_len, strlen(r.body));
-	CU_ASSERT_EQUAL((size_t)r.fault_bytes, fa_chat_frame_end(r.body, r.body_len, 0));
+	CU_ASSERT_EQUAL((size_t)r.fault_bytes, fa_sse_frame_end(r.body, r.body_len, 0));
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"id\":\"chatcmpl-3\""));
 	fa_resp_release(&r);
 	/* a completion is rendered at once: nothing pending */
@@ -619,9 +620,9 @@ static void chat__answer_leaves_the_stream_body_to_render(void)
 	r.status = 200;
 	creq.stream = false;
 	fa_chat_answer(rt, &rt->responses[0], &creq, 4, 100, &r, &pending);
-	CU_ASSERT_FALSE(pending.stream);
+	CU_ASSERT_PTR_NULL(pending.render);
 	CU_ASSERT_PTR_NOT_NULL(r.body);
-	fa_chat_render(&creq, &pending, &r);
+	fa_sse_render(&creq, &pending, &r);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"object\":\"chat.completion\""));
 	fa_resp_release(&r);
 	fa_scenario_free(sc);

@@ -438,12 +438,12 @@ static void quota__rate_headers_in_each_style(void)
 				       .remaining = 57, .reset_s = 0 };
 	struct fa_quota_header h[FA_QUOTA_MAX_HEADERS];
 
-	CU_ASSERT_EQUAL_FATAL(fa_quota_rate_headers(FA_QUOTA_HDR_IETF, &d, h), 2);
+	CU_ASSERT_EQUAL_FATAL(fa_quota_rate_headers(FA_QUOTA_HDR_IETF, &d, 0, h), 2);
 	CU_ASSERT_STRING_EQUAL(h[0].name, "RateLimit-Policy");
 	CU_ASSERT_STRING_EQUAL(h[0].value, "\"per-key\";q=200;w=60");
 	CU_ASSERT_STRING_EQUAL(h[1].name, "RateLimit");
 	CU_ASSERT_STRING_EQUAL(h[1].value, "\"per-key\";r=57;t=0");
-	CU_ASSERT_EQUAL_FATAL(fa_quota_rate_headers(FA_QUOTA_HDR_LEGACY, &d, h), 3);
+	CU_ASSERT_EQUAL_FATAL(fa_quota_rate_headers(FA_QUOTA_HDR_LEGACY, &d, 0, h), 3);
 	CU_ASSERT_STRING_EQUAL(h[0].name, "RateLimit-Limit");
 	CU_ASSERT_STRING_EQUAL(h[0].value, "200");
 	CU_ASSERT_STRING_EQUAL(h[1].name, "RateLimit-Remaining");
@@ -453,16 +453,56 @@ static void quota__rate_headers_in_each_style(void)
 	d.scope = FA_QUOTA_PER_USER;
 	d.remaining = 0;
 	d.reset_s = 12;
-	CU_ASSERT_EQUAL_FATAL(fa_quota_rate_headers(FA_QUOTA_HDR_X, &d, h), 3);
+	CU_ASSERT_EQUAL_FATAL(fa_quota_rate_headers(FA_QUOTA_HDR_X, &d, 0, h), 3);
 	CU_ASSERT_STRING_EQUAL(h[0].name, "X-RateLimit-Limit");
 	CU_ASSERT_STRING_EQUAL(h[0].value, "200");
 	CU_ASSERT_STRING_EQUAL(h[1].name, "X-RateLimit-Remaining");
 	CU_ASSERT_STRING_EQUAL(h[1].value, "0");
 	CU_ASSERT_STRING_EQUAL(h[2].name, "X-RateLimit-Reset");
 	CU_ASSERT_STRING_EQUAL(h[2].value, "12");
-	CU_ASSERT_EQUAL(fa_quota_rate_headers(FA_QUOTA_HDR_IETF, &d, h), 2);
+	CU_ASSERT_EQUAL(fa_quota_rate_headers(FA_QUOTA_HDR_IETF, &d, 0, h), 2);
 	CU_ASSERT_STRING_EQUAL(h[1].value, "\"per-user\";r=0;t=12");
-	CU_ASSERT_EQUAL(fa_quota_rate_headers(FA_QUOTA_HDR_NONE, &d, h), 0);
+	CU_ASSERT_EQUAL(fa_quota_rate_headers(FA_QUOTA_HDR_NONE, &d, 0, h), 0);
+}
+
+/* Anthropic's headers: the resets are the instants each bucket is full
+ * again, RFC 3339 rounded up to the second; one token bucket stands for
+ * tokens, input-tokens and output-tokens alike */
+static void quota__anthropic_headers_name_the_full_instants(void)
+{
+	struct fa_quota_decision d = { .scope = FA_QUOTA_PER_KEY, .bucket_limit = 50,
+				       .period_s = 60, .remaining = 0, .full_us = 1200000 };
+	struct fa_quota_header h[FA_QUOTA_MAX_HEADERS];
+	static const char *const kinds[] = { "tokens", "input-tokens", "output-tokens" };
+	char name[64];
+	/* 2026-11-30T08:55:09.5Z */
+	int64_t wall = INT64_C(1796028909) * 1000000 + 500000;
+
+	CU_ASSERT_EQUAL_FATAL(fa_quota_rate_headers(FA_QUOTA_HDR_ANTHROPIC, &d, wall, h), 3);
+	CU_ASSERT_STRING_EQUAL(h[0].name, "anthropic-ratelimit-requests-limit");
+	CU_ASSERT_STRING_EQUAL(h[0].value, "50");
+	CU_ASSERT_STRING_EQUAL(h[1].name, "anthropic-ratelimit-requests-remaining");
+	CU_ASSERT_STRING_EQUAL(h[1].value, "0");
+	CU_ASSERT_STRING_EQUAL(h[2].name, "anthropic-ratelimit-requests-reset");
+	/* 09.5 s + 1.2 s = 10.7 s, rounded up */
+	CU_ASSERT_STRING_EQUAL(h[2].value, "2026-11-30T08:55:11Z");
+	d.has_tokens = true;
+	d.token_limit = 4000;
+	d.token_remaining = 3936;
+	d.token_full_us = 0;
+	CU_ASSERT_EQUAL_FATAL(fa_quota_rate_headers(FA_QUOTA_HDR_ANTHROPIC, &d, wall, h), 12);
+	for (int k = 0; k < 3; k++) {
+		snprintf(name, sizeof(name), "anthropic-ratelimit-%s-limit", kinds[k]);
+		CU_ASSERT_STRING_EQUAL(h[3 + 3 * k].name, name);
+		CU_ASSERT_STRING_EQUAL(h[3 + 3 * k].value, "4000");
+		snprintf(name, sizeof(name), "anthropic-ratelimit-%s-remaining", kinds[k]);
+		CU_ASSERT_STRING_EQUAL(h[4 + 3 * k].name, name);
+		CU_ASSERT_STRING_EQUAL(h[4 + 3 * k].value, "3936");
+		snprintf(name, sizeof(name), "anthropic-ratelimit-%s-reset", kinds[k]);
+		CU_ASSERT_STRING_EQUAL(h[5 + 3 * k].name, name);
+		/* full now: now, rounded up */
+		CU_ASSERT_STRING_EQUAL(h[5 + 3 * k].value, "2026-11-30T08:55:10Z");
+	}
 }
 
 static void quota__reset_fills_every_bucket(void)
@@ -620,6 +660,8 @@ void test_quota_register(void)
 		    quota__body_matches_seed_002_field_by_field);
 	CU_add_test(suite, "quota__model_gives_the_seed_limit_for_three_replicas",
 		    quota__model_gives_the_seed_limit_for_three_replicas);
+	CU_add_test(suite, "quota__anthropic_headers_name_the_full_instants",
+		    quota__anthropic_headers_name_the_full_instants);
 	CU_add_test(suite, "quota__rate_headers_in_each_style",
 		    quota__rate_headers_in_each_style);
 	CU_add_test(suite, "quota__reset_fills_every_bucket",

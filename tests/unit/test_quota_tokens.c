@@ -326,7 +326,7 @@ static void headers_text(enum fa_quota_headers style, const struct fa_quota_deci
 			 char *buf, size_t len)
 {
 	struct fa_quota_header h[FA_QUOTA_MAX_HEADERS];
-	size_t n = fa_quota_rate_headers(style, d, h), off = 0;
+	size_t n = fa_quota_rate_headers(style, d, 0, h), off = 0;
 
 	buf[0] = '\0';
 	for (size_t i = 0; i < n && off < len; i++)
@@ -378,9 +378,9 @@ static void quota_tokens__headers_describe_the_token_bucket(void)
 	headers_text(FA_QUOTA_HDR_IETF, &d, buf, sizeof(buf));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"per-user-tokens\";q=300000;w=60\n"));
 	d.has_tokens = false;
-	CU_ASSERT_EQUAL(fa_quota_rate_headers(FA_QUOTA_HDR_X, &d,
+	CU_ASSERT_EQUAL(fa_quota_rate_headers(FA_QUOTA_HDR_X, &d, 0,
 					      (struct fa_quota_header[FA_QUOTA_MAX_HEADERS]){ 0 }), 3);
-	CU_ASSERT_EQUAL(fa_quota_rate_headers(FA_QUOTA_HDR_OPENAI, &d,
+	CU_ASSERT_EQUAL(fa_quota_rate_headers(FA_QUOTA_HDR_OPENAI, &d, 0,
 					      (struct fa_quota_header[FA_QUOTA_MAX_HEADERS]){ 0 }), 3);
 	headers_text(FA_QUOTA_HDR_IETF, &d, buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, "RateLimit-Policy: \"per-key\";q=600;w=60\n"

@@ -84,11 +84,15 @@ e2e: deps sdk-deps
 	$(MAKE) asan
 	FAKEAPI_BUILD=build/asan $(PYTHON) -m pytest -q -n 2 --dist loadgroup tests/e2e
 
-# The openai SDK for Node.js that tests/e2e/test_openai_node.py grades,
-# installed from its lockfile (the npm registry) when it is not there yet.
+# The openai SDK for Node.js that tests/e2e/test_openai_node.py grades, and
+# the Node.js retry libraries of the stdio adapters (NODE_ADAPTERS), each
+# folder installed from its lockfile (the npm registry) when it is not there
+# yet or its lockfile changed since (npm ci writes node_modules/.package-lock.json).
 sdk-deps: deps
 	@test -d $(OPENAI_NODE)/node_modules/openai || \
 		(cd $(OPENAI_NODE) && npm ci --no-audit --no-fund --loglevel=error)
+	@test $(NODE_ADAPTERS)/node_modules/.package-lock.json -nt $(NODE_ADAPTERS)/package-lock.json || \
+		(cd $(NODE_ADAPTERS) && npm ci --no-audit --no-fund --loglevel=error)
 
 test: deps sdk-deps
 	$(MAKE) asan
@@ -132,6 +136,9 @@ clean:
 # tests/e2e/test_openai_node.py runs the same suite under `make test`.
 # Like any graded run it may exit 1.
 OPENAI_NODE = client-under-test/adapters/openai-node
+# The Node.js stdio adapters (docs/adapters.md): one lockfile for got, ky,
+# axios-retry, p-retry, fetch-retry, undici, openai and @anthropic-ai/sdk.
+NODE_ADAPTERS = client-under-test/adapters/node
 .PHONY: grade-openai-node
 grade-openai-node: sdk-deps
 	@$(MAKE) -s $(BUILD)/fakeapi-harness

@@ -168,3 +168,25 @@ def post_whole_or_not(p, path, data, headers):
             return resp.status, got, e.partial, False
     finally:
         conn.close()
+
+
+def graded_run(harness_bin, client_args, target, out, timeout):
+    """Run the harness on the suite or scenario @target with @client_args
+    (`--exec T` or `--client C`, and any more options), keeping the JSON
+    report and the journals under @out: (report, {scenario id: [journal
+    entries]}, the finished process). Fails when there is no report or a
+    scenario could not run."""
+    report_path = out / "report.json"
+    proc = subprocess.run(
+        [harness_bin, "run", "-q", *client_args,
+         "--journal-dir", str(out / "journals"), "--report-json", str(report_path),
+         str(target)],
+        capture_output=True, text=True, timeout=timeout)
+    assert report_path.exists(), proc.stdout + proc.stderr
+    report = json.loads(report_path.read_text())
+    journals = {}
+    for s in report["scenarios"]:
+        assert s["error"] is None, s["error"]
+        lines = (out / "journals" / f"{s['id']}.jsonl").read_text().splitlines()
+        journals[s["id"]] = [json.loads(line) for line in lines]
+    return report, journals, proc

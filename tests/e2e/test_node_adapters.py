@@ -1,0 +1,159 @@
+"""The Node.js stdio adapters (client-under-test/adapters/node), one harness
+run per library on the scenarios that pin the generic part: the hello
+names the library and its installed version, every attempt the library
+makes is reported from its hooks (attempts.hidden), a cancel stops it
+(cancel.quiet, outcome cancelled), and a write whose body was cut short is
+reported as sent "unknown" (ambiguity.preserved). What each library does
+beyond that (docs/adapters-node.md) is its own behaviour, not pinned here.
+"""
+import json
+import shutil
+
+import pytest
+
+from conftest import REPO, graded_run
+
+ADAPTERS = REPO / "client-under-test" / "adapters" / "node"
+FAST = REPO / "scenarios" / "five-step-fast"
+SCENARIOS = ["7-hidden-retry-503.json", "17-step-5-cancel-pending-retry.json",
+             "11-write-partial-body.json"]
+PACKAGES = {"got": "got", "ky": "ky", "axios": "axios-retry", "p-retry": "p-retry",
+            "fetch-retry": "fetch-retry", "undici": "undici", "openai": "openai",
+            "anthropic": "@anthropic-ai/sdk"}
+# eight short runs, ~50 s in all, on the test worker that also grades the
+# openai SDK (tests/e2e/test_openai_node.py; make test distributes with
+# --dist loadgroup): run side by side, their Node.js processes slowed each
+# other enough to spread the SDK's one wave of retries over 500 ms
+pytestmark = pytest.mark.xdist_group("openai-node")
+
+
+def adapter_cmd(lib):
+    return f"node {ADAPTERS / 'fakeapi-stdio.mjs'} {lib}"
+
+
+def run(harness_bin, out, lib, files):
+    """Run the adapter of @lib on the scenario @files (one suite):
+    (report, {scenario id: [journal entries]})."""
+    assert shutil.which("node"), "node missing: ci/install-deps installs it"
+    assert (ADAPTERS / "node_modules" / "got").is_dir(), \
+        "the Node.js adapters' libraries are not installed: run `make sdk-deps`"
+    names = []
+    for f in files:  # a suite names its scenarios relative to its folder
+        if f.parent != out:
+            shutil.copy(f, out / f.name)
+        names.append(f.name)
+    suite = out / "suite.json"
+    suite.write_text(json.dumps({"id": f"node-{lib}", "version": "1",
+                                 "title": f"the {lib} adapter's checks", "scenarios": names}))
+    report, journals, _ = graded_run(harness_bin, ["--jobs", "2", "--client", adapter_cmd(lib)],
+                                     suite, out, timeout=180)
+    return report, journals
+
+
+@pytest.fixture(scope="module", params=sorted(PACKAGES))
+def graded(request, harness_bin, tmp_path_factory):
+    lib = request.param
+    out = tmp_path_factory.mktemp(f"node-{lib}")
+    report, journals = run(harness_bin, out, lib, [FAST / f for f in SCENARIOS])
+    return lib, report, journals
+
+
+def scenario(report, sid):
+    return next(s for s in report["scenarios"] if s["id"] == sid)
+
+
+def verdict(report, sid, check):
+    return next(c for c in scenario(report, sid)["checks"] if c["id"] == check)
+
+
+def test_the_hello_names_the_library_and_its_installed_version(graded):
+    lib, report, _ = graded
+    pkg = PACKAGES[lib]
+    installed = json.loads((ADAPTERS / "node_modules" / pkg / "package.json").read_text())
+    client = report["client"]["hello"]["client"]
+    assert client["name"] == pkg
+    assert client["version"] == installed["version"]
+    assert client["adapter"] == "node stdio adapter 1"
+    assert client["config"]
+
+
+def test_no_protocol_error_and_no_key_printed(graded):
+    _, report, _ = graded
+    for s in report["scenarios"]:
+        assert s["protocol_errors"] == [], (s["id"], s["protocol_errors"])
+        assert s["canary_hits"] == [], (s["id"], s["canary_hits"])
+
+
+def test_the_hooks_count_the_librarys_own_retry(graded):
+    _, report, journals = graded
+    entries = journals["hidden-retry-503"]
+    assert [e["status"] for e in entries] == [503, 200]
+    assert verdict(report, "hidden-retry-503", "attempts.hidden")["verdict"] == "pass"
+    assert scenario(report, "hidden-retry-503")["tasks"][0]["outcome"] == "succeeded"
+
+
+def test_a_cancel_stops_the_pending_retry(graded):
+    _, report, _ = graded
+    sid = "step-5-cancel-pending-retry"
+    assert verdict(report, sid, "cancel.quiet")["verdict"] == "pass"
+    assert verdict(report, sid, "attempts.hidden")["verdict"] == "pass"
+    assert scenario(report, sid)["tasks"][0]["outcome"] == "cancelled"
+
+
+def test_a_write_cut_short_is_reported_as_unknown(graded):
+    """The libraries raise a transport error for a 201 whose body was cut
+    (axios's carries the response's status too): failed with sent
+    "unknown", never "yes" (p-retry retries it, and the retry's answer is
+    whole)."""
+    _, report, _ = graded
+    assert verdict(report, "write-partial-body", "ambiguity.preserved")["verdict"] == "pass"
+
+
+MESSAGES = {
+    "id": "anthropic-messages",
+    "title": "messages.create through the Anthropic SDK: a 429 then a message; an unknown path",
+    "provider": {"keys": {"app-1": {"secret": "sk-ant-adapter-1", "user": "app"}},
+                 "scope": "user"},
+    "routes": [{
+        "id": "messages", "method": "POST", "path": "/v1/messages", "class": "read",
+        "cursor": "shared",
+        "responses": [
+            {"times": 1, "status": 429, "retry_after": 1,
+             "body": {"type": "error",
+                      "error": {"type": "rate_limit_error", "message": "slow down"}}},
+            {"status": 200,
+             "body": {"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+                      "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",
+                      "stop_sequence": None,
+                      "usage": {"input_tokens": 3, "output_tokens": 1}}}]}],
+    "harness": {
+        "tasks": [
+            {"id": "m1", "key": "app-1", "class": "read", "method": "POST",
+             "path": "/v1/messages",
+             "body": {"model": "m", "max_tokens": 16,
+                      "messages": [{"role": "user", "content": "hello"}]},
+             "budget": {"max_attempts": 3, "max_wait_s": 10}},
+            {"id": "m2", "key": "app-1", "class": "read", "method": "POST",
+             "path": "/v1/nowhere/messages",
+             "body": {"model": "m", "max_tokens": 16,
+                      "messages": [{"role": "user", "content": "hello"}]},
+             "budget": {"max_attempts": 3, "max_wait_s": 10}}],
+        "events": [{"at_ms": 0, "send": ["m1", "m2"]}],
+        "timeout_s": 30}}
+
+
+def test_the_anthropic_sdk_retries_a_429_and_not_a_404(harness_bin, tmp_path):
+    """messages.create against the provider's plain routes (the JSON shape
+    of the Messages API): the SDK waits the Retry-After and succeeds, and a
+    404 comes back as a failed task after one attempt."""
+    path = tmp_path / "messages.json"
+    path.write_text(json.dumps(MESSAGES))
+    report, journals = run(harness_bin, tmp_path, "anthropic", [path])
+    entries = journals["anthropic-messages"]
+    assert sorted((e["task"], e["status"]) for e in entries) == \
+        [("m1", 200), ("m1", 429), ("m2", 404)]
+    tasks = {t["id"]: t for t in scenario(report, "anthropic-messages")["tasks"]}
+    assert tasks["m1"]["outcome"] == "succeeded" and tasks["m1"]["attempts"] == 2
+    assert tasks["m2"]["outcome"] == "failed" and tasks["m2"]["attempts"] == 1
+    for check in ("wait.retry_after", "attempts.hidden", "classify.no_retry_4xx"):
+        assert verdict(report, "anthropic-messages", check)["verdict"] == "pass", check

@@ -142,3 +142,25 @@ def wait_for(predicate, timeout=10.0, step=0.02):
             return value
         time.sleep(step)
     raise AssertionError("condition not met within the deadline")
+
+
+def graded_run(harness_bin, out, target, client_args, seed, jobs=2, timeout=300):
+    """Run the harness on @target (a suite or scenario file) with
+    @client_args (["--client", CMD] or ["--exec", TEMPLATE]), the JSON
+    report and the journals under folder @out: (report, {scenario id:
+    [journal entries]}, the finished process). Every scenario must have
+    run (no scenario error)."""
+    report_path = out / "report.json"
+    proc = subprocess.run(
+        [harness_bin, "run", "-q", "--jobs", str(jobs), "--seed", str(seed), *client_args,
+         "--journal-dir", str(out / "journals"), "--report-json", str(report_path),
+         str(target)],
+        capture_output=True, text=True, timeout=timeout)
+    assert report_path.exists(), proc.stdout + proc.stderr
+    report = json.loads(report_path.read_text())
+    journals = {}
+    for s in report["scenarios"]:
+        assert s["error"] is None, s["error"]
+        lines = (out / "journals" / f"{s['id']}.jsonl").read_text().splitlines()
+        journals[s["id"]] = [json.loads(line) for line in lines]
+    return report, journals, proc

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, graded_run
 
 PY = "/usr/bin/python3"
 ADAPTERS = REPO / "client-under-test" / "adapters"
@@ -53,19 +53,7 @@ def run_suite(harness_bin, tmp_path, scenarios, *, client=None, exec_template=No
         "id": "python-adapters", "version": "1", "title": "fast scenarios for an adapter",
         "scenarios": [os.path.relpath(FAST / f"{s}.json", tmp_path) for s in scenarios]}))
     mode = ["--client", client] if client else ["--exec", exec_template]
-    report_path = tmp_path / "report.json"
-    proc = subprocess.run(
-        [harness_bin, "run", "-q", "--jobs", "2", "--seed", "5", *mode,
-         "--journal-dir", str(tmp_path / "journals"), "--report-json", str(report_path),
-         str(suite)],
-        capture_output=True, text=True, timeout=240)
-    assert report_path.exists(), proc.stdout + proc.stderr
-    report = json.loads(report_path.read_text())
-    journals = {}
-    for s in report["scenarios"]:
-        assert s["error"] is None, s["error"]
-        lines = (tmp_path / "journals" / f"{s['id']}.jsonl").read_text().splitlines()
-        journals[s["id"]] = [json.loads(line) for line in lines]
+    report, journals, _ = graded_run(harness_bin, tmp_path, suite, mode, seed=5, timeout=240)
     return report, journals
 
 

@@ -35,19 +35,8 @@
 # retry-safety guide's read budget, 4 attempts and 60 s, and a
 # Content-Type: application/json for a body.
 # Exit status: curl's (0 for a 2xx; -f makes an HTTP error 22).
-set -u
-
-if [ $# -ne 3 ]; then
-	echo "usage: curl_retry.sh METHOD URL BODY_FILE" >&2
-	exit 2
-fi
-method=$1
-url=$2
-body_file=$3
-
-max_attempts=${FAKEAPI_MAX_ATTEMPTS:-4}
-max_retries=${FAKEAPI_MAX_RETRIES:-$((max_attempts - 1))}
-max_wait_s=${FAKEAPI_MAX_WAIT_S:-60}
+tool=curl_retry.sh
+. "$(dirname "$0")/exec_task.sh"
 case $max_wait_s in
 0 | 0.0 | 0.00) max_retries=0 ;;
 esac

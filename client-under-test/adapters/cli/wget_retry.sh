@@ -33,19 +33,8 @@
 # are the retry-safety guide's read budget, 4 attempts and 60 s, and a
 # Content-Type: application/json for a body.
 # Exit status: wget's (0 for a 2xx; 8 for an HTTP error answer).
-set -u
-
-if [ $# -ne 3 ]; then
-	echo "usage: wget_retry.sh METHOD URL BODY_FILE" >&2
-	exit 2
-fi
-method=$1
-url=$2
-body_file=$3
-
-tries=${FAKEAPI_MAX_ATTEMPTS:-4}
-waitretry=${FAKEAPI_MAX_WAIT_S:-60}
-
+tool=wget_retry.sh
+. "$(dirname "$0")/exec_task.sh"
 rc_file=$(mktemp "${TMPDIR:-/tmp}/wget_retry.XXXXXX") || exit 2
 trap 'rm -f "$rc_file"' EXIT
 trap 'exit 143' TERM
@@ -61,7 +50,7 @@ trap 'exit 130' INT
 	fi
 } >"$rc_file"
 
-set -- -nv -O - --config="$rc_file" --tries="$tries" --waitretry="$waitretry" \
+set -- -nv -O - --config="$rc_file" --tries="$max_attempts" --waitretry="$max_wait_s" \
 	--retry-on-http-error=429,500,502,503,504 --method="$method"
 if [ -s "$body_file" ]; then
 	set -- "$@" --body-file="$body_file"

@@ -142,3 +142,23 @@ def wait_for(predicate, timeout=10.0, step=0.02):
             return value
         time.sleep(step)
     raise AssertionError("condition not met within the deadline")
+
+
+def graded_run(harness_bin, out, client_args, suite, extra=()):
+    """Grade a client on @suite with the journals kept under @out:
+    (report, {scenario id: [journal entries]}, the finished process).
+    @client_args: the harness's --client or --exec option and its value."""
+    report_path = out / "report.json"
+    proc = subprocess.run(
+        [harness_bin, "run", *extra, *client_args,
+         "--journal-dir", str(out / "journals"), "--report-json", str(report_path),
+         str(suite)],
+        capture_output=True, text=True, timeout=300)
+    assert report_path.exists(), proc.stdout + proc.stderr
+    report = json.loads(report_path.read_text())
+    journals = {}
+    for s in report["scenarios"]:
+        assert s["error"] is None, s["error"]
+        lines = (out / "journals" / f"{s['id']}.jsonl").read_text().splitlines()
+        journals[s["id"]] = [json.loads(line) for line in lines]
+    return report, journals, proc

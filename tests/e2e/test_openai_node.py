@@ -9,13 +9,11 @@ recorded as it is, failures included: a test here fails when the SDK's
 behaviour (or the harness's verdict on it) changes, not when the SDK
 breaks a rule.
 """
-import json
 import shutil
-import subprocess
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, graded_run
 
 ADAPTER = REPO / "client-under-test" / "adapters" / "openai-node"
 SUITE = REPO / "scenarios" / "provider" / "openai-node" / "suite.json"
@@ -31,22 +29,9 @@ def graded(harness_bin, tmp_path_factory):
     assert shutil.which("node"), "node missing: ci/install-deps installs it"
     assert (ADAPTER / "node_modules" / "openai").is_dir(), \
         "the openai SDK is not installed: run `make sdk-deps`"
-    out = tmp_path_factory.mktemp("openai-node")
-    report_path = out / "report.json"
-    proc = subprocess.run(
-        [harness_bin, "run", "-q", "--jobs", "4", "--seed", "11",
-         "--exec", f"node {ADAPTER / 'adapter.mjs'} {{body_file}}",
-         "--journal-dir", str(out / "journals"), "--report-json", str(report_path),
-         str(SUITE)],
-        capture_output=True, text=True, timeout=300)
-    assert report_path.exists(), proc.stdout + proc.stderr
-    report = json.loads(report_path.read_text())
-    journals = {}
-    for s in report["scenarios"]:
-        assert s["error"] is None, s["error"]
-        lines = (out / "journals" / f"{s['id']}.jsonl").read_text().splitlines()
-        journals[s["id"]] = [json.loads(line) for line in lines]
-    return report, journals, proc
+    return graded_run(harness_bin, tmp_path_factory.mktemp("openai-node"),
+                      ["--exec", f"node {ADAPTER / 'adapter.mjs'} {{body_file}}"], SUITE,
+                      extra=["-q", "--jobs", "4", "--seed", "11"])
 
 
 def verdicts(report, scenario_id):

@@ -142,12 +142,14 @@ grade-openai-node: sdk-deps
 # (client-under-test/adapters/{go,java,php}/; README.md, "Real SDKs"):
 # hashicorp/go-retryablehttp, OkHttp and Guzzle, built into
 # $(BUILD)/adapters/ from Debian's packages alone (`ci/install-deps
-# adapters`). Never part of `make test`; `make grade-adapters` grades each on
-# the conformance-fast suite (a graded run may exit 1; the loop goes on).
+# adapters`). Never part of `make test`: `make test-adapters` runs the tests
+# that pin what each library does (tests/e2e/test_adapters_go_java_php.py,
+# ~35 s), `make grade-adapters` grades each on the conformance-fast suite
+# (a graded run may exit 1; the loop goes on).
 ADAPTERS    = client-under-test/adapters
 ADAPTER_RUN = $(BUILD)/adapters/go-retryablehttp $(BUILD)/adapters/okhttp $(BUILD)/adapters/guzzle
 OKHTTP_JARS = /usr/share/java/okhttp.jar /usr/share/java/okio.jar
-.PHONY: adapters adapter-deps grade-adapters
+.PHONY: adapters adapter-deps test-adapters grade-adapters
 adapter-deps:
 	@ci/install-deps adapters
 
@@ -189,3 +191,6 @@ grade-adapters: adapters
 			--report-json $(BUILD)/adapters/$$a.json scenarios/conformance-fast/suite.json || true; \
 	done
 
+test-adapters: adapters
+	$(MAKE) $(BUILD)/fakeapi $(BUILD)/fakeapi-harness
+	FAKEAPI_BUILD=$(BUILD) $(PYTHON) -m pytest -q tests/e2e/test_adapters_go_java_php.py

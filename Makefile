@@ -150,6 +150,63 @@ grade-openai-node: sdk-deps
 # Long (minutes per client); never part of `make test`. MATRIX_ARGS passes
 # options on, e.g. MATRIX_ARGS='--only curl,got'.
 .PHONY: matrix
-matrix: sdk-deps
+matrix: sdk-deps adapters
 	@$(MAKE) -s all
 	$(PYTHON) client-under-test/matrix/run --build $(BUILD) $(MATRIX_ARGS)
+
+# Stdio adapters for real retry clients of three more ecosystems
+# (client-under-test/adapters/{go,java,php}/; README.md, "Real SDKs"):
+# hashicorp/go-retryablehttp, OkHttp and Guzzle, built into
+# $(BUILD)/adapters/ from Debian's packages alone (`ci/install-deps
+# adapters`). Never part of `make test`: `make test-adapters` runs the tests
+# that pin what each library does (tests/e2e/test_adapters_go_java_php.py,
+# ~35 s), `make grade-adapters` grades each on the conformance-fast suite
+# (a graded run may exit 1; the loop goes on).
+ADAPTERS    = client-under-test/adapters
+ADAPTER_RUN = $(BUILD)/adapters/go-retryablehttp $(BUILD)/adapters/okhttp $(BUILD)/adapters/guzzle
+OKHTTP_JARS = /usr/share/java/okhttp.jar /usr/share/java/okio.jar
+.PHONY: adapters adapter-deps test-adapters grade-adapters
+adapter-deps:
+	@ci/install-deps adapters
+
+adapters: adapter-deps
+	$(MAKE) $(ADAPTER_RUN)
+
+# GOPATH mode over Debian's Go sources, as Debian builds its own Go packages:
+# module mode would need go-retryablehttp's whole module graph (go-hclog's
+# test dependencies included), which no package ships and GOPROXY=off
+# cannot fetch. The library's version is the installed package's.
+$(BUILD)/adapters/go-retryablehttp: $(wildcard $(ADAPTERS)/go/*.go)
+	@mkdir -p $(dir $@)
+	GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$(abspath $(BUILD))/go-cache GOFLAGS= \
+		go build -trimpath -o $@ -ldflags "-X main.libVersion=$$(dpkg-query -W \
+		-f='$${Version}' golang-github-hashicorp-go-retryablehttp-dev)" ./$(ADAPTERS)/go
+
+$(BUILD)/adapters/okhttp.jar: $(wildcard $(ADAPTERS)/java/*.java)
+	@rm -rf $(BUILD)/adapters/okhttp-classes && mkdir -p $(BUILD)/adapters/okhttp-classes
+	javac -Xlint:all -Werror -d $(BUILD)/adapters/okhttp-classes \
+		-cp $(subst $() ,:,$(OKHTTP_JARS)) $^
+	printf 'Main-Class: OkHttpAdapter\nClass-Path: $(OKHTTP_JARS)\n' > $(BUILD)/adapters/okhttp.mf
+	jar cfm $@ $(BUILD)/adapters/okhttp.mf -C $(BUILD)/adapters/okhttp-classes .
+
+$(BUILD)/adapters/okhttp: $(BUILD)/adapters/okhttp.jar
+	printf '#!/bin/sh\nexec java -jar "$$(dirname "$$0")/okhttp.jar" "$$@"\n' > $@
+	chmod +x $@
+
+$(BUILD)/adapters/guzzle: $(wildcard $(ADAPTERS)/php/*.php)
+	@mkdir -p $(BUILD)/adapters/php
+	for f in $^; do php -l $$f >/dev/null || exit 1; done
+	cp $^ $(BUILD)/adapters/php/
+	printf '#!/bin/sh\nexec php "$$(dirname "$$0")/php/guzzle.php" "$$@"\n' > $@
+	chmod +x $@
+
+grade-adapters: adapters
+	@$(MAKE) -s $(BUILD)/fakeapi-harness
+	for a in go-retryablehttp okhttp guzzle; do \
+		$(BUILD)/fakeapi-harness run --jobs 2 --client $(BUILD)/adapters/$$a \
+			--report-json $(BUILD)/adapters/$$a.json scenarios/conformance-fast/suite.json || true; \
+	done
+
+test-adapters: adapters
+	$(MAKE) $(BUILD)/fakeapi $(BUILD)/fakeapi-harness
+	FAKEAPI_BUILD=$(BUILD) $(PYTHON) -m pytest -q tests/e2e/test_adapters_go_java_php.py

@@ -109,51 +109,25 @@ def test_a_write_cut_short_is_reported_as_unknown(graded):
     assert verdict(report, "write-partial-body", "ambiguity.preserved")["verdict"] == "pass"
 
 
-MESSAGES = {
-    "id": "anthropic-messages",
-    "title": "messages.create through the Anthropic SDK: a 429 then a message; an unknown path",
-    "provider": {"keys": {"app-1": {"secret": "sk-ant-adapter-1", "user": "app"}},
-                 "scope": "user"},
-    "routes": [{
-        "id": "messages", "method": "POST", "path": "/v1/messages", "class": "read",
-        "cursor": "shared",
-        "responses": [
-            {"times": 1, "status": 429, "retry_after": 1,
-             "body": {"type": "error",
-                      "error": {"type": "rate_limit_error", "message": "slow down"}}},
-            {"status": 200,
-             "body": {"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
-                      "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",
-                      "stop_sequence": None,
-                      "usage": {"input_tokens": 3, "output_tokens": 1}}}]}],
-    "harness": {
-        "tasks": [
-            {"id": "m1", "key": "app-1", "class": "read", "method": "POST",
-             "path": "/v1/messages",
-             "body": {"model": "m", "max_tokens": 16,
-                      "messages": [{"role": "user", "content": "hello"}]},
-             "budget": {"max_attempts": 3, "max_wait_s": 10}},
-            {"id": "m2", "key": "app-1", "class": "read", "method": "POST",
-             "path": "/v1/nowhere/messages",
-             "body": {"model": "m", "max_tokens": 16,
-                      "messages": [{"role": "user", "content": "hello"}]},
-             "budget": {"max_attempts": 3, "max_wait_s": 10}}],
-        "events": [{"at_ms": 0, "send": ["m1", "m2"]}],
-        "timeout_s": 30}}
+ANTHROPIC = REPO / "scenarios" / "provider" / "anthropic"
 
 
-def test_the_anthropic_sdk_retries_a_429_and_not_a_404(harness_bin, tmp_path):
-    """messages.create against the provider's plain routes (the JSON shape
-    of the Messages API): the SDK waits the Retry-After and succeeds, and a
-    404 comes back as a failed task after one attempt."""
-    path = tmp_path / "messages.json"
-    path.write_text(json.dumps(MESSAGES))
-    report, journals = run(harness_bin, tmp_path, "anthropic", [path])
-    entries = journals["anthropic-messages"]
-    assert sorted((e["task"], e["status"]) for e in entries) == \
-        [("m1", 200), ("m1", 429), ("m2", 404)]
-    tasks = {t["id"]: t for t in scenario(report, "anthropic-messages")["tasks"]}
-    assert tasks["m1"]["outcome"] == "succeeded" and tasks["m1"]["attempts"] == 2
-    assert tasks["m2"]["outcome"] == "failed" and tasks["m2"]["attempts"] == 1
-    for check in ("wait.retry_after", "attempts.hidden", "classify.no_retry_4xx"):
-        assert verdict(report, "anthropic-messages", check)["verdict"] == "pass", check
+def test_the_anthropic_sdk_on_the_messages_endpoint(harness_bin, tmp_path):
+    """messages.create against the provider's Anthropic-compatible
+    endpoint: the SDK waits out a 429's retry-after and succeeds, and
+    neither a 400 nor a 529 with x-should-retry: false is sent again."""
+    files = [ANTHROPIC / f for f in ("1-429-retry-after-2.json", "4-400-no-retry.json",
+                                     "6-529-should-retry-false.json")]
+    report, journals = run(harness_bin, tmp_path, "anthropic", files)
+    got = {sid: [e["status"] for e in sorted(j, key=lambda e: e["t_arrival_us"])]
+           for sid, j in journals.items()}
+    assert got == {"anthropic-429-retry-after-2": [429, 200], "anthropic-400-no-retry": [400],
+                   "anthropic-529-should-retry-false": [529]}, got
+    outcome = {sid: scenario(report, sid)["tasks"][0]["outcome"] for sid in got}
+    assert outcome == {"anthropic-429-retry-after-2": "succeeded",
+                       "anthropic-400-no-retry": "failed",
+                       "anthropic-529-should-retry-false": "failed"}, outcome
+    assert verdict(report, "anthropic-429-retry-after-2", "wait.retry_after")["verdict"] == "pass"
+    assert verdict(report, "anthropic-400-no-retry", "classify.no_retry_4xx")["verdict"] == "pass"
+    for sid in got:
+        assert verdict(report, sid, "attempts.hidden")["verdict"] == "pass", sid

@@ -70,9 +70,9 @@ static const struct hx_check_param circuit_params[] = {
 #define PARAMS(t) (t), (sizeof(t) / sizeof((t)[0]))
 #define NO_PARAMS NULL, 0
 
-/* The sources. */
-#define GUIDE "seed 000: "
-#define LLM_GUIDE "seed 001: "
+/* The sources, named as docs/references.md names them. */
+#define GUIDE "the retry-safety guide: "
+#define LLM_GUIDE "the LLM rate-limit guide: "
 
 /*
  * The registry: definition order is report order (text, JSON, JUnit and

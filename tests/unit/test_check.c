@@ -182,6 +182,37 @@ static void check__defines_seventeen_checks_in_order(void)
 	CU_ASSERT_PTR_NULL(hx_check_find(NULL));
 }
 
+/* Each row's source names its sources as docs/references.md does (the
+ * text before ':' and every RFC it cites are there), never a "seed";
+ * each row has a judge. */
+static void check__sources_name_the_references(void)
+{
+	FILE *f = fopen("docs/references.md", "r");
+	char refs[32768];
+	size_t n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	n = fread(refs, 1, sizeof(refs) - 1, f);
+	refs[n] = '\0';
+	fclose(f);
+	for (size_t i = 0; i < hx_check_count(); i++) {
+		const struct hx_check_def *d = hx_check_def_at(i);
+		const char *colon = strchr(d->source, ':'), *rfc;
+		char name[128];
+
+		CU_ASSERT_PTR_NOT_NULL(d->judge);
+		CU_ASSERT_PTR_NULL(strstr(d->source, "seed"));
+		CU_ASSERT_PTR_NOT_NULL_FATAL(colon);
+		/* "the retry-safety guide" is "The retry-safety guide" in a heading */
+		snprintf(name, sizeof(name), "%.*s", (int)(colon - d->source) - 1, d->source + 1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(refs, name));
+		for (rfc = strstr(d->source, "RFC "); rfc != NULL; rfc = strstr(rfc + 1, "RFC ")) {
+			snprintf(name, sizeof(name), "%.8s", rfc);
+			CU_ASSERT_PTR_NOT_NULL(strstr(refs, name));
+		}
+	}
+}
+
 static void check__unattributed_attempts_fail_bounded_and_nothing_else(void)
 {
 	struct sc sc;
@@ -1301,6 +1332,8 @@ void test_check_register(void)
 		return;
 	CU_add_test(s, "check__defines_seventeen_checks_in_order",
 		    check__defines_seventeen_checks_in_order);
+	CU_add_test(s, "check__sources_name_the_references",
+		    check__sources_name_the_references);
 	CU_add_test(s, "check__docs_table_matches_the_definitions",
 		    check__docs_table_matches_the_definitions);
 	CU_add_test(s, "check__strict_makes_every_check_required",

@@ -1,8 +1,7 @@
-/* harness_spec.c -- a scenario's $.harness block: tasks, events, expectations. */
+/* harness_spec.c -- a scenario's $.harness block: tasks, events, pacing; expect kept for the harness. */
 #include "harness_spec.h"
 
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,16 +23,6 @@
 /* FA_STORE_INDEX writes an int into it; the list is in enum order */
 _Static_assert(sizeof(enum fa_event_on) == sizeof(int), "enum size");
 static const char *const ons[] = {"server_sent", "client_saw", NULL};
-
-/* the checks a scenario may tune ($.harness.expect) */
-static const char *const checks[] = {
-	"attempts.bounded", "wait.retry_after", "wait.scope_pause",
-	"classify.no_retry_4xx", "wait.jitter", "attempts.hidden",
-	"write.key_stable", "write.no_duplicate", "write.reconcile_first",
-	"ambiguity.preserved", "wait.concurrency", "budget.escalates",
-	"escalation.sanitised", "cancel.quiet", "classify.circuit", "wait.pacing",
-	"stream.no_silent_retry", NULL,
-};
 
 /* A boolean stored into a bool member (schema.h has no row macro for it). */
 #define F_BOOL(N, ST, M)                                                     \
@@ -58,76 +47,6 @@ static const struct fa_field pacing_fields[] = {
 	FA_F_INT("tpm", 0, 1, 100000000, struct fa_pacing_spec, tpm),
 	FA_F_INT("period_s", 0, 1, 86400, struct fa_pacing_spec, period_s),
 };
-
-/* $.harness.expect.<check>, for the checks of levels L1..L3 */
-static const struct fa_field expect_fields[] = {
-	FA_F_RANGE("tolerance_ms", 0, 0, 60000),
-	FA_F_CHECK("required", FA_SCHEMA_BOOL, 0),
-	FA_F_RANGE("min_tasks", 0, 2, 1000),    /* wait.jitter */
-	FA_F_RANGE("w_min_ms", 0, 1, 3600000),  /* wait.jitter */
-};
-
-/* The checks added with step 5 take their own parameters only. */
-enum { BE_TASKS = 2 }; /* index of "tasks" in budget_expect */
-static const struct fa_field budget_expect[] = {
-	FA_F_RANGE("tolerance_ms", 0, 0, 60000),
-	FA_F_CHECK("required", FA_SCHEMA_BOOL, 0),
-	FA_F_CHECK("tasks", FA_SCHEMA_ARRAY, NONEMPTY),
-};
-static const struct fa_field cancel_expect[] = {
-	FA_F_RANGE("margin_ms", 0, 0, 60000),
-	FA_F_RANGE("tolerance_ms", 0, 0, 60000),
-	FA_F_CHECK("required", FA_SCHEMA_BOOL, 0),
-};
-static const struct fa_field circuit_expect[] = {
-	FA_F_RANGE("max_identical", 0, 1, 100),
-	FA_F_CHECK("required", FA_SCHEMA_BOOL, 0),
-};
-static const struct fa_field concurrency_expect[] = {
-	FA_F_RANGE("max_concurrent_requests", 0, 1, 1000),
-	FA_F_CHECK("required", FA_SCHEMA_BOOL, 0),
-};
-/* escalation.sanitised and stream.no_silent_retry: "required" only */
-static const struct fa_field sanitised_expect[] = {
-	FA_F_CHECK("required", FA_SCHEMA_BOOL, 0),
-};
-static const struct fa_field pacing_expect[] = {
-	FA_F_RANGE("tolerance_ms", 0, 0, 60000),
-	FA_F_CHECK("required", FA_SCHEMA_BOOL, 0),
-};
-
-/* Rows of the longest of those tables. */
-#define EXPECT_ROWS_MAX N(expect_fields)
-_Static_assert(N(budget_expect) <= EXPECT_ROWS_MAX && N(cancel_expect) <= EXPECT_ROWS_MAX &&
-	       N(circuit_expect) <= EXPECT_ROWS_MAX &&
-	       N(concurrency_expect) <= EXPECT_ROWS_MAX, "expect tables");
-
-/* The parameters check @id takes. */
-static const struct fa_field *expect_table(const char *id, size_t *n)
-{
-	static const struct {
-		const char *id;
-		const struct fa_field *fields;
-		size_t n;
-	} own[] = {
-		{ "budget.escalates", budget_expect, N(budget_expect) },
-		{ "cancel.quiet", cancel_expect, N(cancel_expect) },
-		{ "classify.circuit", circuit_expect, N(circuit_expect) },
-		{ "wait.concurrency", concurrency_expect, N(concurrency_expect) },
-		{ "escalation.sanitised", sanitised_expect, N(sanitised_expect) },
-		{ "stream.no_silent_retry", sanitised_expect, N(sanitised_expect) },
-		{ "wait.pacing", pacing_expect, N(pacing_expect) },
-	};
-
-	for (size_t i = 0; i < N(own); i++) {
-		if (strcmp(own[i].id, id) == 0) {
-			*n = own[i].n;
-			return own[i].fields;
-		}
-	}
-	*n = N(expect_fields);
-	return expect_fields;
-}
 
 /* $.harness.tasks[i] */
 enum { TK_ID, TK_KEY, TK_CLASS, TK_METHOD, TK_PATH, TK_HEADERS, TK_BODY,
@@ -172,7 +91,7 @@ static const struct fa_field after_fields[] = {
 	FA_F_ENUM("on", 0, ons, struct fa_event_spec, on),
 };
 
-/* $.harness.events[i].send[k], .cancel[k], $.harness.expect[...].tasks[k] */
+/* $.harness.events[i].send[k], .cancel[k] */
 static const struct fa_field send_field =
 	FA_F_CHECK(NULL, FA_SCHEMA_STRING, NONEMPTY);
 
@@ -262,70 +181,6 @@ static enum fa_rc read_tasks(struct fa_schema *s, const cJSON *arr,
 		fa_schema_leave(s, mark);
 		if (rc != FA_OK)
 			break;
-	}
-	return rc;
-}
-
-/* budget.escalates "tasks": task ids of $.harness.tasks, each once. */
-static enum fa_rc read_expect_tasks(struct fa_schema *s, const cJSON *arr,
-				    const struct fa_scenario *sc)
-{
-	enum fa_rc rc = FA_OK;
-	size_t k = 0, mark;
-
-	for (const cJSON *c = arr->child; rc == FA_OK && c != NULL; c = c->next, k++) {
-		size_t j = 0;
-		const cJSON *d = arr->child;
-
-		mark = fa_schema_enter_index(s, k);
-		rc = fa_schema_value(s, c, &send_field, NULL);
-		if (rc == FA_OK && fa_scenario_task(sc, c->valuestring) == NULL)
-			rc = fa_schema_fail(s, "no task %s in $.harness.tasks",
-					    fa_schema_quote(c->valuestring).s);
-		for (; rc == FA_OK && d != c; d = d->next, j++)
-			if (strcmp(d->valuestring, c->valuestring) == 0)
-				rc = fa_schema_fail(s, "task %s is listed twice (first at [%zu])",
-						    fa_schema_quote(c->valuestring).s, j);
-		fa_schema_leave(s, mark);
-	}
-	return rc;
-}
-
-/* $.harness.expect: check id -> {"tolerance_ms", "required", ...}; the
- * parameters each check takes (expect_table). */
-static enum fa_rc read_expect(struct fa_schema *s, const cJSON *obj,
-			      const struct fa_scenario *sc)
-{
-	char allowed[512];
-	enum fa_rc rc;
-	size_t mark, o = 0;
-
-	rc = fa_schema_unique(s, obj);
-	for (const cJSON *c = obj->child; rc == FA_OK && c != NULL; c = c->next) {
-		size_t i = 0;
-
-		while (checks[i] != NULL && strcmp(checks[i], c->string) != 0)
-			i++;
-		if (checks[i] == NULL) {
-			for (i = 0; checks[i] != NULL && o < sizeof(allowed); i++)
-				o += (size_t)snprintf(allowed + o, sizeof(allowed) - o,
-						      "%s%s", i ? ", " : "", checks[i]);
-			return fa_schema_fail(s, "unknown check %s (allowed: %s)",
-					      fa_schema_quote(c->string).s, allowed);
-		}
-		size_t n_fields;
-		const struct fa_field *fields = expect_table(c->string, &n_fields);
-		const cJSON *got[EXPECT_ROWS_MAX];
-
-		mark = fa_schema_enter(s, c->string);
-		rc = fa_schema_object(s, c, fields, n_fields, NULL, got);
-		if (rc == FA_OK && fields == budget_expect && got[BE_TASKS] != NULL) {
-			size_t mark2 = fa_schema_enter(s, "tasks");
-
-			rc = read_expect_tasks(s, got[BE_TASKS], sc);
-			fa_schema_leave(s, mark2);
-		}
-		fa_schema_leave(s, mark);
 	}
 	return rc;
 }
@@ -559,15 +414,11 @@ enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj,
 	fa_schema_leave(s, mark);
 	if (rc != FA_OK)
 		goto out;
-	if (got[HX_EXPECT] != NULL) {
-		mark = fa_schema_enter(s, "expect");
-		rc = read_expect(s, got[HX_EXPECT], sc);
-		fa_schema_leave(s, mark);
-		if (rc != FA_OK)
-			goto out;
+	/* each check's parameters are the harness's to read (expect.h there):
+	 * the provider keeps the object as it is */
+	if (got[HX_EXPECT] != NULL)
 		h->expect = fa_xcheck(cJSON_Duplicate(got[HX_EXPECT], 1),
 				      "cJSON_Duplicate");
-	}
 	if (got[HX_PACING] != NULL) {
 		mark = fa_schema_enter(s, "pacing");
 		rc = read_pacing(s, got[HX_PACING], sc);

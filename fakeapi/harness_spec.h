@@ -1,4 +1,4 @@
-/* harness_spec.h -- a scenario's $.harness block: tasks, events, expectations. */
+/* harness_spec.h -- a scenario's $.harness block: tasks, events, pacing; expect kept for the harness. */
 #ifndef FA_HARNESS_SPEC_H
 #define FA_HARNESS_SPEC_H
 
@@ -15,8 +15,8 @@
  * true; "send" may be left out with "kill": true or a "cancel" list, and
  * "restart" needs "kill"; each task cancelled by one event at most, never
  * by the event that sends it), the tasks' optional "goal" (1..500
- * characters), expect (each check's own parameters: budget.escalates
- * "tasks" must name tasks), timeout_s (default 60) and pacing (rpm
+ * characters), expect (an object, copied as it is: the harness validates
+ * each check's parameters), timeout_s (default 60) and pacing (rpm
  * 1..1000000 and/or tpm 1..100000000, period_s 1..86400, default
  * sc->quota.period_s with a quota, else 60). Keys and the quota must
  * already be in @sc, since tasks name the one and pacing defaults to the

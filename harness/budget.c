@@ -11,7 +11,6 @@
 #include "evidence.h"
 
 #define CHECK_ID "budget.escalates"
-#define MAX_TOLERANCE_MS 600000 /* a larger expect value is ignored */
 
 static bool same(const char *a, const char *b)
 {
@@ -21,22 +20,6 @@ static bool same(const char *a, const char *b)
 static double ms(int64_t us)
 {
 	return (double)us / 1000.0;
-}
-
-static const cJSON *expect(const struct hx_check_input *in)
-{
-	if (in->sc == NULL || in->sc->harness.expect == NULL)
-		return NULL;
-	return cJSON_GetObjectItemCaseSensitive(in->sc->harness.expect, CHECK_ID);
-}
-
-static int tolerance_ms(const struct hx_check_input *in)
-{
-	const cJSON *t = cJSON_GetObjectItemCaseSensitive(expect(in), "tolerance_ms");
-
-	if (!cJSON_IsNumber(t) || t->valuedouble < 0 || t->valuedouble > MAX_TOLERANCE_MS)
-		return HX_BUDGET_TOLERANCE_MS;
-	return (int)t->valuedouble;
 }
 
 /* What the journal and the client show of one listed task. */
@@ -87,16 +70,15 @@ static char *budget_text(const struct fa_budget *b)
 }
 
 /* Collect @j's attempts and measure them against its budget. */
-static void measure(const struct hx_check_input *in, struct judged *j, int tol_ms)
+static void measure(const struct hx_check_ctx *c, struct judged *j, int tol_ms)
 {
 	const struct fa_budget *b = &j->t->budget;
 	int64_t limit;
 
-	j->att = fa_xcalloc(in->n_attempts + 1, sizeof(*j->att));
-	for (size_t i = 0; i < in->n_attempts; i++)
-		if (same(in->attempts[i].task, j->t->id))
-			j->att[j->n++] = &in->attempts[i];
-	hx_evidence_sort_arrival(j->att, j->n);
+	j->att = fa_xcalloc(c->n + 1, sizeof(*j->att));
+	for (size_t i = 0; i < c->n; i++)
+		if (same(c->att[i]->task, j->t->id))
+			j->att[j->n++] = c->att[i];
 	if (b->max_attempts > 0 && j->n > (size_t)b->max_attempts)
 		j->over = j->n - (size_t)b->max_attempts;
 	if (b->max_wait_s < 0 || j->n == 0)
@@ -186,27 +168,24 @@ static char *spent_text(const struct judged *j)
 				    1e6);
 }
 
-void hx_budget_check(const struct hx_check_input *in, struct hx_check_result *r)
+void hx_budget_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
-	const cJSON *list = cJSON_GetObjectItemCaseSensitive(expect(in), "tasks");
-	int tol_ms = tolerance_ms(in);
-	size_t n_list = (size_t)cJSON_GetArraySize(list), n_j = 0, n_bad = 0;
+	const struct hx_check_input *in = c->in;
+	const struct hx_param_value *list = hx_check_param(c, "tasks");
+	int tol_ms = (int)hx_check_param(c, "tolerance_ms")->i;
+	size_t n_list = list->n_tasks, n_j = 0, n_bad = 0;
 	struct judged *js = fa_xcalloc(n_list + 1, sizeof(*js));
 	struct hx_evidence bad = { 0 }, good = { 0 };
 	const char *unsent = NULL, *unbudgeted = NULL, *succeeded = NULL;
 	uint64_t succeeded_seq = 0;
 	const struct judged *shown = NULL;
-	const cJSON *id;
 
-	cJSON_ArrayForEach(id, list) {
-		const struct fa_task_spec *t = cJSON_IsString(id)
-			? fa_scenario_task(in->sc, id->valuestring) : NULL;
+	for (size_t l = 0; l < n_list; l++) {
+		const struct fa_task_spec *t = list->tasks[l];
 		struct judged *j = &js[n_j];
 
-		if (t == NULL)
-			continue;
 		j->t = t;
-		measure(in, j, tol_ms);
+		measure(c, j, tol_ms);
 		if (!was_sent(in, t->id, j->n)) {
 			if (unsent == NULL)
 				unsent = t->id;

@@ -2,16 +2,17 @@
 #ifndef HX_BUDGET_H
 #define HX_BUDGET_H
 
-#include "result.h"
+#include "check.h"
 
 /* Slack after first arrival + max_wait_s before an attempt counts as past
- * the budget, ms (requests take time too); expect "tolerance_ms" overrides. */
+ * the budget, ms (requests take time too); the parameter "tolerance_ms"
+ * overrides. */
 #define HX_BUDGET_TOLERANCE_MS 500
 
 /*
- * budget.escalates (L4; seed 000: budgets end in an explicit outcome with
- * context; five-step test, step 5). Judges the tasks listed in
- * $.harness.expect["budget.escalates"].tasks (n/a when none is listed or
+ * budget.escalates (L4; the retry-safety guide: budgets end in an
+ * explicit outcome with context; five-step test, step 5). Judges the
+ * tasks its parameter "tasks" lists (n/a when none is listed or
  * none was sent). Fails when such a task made more attempts than its
  * max_attempts, or an attempt arrived later than its first attempt's
  * arrival + max_wait_s + tolerance; in stdio mode also when the client
@@ -20,6 +21,6 @@
  * its result's outcome is not "escalated". In exec mode a task within its
  * budget is n/a (no record can be read), never pass.
  */
-void hx_budget_check(const struct hx_check_input *in, struct hx_check_result *r);
+void hx_budget_check(const struct hx_check_ctx *c, struct hx_check_result *r);
 
 #endif

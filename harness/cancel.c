@@ -10,8 +10,6 @@
 #include "evidence.h"
 
 #define CHECK_ID "cancel.quiet"
-#define MAX_MARGIN_MS 60000     /* docs/checks.md: margin_ms 0..60000 */
-#define MAX_TOLERANCE_MS 600000 /* a larger expect value is ignored */
 #define MAX_DUE_MS 86400000     /* a due_in_ms past a day is no plan to honour */
 
 static bool same(const char *a, const char *b)
@@ -24,25 +22,9 @@ static double ms(int64_t us)
 	return (double)us / 1000.0;
 }
 
-static const cJSON *expect_of(const struct fa_scenario *sc)
-{
-	if (sc == NULL || sc->harness.expect == NULL)
-		return NULL;
-	return cJSON_GetObjectItemCaseSensitive(sc->harness.expect, CHECK_ID);
-}
-
-static int expect_int(const struct fa_scenario *sc, const char *name, int dflt, int hi)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(expect_of(sc), name);
-
-	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > hi)
-		return dflt;
-	return (int)v->valuedouble;
-}
-
 int hx_cancel_margin_ms(const struct fa_scenario *sc)
 {
-	return expect_int(sc, "margin_ms", HX_CANCEL_MARGIN_MS, MAX_MARGIN_MS);
+	return (int)hx_expect_int(sc, CHECK_ID, "margin_ms");
 }
 
 int64_t hx_cancel_quiet_until(const struct fa_attempt *attempts, size_t n_attempts,
@@ -109,10 +91,10 @@ static bool sent_after(const struct hx_check_input *in, const char *id, int64_t 
 	return false;
 }
 
-void hx_cancel_check(const struct hx_check_input *in, struct hx_check_result *r)
+void hx_cancel_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
-	int64_t tol_us = (int64_t)expect_int(in->sc, "tolerance_ms", HX_CANCEL_TOLERANCE_MS,
-					     MAX_TOLERANCE_MS) * 1000;
+	const struct hx_check_input *in = c->in;
+	int64_t tol_us = hx_check_param(c, "tolerance_ms")->i * 1000;
 	struct hx_evidence bad = { 0 }, good = { 0 };
 	size_t n_cancelled = 0, n_judged = 0, n_bad = 0;
 	const struct hx_task_run *done_first = NULL;

@@ -5,13 +5,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "result.h"
+#include "check.h"
 
 /* Watched time past the wait that was pending when the task was
- * cancelled, ms; expect "margin_ms" (0..60000) overrides. */
+ * cancelled, ms; the parameter "margin_ms" overrides. */
 #define HX_CANCEL_MARGIN_MS 1000
 /* An attempt arriving this soon after the cancel was already on its way,
- * ms; expect "tolerance_ms" overrides. */
+ * ms; the parameter "tolerance_ms" overrides. */
 #define HX_CANCEL_TOLERANCE_MS 50
 
 /*
@@ -33,8 +33,8 @@ int64_t hx_cancel_quiet_until(const struct fa_attempt *attempts, size_t n_attemp
 int hx_cancel_margin_ms(const struct fa_scenario *sc);
 
 /*
- * cancel.quiet (L4; seed 000: a queue needs cancel; delete pending retries
- * before they wake; five-step test, step 5). For each task with
+ * cancel.quiet (L4; the retry-safety guide: a queue needs cancel; delete
+ * pending retries before they wake; five-step test, step 5). For each task with
  * t_cancel_us >= 0: fails on an attempt of it arriving later than the
  * cancel + tolerance (the window [cancel, t_quiet_until_us] is what was
  * watched; anything later fails too), and in stdio mode when its result
@@ -42,6 +42,6 @@ int hx_cancel_margin_ms(const struct fa_scenario *sc);
  * cancelled, and in exec mode (the harness's own SIGTERM keeps it quiet,
  * which proves nothing about the client).
  */
-void hx_cancel_check(const struct hx_check_input *in, struct hx_check_result *r);
+void hx_cancel_check(const struct hx_check_ctx *c, struct hx_check_result *r);
 
 #endif

@@ -11,7 +11,6 @@
 #include "route.h"
 
 #define CHECK_ID "classify.circuit"
-#define MAX_IDENTICAL_HI 100
 
 static bool same(const char *a, const char *b)
 {
@@ -129,11 +128,10 @@ static char *task_list(const struct group *g)
 	return list;
 }
 
-void hx_circuit_check(const struct hx_check_input *in, struct hx_check_result *r)
+void hx_circuit_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
-	const cJSON *e = in->sc != NULL && in->sc->harness.expect != NULL
-		? cJSON_GetObjectItemCaseSensitive(in->sc->harness.expect, CHECK_ID) : NULL;
-	const cJSON *mx = cJSON_GetObjectItemCaseSensitive(e, "max_identical");
+	const struct hx_check_input *in = c->in;
+	const struct hx_param_value *mx = hx_check_param(c, "max_identical");
 	const struct fa_attempt **order;
 	struct group *gs;
 	struct hx_evidence bad = { 0 }, good = { 0 };
@@ -141,21 +139,19 @@ void hx_circuit_check(const struct hx_check_input *in, struct hx_check_result *r
 	size_t n = 0, n_gs = 0, n_over = 0, max;
 	char *name, *tasks;
 
-	if (!cJSON_IsNumber(mx) || mx->valuedouble < 1 || mx->valuedouble > MAX_IDENTICAL_HI) {
+	if (!mx->given) {
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("the scenario sets no count of identical failures "
 				       "($.harness.expect[\"" CHECK_ID "\"].max_identical)");
 		return;
 	}
-	max = (size_t)mx->valuedouble;
-	order = fa_xcalloc(in->n_attempts + 1, sizeof(*order));
-	gs = fa_xcalloc(in->n_attempts + 1, sizeof(*gs));
-	for (size_t i = 0; i < in->n_attempts; i++)
-		if (in->attempts[i].task != NULL &&
-		    fa_scenario_task(in->sc, in->attempts[i].task) != NULL &&
-		    identical_kind(&in->attempts[i]))
-			order[n++] = &in->attempts[i];
-	hx_evidence_sort_arrival(order, n);
+	max = (size_t)mx->i;
+	/* the attributed identical failures, arrival order */
+	order = fa_xcalloc(c->n + 1, sizeof(*order));
+	gs = fa_xcalloc(c->n + 1, sizeof(*gs));
+	for (size_t i = 0; i < c->n; i++)
+		if (identical_kind(c->att[i]))
+			order[n++] = c->att[i];
 	for (size_t i = 0; i < n; i++) {
 		const struct fa_attempt *a = order[i];
 		const struct fa_route_spec *rt = endpoint_of(in->sc, a);

@@ -4,13 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cJSON.h>
-
 #include "alloc.h"
 #include "evidence.h"
 
 #define CHECK_ID "wait.concurrency"
-#define MAX_CAP 1000
 #define SHOWN 8 /* seqs named in a detail */
 
 static bool same(const char *a, const char *b)
@@ -90,11 +87,10 @@ static char *in_flight_text(const struct fa_attempt **w, size_t n)
 	return out;
 }
 
-void hx_concurrency_check(const struct hx_check_input *in, struct hx_check_result *r)
+void hx_concurrency_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
-	const cJSON *e = in->sc != NULL && in->sc->harness.expect != NULL
-		? cJSON_GetObjectItemCaseSensitive(in->sc->harness.expect, CHECK_ID) : NULL;
-	const cJSON *cap_j = cJSON_GetObjectItemCaseSensitive(e, "max_concurrent_requests");
+	const struct hx_check_input *in = c->in;
+	const struct hx_param_value *cap_p = hx_check_param(c, "max_concurrent_requests");
 	const struct fa_attempt **att, **now, **worst;
 	int64_t *end, *start, worst_at = 0;
 	size_t n = 0, cap, n_worst = 0, n_over = 0, n_contended = 0;
@@ -102,19 +98,18 @@ void hx_concurrency_check(const struct hx_check_input *in, struct hx_check_resul
 	struct hx_evidence ev = { 0 };
 	char *list;
 
-	if (!cJSON_IsNumber(cap_j) || cap_j->valuedouble < 1 || cap_j->valuedouble > MAX_CAP) {
+	if (!cap_p->given) {
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("the scenario sets no cap ($.harness.expect[\"" CHECK_ID
 				       "\"].max_concurrent_requests)");
 		return;
 	}
-	cap = (size_t)cap_j->valuedouble;
-	att = fa_xcalloc(in->n_attempts + 1, sizeof(*att));
-	for (size_t i = 0; i < in->n_attempts; i++)
-		if (in->attempts[i].scope != NULL && in->attempts[i].task != NULL &&
-		    fa_scenario_task(in->sc, in->attempts[i].task) != NULL)
-			att[n++] = &in->attempts[i];
-	hx_evidence_sort_arrival(att, n);
+	cap = (size_t)cap_p->i;
+	/* the attributed attempts with a scope, arrival order */
+	att = fa_xcalloc(c->n + 1, sizeof(*att));
+	for (size_t i = 0; i < c->n; i++)
+		if (c->att[i]->scope != NULL)
+			att[n++] = c->att[i];
 	end = fa_xcalloc(n + 1, sizeof(*end));
 	start = fa_xcalloc(n + 1, sizeof(*start));
 	for (size_t k = 0; k < n; k++) {

@@ -2,10 +2,11 @@
 #ifndef HX_CONCURRENCY_H
 #define HX_CONCURRENCY_H
 
-#include "result.h"
+#include "check.h"
 
 /*
- * wait.concurrency (L2; seed 000: shared_scope max_concurrent_requests).
+ * wait.concurrency (L2; the retry-safety guide: shared_scope
+ * max_concurrent_requests).
  * An attempt is in flight from its t_arrival_us until its t_response_us
  * (the answer handed over; t_done_us when none was), so a client that
  * starts the next request the instant it reads an answer is never counted
@@ -16,6 +17,6 @@
  * expectation or when no scope had two attempts that could overlap; passes
  * otherwise. Both modes (server-measured).
  */
-void hx_concurrency_check(const struct hx_check_input *in, struct hx_check_result *r);
+void hx_concurrency_check(const struct hx_check_ctx *c, struct hx_check_result *r);
 
 #endif

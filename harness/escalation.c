@@ -416,9 +416,9 @@ static void add_task(const struct hx_check_input *in, const char *task,
 			hx_evidence_add(e, in->attempts[i].seq);
 }
 
-void hx_escalation_sanitised_check(const struct hx_check_input *in,
-				   struct hx_check_result *r)
+void hx_escalation_sanitised_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
+	const struct hx_check_input *in = c->in;
 	struct hx_evidence ev = { 0 };
 	size_t n_records = 0;
 	const char *first_task = NULL;

@@ -6,7 +6,7 @@
 
 #include <cJSON.h>
 
-#include "result.h"
+#include "check.h"
 
 /*
  * Check @record (the `record` member of a client's escalation line)
@@ -44,14 +44,13 @@ const struct hx_client_msg *hx_escalation_line_of(const struct hx_check_input *i
 const cJSON *hx_escalation_of(const struct hx_check_input *in, const char *task);
 
 /*
- * escalation.sanitised (L4; seed 000: never put secrets or the raw body in
- * an approval card). Fails when @in->canary_hits is not empty (detail and
- * evidence name each place). Passes when the client printed at least one
- * escalation record and the search (@in->canary_bytes_searched > 0) found
- * nothing; n/a otherwise (exec mode has no records; a scenario without
+ * escalation.sanitised (L4; the retry-safety guide: never put secrets or
+ * the raw body in an approval card). Fails when c->in->canary_hits is not
+ * empty (detail and evidence name each place). Passes when the client
+ * printed at least one escalation record and the search
+ * (c->in->canary_bytes_searched > 0) found nothing; n/a otherwise (exec mode has no records; a scenario without
  * escalation shows nothing to judge).
  */
-void hx_escalation_sanitised_check(const struct hx_check_input *in,
-				   struct hx_check_result *r);
+void hx_escalation_sanitised_check(const struct hx_check_ctx *c, struct hx_check_result *r);
 
 #endif

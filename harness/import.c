@@ -15,6 +15,7 @@
 #include "route.h"
 #include "scenario.h"
 #include "schema.h"
+#include "suite.h"
 #include "utf8.h"
 
 #define PROG "fakeapi-harness"
@@ -519,7 +520,7 @@ enum fa_rc hx_import_render(const cJSON *sc, const char *name, char **text,
 	s = t.s;
 
 	*text = NULL;
-	if (fa_scenario_parse(s, strlen(s), name, &loaded, &inner) != FA_OK) {
+	if (hx_suite_scenario_parse(s, strlen(s), name, &loaded, &inner) != FA_OK) {
 		fa_err_set(err, "%s: internal error: the scenario made does not load: %s",
 			   name, inner.msg);
 		free(s);

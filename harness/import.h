@@ -135,7 +135,8 @@ int hx_import_timeout_s(int64_t last_at_ms);
 
 /*
  * Print @sc as pretty JSON into *@text (a new string, the caller frees)
- * and check that the scenario loader accepts it under the name @name. A
+ * and check that the harness loads it (hx_suite_scenario_parse) under the
+ * name @name. A
  * conversion that produced a file the loader refuses is a bug: FA_EINVAL
  * with "NAME: internal error: the scenario made does not load: ...".
  */

@@ -59,22 +59,16 @@ static char *break_text(const struct fa_attempt *a)
 			    a->stream_chunks == 1 ? "" : "s", a->stream_end);
 }
 
-void hx_interruption_check(const struct hx_check_input *in, struct hx_check_result *r)
+void hx_interruption_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
-	const struct fa_attempt **att;
+	const struct hx_check_input *in = c->in;
+	const struct fa_attempt *const *att = c->att;
 	const struct fa_attempt *bad_i = NULL, *bad_r = NULL, *ok_i = NULL, *ok_r = NULL;
 	const struct fa_attempt *first_i = NULL;
 	const struct hx_client_msg *late = NULL, *ok_m = NULL;
 	struct hx_evidence bad = { 0 }, good = { 0 };
-	size_t n = 0, streams = 0, broken = 0, retries = 0, silent = 0;
+	size_t n = c->n, streams = 0, broken = 0, retries = 0, silent = 0;
 	char *brk;
-
-	att = fa_xcalloc(in->n_attempts + 1, sizeof(*att));
-	for (size_t i = 0; i < in->n_attempts; i++)
-		if (in->attempts[i].task != NULL &&
-		    fa_scenario_task(in->sc, in->attempts[i].task) != NULL)
-			att[n++] = &in->attempts[i];
-	hx_evidence_sort_arrival(att, n);
 
 	for (size_t k = 0; k < n; k++) {
 		const struct fa_attempt *a = att[k], *i_at = NULL;
@@ -168,5 +162,4 @@ void hx_interruption_check(const struct hx_check_input *in, struct hx_check_resu
 	}
 	hx_evidence_release(&bad);
 	hx_evidence_release(&good);
-	free(att);
 }

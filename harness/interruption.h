@@ -2,7 +2,7 @@
 #ifndef HX_INTERRUPTION_H
 #define HX_INTERRUPTION_H
 
-#include "result.h"
+#include "check.h"
 
 /*
  * How much later than the retry's arrival the harness may have stamped a
@@ -12,7 +12,7 @@
 #define HX_INTERRUPTION_READ_LAG_US 10000
 
 /*
- * stream.no_silent_retry (L4; seed 001: once the first token of a
+ * stream.no_silent_retry (L4; the LLM rate-limit guide: once the first token of a
  * streamed answer has reached the user, a silent retry is no longer
  * allowed; the failure is shown). An attempt whose journal entry has a
  * stream_end other than "done" and stream_chunks >= 1 is an interruption
@@ -26,6 +26,6 @@
  * was such an interruption; passes otherwise (evidence: the interruptions
  * and their reported retries).
  */
-void hx_interruption_check(const struct hx_check_input *in, struct hx_check_result *r);
+void hx_interruption_check(const struct hx_check_ctx *c, struct hx_check_result *r);
 
 #endif

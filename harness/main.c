@@ -30,6 +30,7 @@
 #include "run.h"
 #include "scenario.h"
 #include "stray.h"
+#include "suite.h"
 
 #define PROG "fakeapi-harness"
 
@@ -614,7 +615,7 @@ static int run(const struct cli *c, const char *path)
 		goto out;
 	}
 	opts.known_failing = kf;
-	if (fa_suite_load(path, &suite, &err) != FA_OK) {
+	if (hx_suite_load(path, &suite, &err) != FA_OK) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		goto out;
 	}

@@ -4,14 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cJSON.h>
-
 #include "alloc.h"
 #include "evidence.h"
 
-#define CHECK_ID "wait.pacing"
-#define DEFAULT_TOLERANCE_MS 50
-#define MAX_TOLERANCE_MS 60000
 #define EPS 1e-3 /* µs of float slack: an attempt exactly at capacity passes */
 
 static bool same(const char *a, const char *b)
@@ -55,16 +50,6 @@ struct seen {
 	double need;     /* what the attempt took from it */
 	double margin;   /* (left - need) / rate, µs: how early it could have come */
 };
-
-static int64_t tolerance_us(const struct hx_check_input *in)
-{
-	const cJSON *e = cJSON_GetObjectItemCaseSensitive(in->sc->harness.expect, CHECK_ID);
-	const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "tolerance_ms");
-
-	if (!cJSON_IsNumber(t) || t->valuedouble < 0 || t->valuedouble > MAX_TOLERANCE_MS)
-		return (int64_t)DEFAULT_TOLERANCE_MS * 1000;
-	return (int64_t)t->valuedouble * 1000;
-}
 
 /* "rpm 10 per 2 s", "tpm 500 per 60 s", "rpm 10, tpm 500 per 60 s" */
 static char *pace_text(const struct fa_pacing_spec *p)
@@ -145,8 +130,9 @@ static size_t replay(const struct fa_pacing_spec *p, const struct fa_attempt **a
 	return over;
 }
 
-void hx_pacing_check(const struct hx_check_input *in, struct hx_check_result *r)
+void hx_pacing_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
+	const struct hx_check_input *in = c->in;
 	const struct fa_pacing_spec *p = in->sc != NULL ? &in->sc->harness.pacing : NULL;
 	const struct fa_attempt **att;
 	const char **keys;
@@ -161,27 +147,34 @@ void hx_pacing_check(const struct hx_check_input *in, struct hx_check_result *r)
 		r->detail = fa_xstrdup("the scenario publishes no pacing ($.harness.pacing)");
 		return;
 	}
-	tol_us = tolerance_us(in);
-	att = fa_xcalloc(in->n_attempts + 1, sizeof(*att));
-	keys = fa_xcalloc(in->n_attempts + 1, sizeof(*keys));
-	for (size_t i = 0; i < in->n_attempts; i++) {
-		const struct fa_attempt *a = &in->attempts[i];
-		size_t k = 0;
+	tol_us = hx_check_param(c, "tolerance_ms")->i * 1000;
+	/* attributed attempts with a key, arrival order: the unattributed
+	 * are attempts.bounded's business, an unknown key has no pace */
+	att = fa_xcalloc(c->n + 1, sizeof(*att));
+	for (size_t i = 0; i < c->n; i++) {
+		const struct fa_attempt *a = c->att[i];
 
-		/* attributed attempts with a key: the unattributed are
-		 * attempts.bounded's business, an unknown key has no pace */
-		if (a->key == NULL || a->task == NULL || fa_scenario_task(in->sc, a->task) == NULL)
+		if (a->key == NULL)
 			continue;
 		att[n++] = a;
 		costed += a->tokens > 0;
 		if (a->quota != NULL && strncmp(a->quota, "limited", 7) == 0)
 			limited++;
+	}
+	/* the keys in journal order: on a tie the closest call named is
+	 * the first key's */
+	keys = fa_xcalloc(in->n_attempts + 1, sizeof(*keys));
+	for (size_t i = 0; i < in->n_attempts; i++) {
+		const struct fa_attempt *a = &in->attempts[i];
+		size_t k = 0;
+
+		if (a->key == NULL || !hx_check_attributed(in, a))
+			continue;
 		while (k < n_keys && !same(keys[k], a->key))
 			k++;
 		if (k == n_keys)
 			keys[n_keys++] = a->key;
 	}
-	hx_evidence_sort_arrival(att, n);
 	for (size_t k = 0; k < n_keys; k++)
 		over += replay(p, att, n, keys[k], tol_us, &bad, &close);
 

@@ -105,8 +105,9 @@ static char *no_count(const char *task, const cJSON *bad)
 	return d;
 }
 
-void hx_tally_check(const struct hx_check_input *in, struct hx_check_result *r)
+void hx_tally_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
+	const struct hx_check_input *in = c->in;
 	size_t n_tasks = in->sc != NULL ? in->sc->harness.n_tasks : 0;
 	struct hx_evidence bad = { 0 }, all = { 0 };
 	size_t judged = 0, differ = 0;

@@ -2,16 +2,16 @@
 #ifndef HX_TALLY_H
 #define HX_TALLY_H
 
-#include "result.h"
+#include "check.h"
 
 /* The largest count a result's "attempts" may carry. */
 #define HX_TALLY_MAX_ATTEMPTS 1000000
 
 /*
  * Judge attempts.hidden on one scenario into @r (id, level and required
- * are the caller's). Seed 000: a budget must count every attempt really
- * sent, retries an HTTP library made underneath included; only the
- * provider sees them all. For each task the client reported on, its count
+ * are the caller's). The retry-safety guide: a budget must count every
+ * attempt really sent, retries an HTTP library made underneath included;
+ * only the provider sees them all. For each task the client reported on, its count
  * is, per client process (hx_client_msg.session: a restart event starts
  * a new one), the "attempts" of that process's result line, or without
  * one the number of its action_sent lines, summed over the processes;
@@ -24,6 +24,6 @@
  * nothing) and when no task was reported on. Evidence: the journal
  * entries of the tasks that differ (or of all).
  */
-void hx_tally_check(const struct hx_check_input *in, struct hx_check_result *r);
+void hx_tally_check(const struct hx_check_ctx *c, struct hx_check_result *r);
 
 #endif

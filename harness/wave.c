@@ -4,23 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cJSON.h>
-
 #include "alloc.h"
 #include "evidence.h"
-
-static int expect_int(const struct hx_check_input *in, const char *name,
-		      int dflt, int lo, int hi)
-{
-	const cJSON *e = in->sc != NULL && in->sc->harness.expect != NULL
-		? cJSON_GetObjectItemCaseSensitive(in->sc->harness.expect, "wait.jitter")
-		: NULL;
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, name);
-
-	if (!cJSON_IsNumber(v) || v->valuedouble < lo || v->valuedouble > hi)
-		return dflt;
-	return (int)v->valuedouble;
-}
 
 static bool same(const char *a, const char *b)
 {
@@ -89,11 +74,12 @@ static int64_t release_of(const struct hx_check_input *in, const char *id,
 	return release;
 }
 
-void hx_wave_check(const struct hx_check_input *in, struct hx_check_result *r)
+void hx_wave_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
-	int min_tasks = expect_int(in, "min_tasks", HX_WAVE_MIN_TASKS, 2, 1000);
-	int w_min_ms = expect_int(in, "w_min_ms", HX_WAVE_W_MIN_MS, 1, 3600000);
-	int tol_ms = expect_int(in, "tolerance_ms", 50, 0, 600000);
+	const struct hx_check_input *in = c->in;
+	int min_tasks = (int)hx_check_param(c, "min_tasks")->i;
+	int w_min_ms = (int)hx_check_param(c, "w_min_ms")->i;
+	int tol_ms = (int)hx_check_param(c, "tolerance_ms")->i;
 	int64_t wave_us = (int64_t)(HX_WAVE_SHARE * w_min_ms * 1000);
 	const struct fa_attempt *judged = NULL;
 	int64_t judged_spread = -1;

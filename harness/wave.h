@@ -2,7 +2,7 @@
 #ifndef HX_WAVE_H
 #define HX_WAVE_H
 
-#include "result.h"
+#include "check.h"
 
 /* Fewest tasks a pause must have held before the spread is judged. */
 #define HX_WAVE_MIN_TASKS 8
@@ -15,18 +15,18 @@
 
 /*
  * Judge wait.jitter on one scenario into @r (id, level and required are
- * the caller's). For each pause a route's answer announced in a scope (seed
- * 000, five-step test step 3), the tasks of that scope that were started
+ * the caller's). For each pause a route's answer announced in a scope (the
+ * retry-safety guide, five-step test step 3), the tasks of that scope that were started
  * before the pause ended are "held"; the first attempt of each held task
  * at or after the end of the pause (minus the tolerance) is its return.
  * Each return is measured from the task's release: the end of the pause,
  * or a later instant the provider told that task itself. With at least
- * min_tasks returns (expect "wait.jitter": {"min_tasks", "w_min_ms",
- * "tolerance_ms"}; defaults above and 50 ms), the spread is the largest
+ * min_tasks returns (parameters "min_tasks", "w_min_ms" and
+ * "tolerance_ms"; defaults above and HX_PAUSE_TOLERANCE_MS), the spread is the largest
  * of those delays minus the smallest: below HX_WAVE_SHARE × W_min it is a
  * wave and the check fails. n/a when no pause held enough tasks that came back.
  * Evidence: the pause and the returns.
  */
-void hx_wave_check(const struct hx_check_input *in, struct hx_check_result *r);
+void hx_wave_check(const struct hx_check_ctx *c, struct hx_check_result *r);
 
 #endif

@@ -135,11 +135,14 @@ static struct wr *owner_by_key(const struct writes *ws, const struct fa_attempt 
 	return NULL;
 }
 
-static void writes_collect(const struct hx_check_input *in, struct writes *ws)
+/* The writes of @c's scenario and their attempts, from every attempt in
+ * arrival order (a write's attempts need not name its task). */
+static void writes_collect(const struct hx_check_ctx *c, struct writes *ws)
 {
+	const struct hx_check_input *in = c->in;
 	const struct fa_harness_spec *h = in->sc != NULL ? &in->sc->harness : NULL;
-	size_t n_tasks = h != NULL ? h->n_tasks : 0, n = in->n_attempts;
-	const struct fa_attempt **order = fa_xcalloc(n + 1, sizeof(*order));
+	size_t n_tasks = h != NULL ? h->n_tasks : 0, n = c->n_all;
+	const struct fa_attempt *const *order = c->all;
 	struct wr **own = fa_xcalloc(n + 1, sizeof(*own));
 
 	memset(ws, 0, sizeof(*ws));
@@ -159,9 +162,6 @@ static void writes_collect(const struct hx_check_input *in, struct writes *ws)
 		w->att = fa_xcalloc(n + 1, sizeof(*w->att));
 	}
 	for (size_t k = 0; k < n; k++)
-		order[k] = &in->attempts[k];
-	hx_evidence_sort_arrival(order, n);
-	for (size_t k = 0; k < n; k++)
 		own[k] = owner(ws, order[k]);
 	/* a read by key names no task when the client left fa_task out */
 	for (size_t k = 0; k < n; k++)
@@ -170,7 +170,6 @@ static void writes_collect(const struct hx_check_input *in, struct writes *ws)
 	for (size_t k = 0; k < n; k++)
 		if (own[k] != NULL)
 			own[k]->att[own[k]->n++] = order[k];
-	free(order);
 	free(own);
 }
 
@@ -302,14 +301,15 @@ static void na_no_create(const struct writes *ws, struct hx_check_result *r)
 
 /* ---- write.key_stable -------------------------------------------------- */
 
-void hx_write_key_stable(const struct hx_check_input *in, struct hx_check_result *r)
+void hx_write_key_stable(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
+	const struct hx_check_input *in = c->in;
 	struct writes ws;
 	struct hx_evidence bad = { 0 }, good = { 0 };
 	size_t judged = 0, unstable = 0;
 	char *name;
 
-	writes_collect(in, &ws);
+	writes_collect(c, &ws);
 	if (in->sc == NULL || in->sc->store.profile == FA_IDEM_NONE) {
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("the provider has no idempotency support "
@@ -408,14 +408,15 @@ static char *seq_list(const struct hx_evidence *s)
 	return list;
 }
 
-void hx_write_no_duplicate(const struct hx_check_input *in, struct hx_check_result *r)
+void hx_write_no_duplicate(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
+	const struct hx_check_input *in = c->in;
 	struct writes ws;
 	struct hx_evidence bad = { 0 }, good = { 0 };
 	size_t judged = 0, doubled = 0;
 	char *shown = NULL;
 
-	writes_collect(in, &ws);
+	writes_collect(c, &ws);
 	for (size_t i = 0; i < ws.n; i++) {
 		const struct wr *w = &ws.w[i];
 		struct hx_evidence mine = { 0 };
@@ -502,8 +503,9 @@ static char *what_next(const struct writes *ws, const struct fa_attempt *a,
 			    key_of(a));
 }
 
-void hx_write_reconcile_first(const struct hx_check_input *in, struct hx_check_result *r)
+void hx_write_reconcile_first(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
+	const struct hx_check_input *in = c->in;
 	struct writes ws;
 	struct hx_evidence bad = { 0 }, good = { 0 };
 	size_t n_amb = 0, n_bad = 0;
@@ -515,7 +517,7 @@ void hx_write_reconcile_first(const struct hx_check_input *in, struct hx_check_r
 				       "drives in stdio mode");
 		return;
 	}
-	writes_collect(in, &ws);
+	writes_collect(c, &ws);
 	for (size_t i = 0; i < ws.n; i++) {
 		const struct wr *w = &ws.w[i];
 
@@ -630,8 +632,9 @@ static bool preserved(const struct writes *ws, const struct wr *w, const cJSON *
 	return ok;
 }
 
-void hx_write_ambiguity(const struct hx_check_input *in, struct hx_check_result *r)
+void hx_write_ambiguity(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
+	const struct hx_check_input *in = c->in;
 	struct writes ws;
 	struct hx_evidence bad = { 0 }, good = { 0 };
 	size_t n_amb = 0, judged = 0, n_bad = 0;
@@ -643,7 +646,7 @@ void hx_write_ambiguity(const struct hx_check_input *in, struct hx_check_result 
 		r->detail = fa_xstrdup("exec mode: the client reports no outcome");
 		return;
 	}
-	writes_collect(in, &ws);
+	writes_collect(c, &ws);
 	for (size_t i = 0; i < ws.n; i++) {
 		const struct wr *w = &ws.w[i];
 		const cJSON *res;

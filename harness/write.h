@@ -4,7 +4,7 @@
 
 #include <cJSON.h>
 
-#include "result.h"
+#include "check.h"
 #include "scenario.h"
 
 /* Hex digits of randomness at the end of a client reference. */
@@ -55,24 +55,24 @@ cJSON *hx_write_body(const cJSON *body, const char *field, const char *ref);
 /* write.key_stable: with an idempotency profile, every create of a write
  * carries the same non-empty Idempotency-Key (across a restart too); n/a
  * without a profile or without a create. Evidence: the creates. */
-void hx_write_key_stable(const struct hx_check_input *in, struct hx_check_result *r);
+void hx_write_key_stable(const struct hx_check_ctx *c, struct hx_check_result *r);
 
 /* write.no_duplicate: each write committed at most one create (replays
  * commit nothing); the records the store holds for its client reference
  * are named. n/a without a create. Evidence: the committed creates. */
-void hx_write_no_duplicate(const struct hx_check_input *in, struct hx_check_result *r);
+void hx_write_no_duplicate(const struct hx_check_ctx *c, struct hx_check_result *r);
 
 /* write.reconcile_first: after an ambiguous create, the write's next
  * attempt is a read or a create carrying the same key; no next attempt
  * passes too. n/a in exec mode and without an ambiguous create. Evidence:
  * each ambiguous create and the attempt after it. */
-void hx_write_reconcile_first(const struct hx_check_input *in, struct hx_check_result *r);
+void hx_write_reconcile_first(const struct hx_check_ctx *c, struct hx_check_result *r);
 
 /* ambiguity.preserved: a write with an ambiguous create is reported
  * escalated, or with sent "unknown" (not succeeded), or succeeded with a
  * provider_id the store holds for its client reference; anything else
  * fails. n/a in exec mode, without an ambiguous create, or without the
  * client's result for it. Evidence: the write's committed creates. */
-void hx_write_ambiguity(const struct hx_check_input *in, struct hx_check_result *r);
+void hx_write_ambiguity(const struct hx_check_ctx *c, struct hx_check_result *r);
 
 #endif

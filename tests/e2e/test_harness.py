@@ -175,6 +175,24 @@ def test_broken_scenario_exits_2_naming_its_path(harness_bin, tmp_path):
     assert proc.stdout == ""
 
 
+@pytest.mark.parametrize("command", ["run", "replay"])
+@pytest.mark.parametrize("case", ["expect-cancel-margin", "unknown-check"])
+def test_bad_expect_exits_2_with_the_loader_message(harness_bin, repo_root, command, case):
+    # the provider keeps $.harness.expect as it is; the harness checks it
+    # when it loads the scenario, with the corpus's exact message
+    bad = repo_root / "tests" / "data" / "bad"
+    want = (bad / f"{case}.err").read_text().rstrip("\n")
+    env = dict(os.environ)
+    env.pop("FAKEAPI_LOG", None)
+    # the message names the file as given: relative to the repository
+    proc = subprocess.run([harness_bin, command, "-q", "--exec", "true",
+                           f"tests/data/bad/{case}.json"], capture_output=True, text=True,
+                          timeout=60, env=env, stdin=subprocess.DEVNULL, cwd=repo_root)
+    assert proc.returncode == 2
+    assert proc.stderr == f"fakeapi-harness: {want}\n"
+    assert proc.stdout == ""
+
+
 def test_scenario_without_tasks_exits_2_naming_its_path(harness_bin, tmp_path):
     doc = scenario("no-harness", [{"status": 200}])
     del doc["harness"]

@@ -290,6 +290,12 @@ def test_bad_scenario_exits_2_naming_the_file(fakeapi_bin, tmp_path):
     assert out.stderr.startswith(f"fakeapi: {path}:2:")
 
 
+def test_provider_leaves_expect_to_the_harness(provider, repo_root):
+    # an unknown check id is the harness's error: the provider serves the file
+    p = provider(repo_root / "tests" / "data" / "bad" / "unknown-check.json")
+    assert p.url.startswith("http://")
+
+
 def test_usage_errors_exit_2(fakeapi_bin):
     assert subprocess.run([fakeapi_bin], capture_output=True).returncode == 2
     assert subprocess.run([fakeapi_bin, "--port", "70000", "--scenario", "x"], capture_output=True).returncode == 2

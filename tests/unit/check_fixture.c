@@ -116,8 +116,13 @@ struct hx_check_result fx_judge(const struct fx *f, fx_check_fn *check, const ch
 {
 	struct hx_check_input in = fx_input(f, mode);
 	struct hx_check_result r = { .id = id };
+	struct hx_check_ctx c;
 
-	check(&in, &r);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(hx_check_find(id));
+	hx_check_ctx_init(&c, &in);
+	hx_check_ctx_focus(&c, hx_check_find(id));
+	check(&c, &r);
+	hx_check_ctx_release(&c);
 	CU_ASSERT_PTR_NOT_NULL(r.detail);
 	return r;
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "check.h"
 #include "result.h"
 
 /*
@@ -22,8 +23,8 @@
 #define FX_ROUTES    2
 #define FX_RESPONSES 5  /* across the routes; a test hands out its own slices */
 
-/* A check function: budget.h, cancel.h, circuit.h, ... */
-typedef void fx_check_fn(const struct hx_check_input *in, struct hx_check_result *r);
+/* A check's judge: budget.h, cancel.h, circuit.h, ... */
+typedef hx_check_judge_fn fx_check_fn;
 
 /*
  * One scenario run, all in place: the scenario (its tasks and, when a test
@@ -98,8 +99,9 @@ void fx_hit(struct fx *f, enum hx_canary_kind kind, const char *where, const cha
 struct hx_check_input fx_input(const struct fx *f, enum hx_mode mode);
 
 /*
- * Run @check (result id @id, static) on fx_input(@f, @mode) and return its
- * result, asserting that it has a detail; the caller releases it with
+ * Run @check (the judge of registry row @id, static) on a context over
+ * fx_input(@f, @mode) focused on that row, and return its result,
+ * asserting that it has a detail; the caller releases it with
  * hx_check_result_release.
  */
 struct hx_check_result fx_judge(const struct fx *f, fx_check_fn *check, const char *id,

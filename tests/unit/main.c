@@ -16,6 +16,7 @@
 	X(scope)        \
 	X(provider)     \
 	X(check)        \
+	X(expect)       \
 	X(report)       \
 	X(exec)         \
 	X(wave)         \

@@ -173,13 +173,44 @@ static void check__defines_seventeen_checks_in_order(void)
 		CU_ASSERT_STRING_EQUAL(hx_check_def_at(i)->id, want[i].id);
 		CU_ASSERT_EQUAL(hx_check_def_at(i)->level, want[i].level);
 		CU_ASSERT_EQUAL(hx_check_def_at(i)->required, want[i].required);
-		CU_ASSERT_PTR_NOT_NULL(hx_check_def_at(i)->seed);
+		CU_ASSERT_PTR_NOT_NULL(hx_check_def_at(i)->source);
 		CU_ASSERT_PTR_NOT_NULL(hx_check_def_at(i)->title);
 		CU_ASSERT_PTR_EQUAL(hx_check_find(want[i].id), hx_check_def_at(i));
 	}
 	CU_ASSERT_PTR_NULL(hx_check_def_at(17));
 	CU_ASSERT_PTR_NULL(hx_check_find("stream.no_silent_retrys"));
 	CU_ASSERT_PTR_NULL(hx_check_find(NULL));
+}
+
+/* Each row's source names its sources as docs/references.md does (the
+ * text before ':' and every RFC it cites are there), never a "seed";
+ * each row has a judge. */
+static void check__sources_name_the_references(void)
+{
+	FILE *f = fopen("docs/references.md", "r");
+	char refs[32768];
+	size_t n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	n = fread(refs, 1, sizeof(refs) - 1, f);
+	refs[n] = '\0';
+	fclose(f);
+	for (size_t i = 0; i < hx_check_count(); i++) {
+		const struct hx_check_def *d = hx_check_def_at(i);
+		const char *colon = strchr(d->source, ':'), *rfc;
+		char name[128];
+
+		CU_ASSERT_PTR_NOT_NULL(d->judge);
+		CU_ASSERT_PTR_NULL(strstr(d->source, "seed"));
+		CU_ASSERT_PTR_NOT_NULL_FATAL(colon);
+		/* "the retry-safety guide" is "The retry-safety guide" in a heading */
+		snprintf(name, sizeof(name), "%.*s", (int)(colon - d->source) - 1, d->source + 1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(refs, name));
+		for (rfc = strstr(d->source, "RFC "); rfc != NULL; rfc = strstr(rfc + 1, "RFC ")) {
+			snprintf(name, sizeof(name), "%.8s", rfc);
+			CU_ASSERT_PTR_NOT_NULL(strstr(refs, name));
+		}
+	}
 }
 
 static void check__unattributed_attempts_fail_bounded_and_nothing_else(void)
@@ -226,18 +257,105 @@ static void check__expect_overrides_required(void)
 	sc_release(&sc);
 }
 
-/* docs/checks.md's table and sections say what defs[] says. */
+/* The @n cells of a Markdown table row "| a | b |" into @cell (trimmed,
+ * in place); false when the row has another number of cells. */
+static bool table_cells(char *line, char **cell, size_t n)
+{
+	size_t k = 0;
+	char *p = strchr(line, '|');
+
+	while (p != NULL && k <= n) {
+		char *next = strchr(p + 1, '|'), *end;
+
+		if (next == NULL)
+			break;
+		*next = '\0';
+		for (p++; *p == ' '; p++)
+			;
+		for (end = p + strlen(p); end > p && end[-1] == ' '; end--)
+			;
+		*end = '\0';
+		if (k < n)
+			cell[k] = p;
+		k++;
+		p = next;
+	}
+	return k == n;
+}
+
+/* The registry's parameter @name of check @d ("required": every check's). */
+static const struct hx_check_param *param_of(const struct hx_check_def *d, const char *name)
+{
+	for (size_t k = 0; k < d->n_params; k++)
+		if (strcmp(d->params[k].name, name) == 0)
+			return &d->params[k];
+	return strcmp(name, hx_expect_required.name) == 0 ? &hx_expect_required : NULL;
+}
+
+/* One row of docs/checks.md's Parameters table ("| `tolerance_ms` |
+ * `wait.retry_after`, ... | integer | 0..60000 | 50 | meaning |") against
+ * the registry; each (check, parameter) it names is counted in @seen. */
+static void param_row_matches(char *line, bool seen[][9], size_t *pairs)
+{
+	static const char *const kinds[] = { "integer", "true or false", "task ids" };
+	char *cell[6], name[64], want[64], *ids;
+	const struct hx_check_param *p;
+
+	if (!table_cells(line, cell, 6) || sscanf(cell[0], "`%63[^`]`", name) != 1)
+		return;
+	for (size_t i = 0; i < hx_check_count(); i++) {
+		const struct hx_check_def *d = hx_check_def_at(i);
+		char quoted[72];
+
+		snprintf(quoted, sizeof(quoted), "`%s`", d->id);
+		ids = strcmp(cell[1], "all") == 0 ? cell[1] : strstr(cell[1], quoted);
+		if (ids == NULL)
+			continue;
+		p = param_of(d, name);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+		CU_ASSERT_STRING_EQUAL(cell[2], kinds[p->kind]);
+		if (p->kind == HX_PARAM_INT)
+			snprintf(want, sizeof(want), "%lld..%lld", (long long)p->min,
+				 (long long)p->max);
+		else
+			snprintf(want, sizeof(want), "%s", p->kind == HX_PARAM_TASKS ? "non-empty" : "");
+		CU_ASSERT_STRING_EQUAL(cell[3], want);
+		if (p == &hx_expect_required)
+			snprintf(want, sizeof(want), "the check's");
+		else if (p->dflt == HX_PARAM_NO_DEFAULT)
+			snprintf(want, sizeof(want), "none: n/a without it");
+		else
+			snprintf(want, sizeof(want), "%lld", (long long)p->dflt);
+		CU_ASSERT_STRING_EQUAL(cell[4], want);
+		CU_ASSERT_STRING_EQUAL(cell[5], p->doc);
+		size_t k = p == &hx_expect_required ? d->n_params : (size_t)(p - d->params);
+		CU_ASSERT_FALSE(seen[i][k]);
+		seen[i][k] = true;
+		(*pairs)++;
+	}
+}
+
+/* docs/checks.md's tables and sections say what the registry says: each
+ * check's row and section, and every parameter with its bounds. */
 static void check__docs_table_matches_the_definitions(void)
 {
 	FILE *f = fopen("docs/checks.md", "r");
 	char line[1024];
-	size_t rows = 0, sections = 0, reserved = 0;
+	size_t rows = 0, sections = 0, reserved = 0, pairs = 0, want_pairs = 0;
+	bool in_params = false, seen[32][9] = { { false } };
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_FATAL(hx_check_count() <= 32);
 	while (fgets(line, sizeof(line), f) != NULL) {
 		char id[64], level[8], dflt[16], head[128];
 		const struct hx_check_def *d;
 
+		if (strncmp(line, "### ", 4) == 0 || strncmp(line, "---", 3) == 0)
+			in_params = strcmp(line, "### Parameters\n") == 0;
+		if (in_params && strncmp(line, "| `", 3) == 0) {
+			param_row_matches(line, seen, &pairs);
+			continue;
+		}
 		if (sscanf(line, "| `%63[^`]` | %7s | %15s |", id, level, dflt) == 3 &&
 		    strchr(id, '.') != NULL && level[0] == 'L') {
 			d = hx_check_find(id);
@@ -265,6 +383,11 @@ static void check__docs_table_matches_the_definitions(void)
 	CU_ASSERT_EQUAL(rows, hx_check_count());
 	CU_ASSERT_EQUAL(sections, hx_check_count());
 	CU_ASSERT_EQUAL(reserved, 0);
+	for (size_t i = 0; i < hx_check_count(); i++) {
+		CU_ASSERT_FATAL(hx_check_def_at(i)->n_params < 9);
+		want_pairs += hx_check_def_at(i)->n_params + 1; /* and "required" */
+	}
+	CU_ASSERT_EQUAL(pairs, want_pairs);
 }
 
 static void check__strict_makes_every_check_required(void)
@@ -1209,6 +1332,8 @@ void test_check_register(void)
 		return;
 	CU_add_test(s, "check__defines_seventeen_checks_in_order",
 		    check__defines_seventeen_checks_in_order);
+	CU_add_test(s, "check__sources_name_the_references",
+		    check__sources_name_the_references);
 	CU_add_test(s, "check__docs_table_matches_the_definitions",
 		    check__docs_table_matches_the_definitions);
 	CU_add_test(s, "check__strict_makes_every_check_required",

@@ -56,8 +56,12 @@ static struct hx_check_result judge(struct fixture *f, enum hx_mode mode)
 	struct hx_check_input in = { .sc = &f->sc, .attempts = f->a, .n_attempts = f->n,
 				     .mode = mode, .msgs = f->m, .n_msgs = f->n_msgs };
 	struct hx_check_result r = { .id = "attempts.hidden" };
+	struct hx_check_ctx c;
 
-	hx_tally_check(&in, &r);
+	hx_check_ctx_init(&c, &in);
+	hx_check_ctx_focus(&c, hx_check_find(r.id));
+	hx_tally_check(&c, &r);
+	hx_check_ctx_release(&c);
 	return r;
 }
 

@@ -67,8 +67,12 @@ static struct hx_check_result judge(struct fixture *f)
 	struct hx_check_input in = { .sc = &f->sc, .attempts = f->a, .n_attempts = f->n,
 				     .tasks = f->runs, .n_tasks = N_TASKS };
 	struct hx_check_result r = { .id = "wait.jitter" };
+	struct hx_check_ctx c;
 
-	hx_wave_check(&in, &r);
+	hx_check_ctx_init(&c, &in);
+	hx_check_ctx_focus(&c, hx_check_find(r.id));
+	hx_wave_check(&c, &r);
+	hx_check_ctx_release(&c);
 	return r;
 }
 

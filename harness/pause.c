@@ -1,0 +1,273 @@
+/* pause.c -- wait.retry_after and wait.scope_pause: an announced pause holds for the task told and for its scope. */
+#include "pause.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "evidence.h"
+
+static double ms(int64_t us)
+{
+	return (double)us / 1000.0;
+}
+
+static bool same(const char *a, const char *b)
+{
+	return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+/* The answer named an instant after itself: a pause to honour. */
+static bool announces_pause(const struct fa_attempt *a)
+{
+	return hx_check_received(a) && a->pause_until_us > a->t_response_us;
+}
+
+
+/* The first attempt of @task that arrived after @t_us, or NULL. */
+static const struct fa_attempt *next_of(const struct hx_check_ctx *c, const char *task,
+					int64_t t_us)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->att[i]->t_arrival_us > t_us && same(c->att[i]->task, task))
+			return c->att[i];
+	return NULL;
+}
+
+
+/* What the pause checks saw after the pauses they watched. */
+struct pause_watch {
+	struct hx_evidence bad, good;
+	const struct fa_attempt *shown_p, *shown_b; /* the first pause broken, its first intruder */
+	const struct fa_attempt *close_p, *close_b; /* the pause kept most narrowly, and the
+	                                               attempt that came closest to it */
+};
+
+#define NO_PAUSE_ANNOUNCED "no response announced a future pause (no Retry-After naming " \
+			   "a later instant)"
+
+/* @b arrived inside the pause @p announced. */
+static void pause_broken(struct pause_watch *w, const struct fa_attempt *p,
+			 const struct fa_attempt *b)
+{
+	hx_evidence_add(&w->bad, p->seq);
+	hx_evidence_add(&w->bad, b->seq);
+	/* name the first pause broken and its first intruder: a later pause
+	 * is often the provider answering that intruder, which says less
+	 * about what went wrong */
+	if (w->shown_b == NULL) {
+		w->shown_p = p;
+		w->shown_b = b;
+	}
+}
+
+/* @b, the first attempt after the pause @p announced, waited for it. */
+static void pause_kept(struct pause_watch *w, const struct fa_attempt *p,
+		       const struct fa_attempt *b)
+{
+	hx_evidence_add(&w->good, p->seq);
+	hx_evidence_add(&w->good, b->seq);
+	if (w->close_b == NULL ||
+	    b->t_arrival_us - p->pause_until_us <
+		    w->close_b->t_arrival_us - w->close_p->pause_until_us) {
+		w->close_p = p;
+		w->close_b = b;
+	}
+}
+
+/* What announced @p's pause: its retry-after-ms header (the exact pause,
+ * read first by the SDKs that know it), else its Retry-After header, or,
+ * with neither (a stream's error frame, as the platform's rate-limit
+ * contract sends it), the frame's retryAfter. */
+static char *pause_source(const struct fa_attempt *p)
+{
+	if (p->retry_after_ms != NULL && p->retry_after != NULL)
+		return fa_xasprintf("the retry-after-ms \"%s\" (Retry-After \"%s\")",
+				    p->retry_after_ms, p->retry_after);
+	if (p->retry_after_ms != NULL)
+		return fa_xasprintf("the retry-after-ms \"%s\"", p->retry_after_ms);
+	if (p->retry_after != NULL)
+		return fa_xasprintf("the Retry-After \"%s\"", p->retry_after);
+	return fa_xstrdup("the error frame's retryAfter");
+}
+
+void hx_pause_retry_after_check(const struct hx_check_ctx *c, struct hx_check_result *r)
+{
+	int tol_ms = (int)hx_check_param(c, "tolerance_ms")->i;
+	int64_t tol_us = (int64_t)tol_ms * 1000;
+	struct pause_watch w = { 0 };
+	const struct fa_attempt *first_p = NULL;
+	size_t announced = 0, followed = 0, early = 0, i;
+	char *src;
+
+	for (i = 0; i < c->n; i++) {
+		const struct fa_attempt *p = c->att[i], *b;
+
+		if (!announces_pause(p))
+			continue;
+		announced++;
+		if (first_p == NULL)
+			first_p = p;
+		b = next_of(c, p->task, p->t_response_us);
+		if (b == NULL)
+			continue;
+		followed++;
+		if (b->t_arrival_us < p->pause_until_us - tol_us) {
+			early++;
+			pause_broken(&w, p, b);
+		} else {
+			pause_kept(&w, p, b);
+		}
+	}
+
+	if (announced == 0) {
+		r->verdict = HX_NA;
+		r->detail = fa_xstrdup(NO_PAUSE_ANNOUNCED);
+	} else if (followed == 0) {
+		r->verdict = HX_NA;
+		r->detail = fa_xasprintf(
+			"%zu response%s announced a pause (first: seq %llu to task "
+			"%s, until +%.1f ms) but the task made no later attempt",
+			announced, announced > 1 ? "s" : "",
+			(unsigned long long)first_p->seq, first_p->task,
+			ms(first_p->pause_until_us));
+	} else if (early > 0) {
+		src = pause_source(w.shown_p);
+		r->verdict = HX_FAIL;
+		r->detail = fa_xasprintf(
+			"%stask %s retried %.1f ms early: seq %llu arrived at "
+			"+%.1f ms, %s of seq %llu named +%.1f ms (tolerance %d ms)",
+			early > 1 ? "several early retries, first: " : "",
+			w.shown_b->task, ms(w.shown_p->pause_until_us - w.shown_b->t_arrival_us),
+			(unsigned long long)w.shown_b->seq, ms(w.shown_b->t_arrival_us), src,
+			(unsigned long long)w.shown_p->seq, ms(w.shown_p->pause_until_us),
+			tol_ms);
+		free(src);
+		hx_evidence_give(&w.bad, r);
+	} else {
+		src = pause_source(w.close_p);
+		r->verdict = HX_PASS;
+		r->detail = fa_xasprintf(
+			"%stask %s waited: seq %llu arrived at +%.1f ms, %s of seq "
+			"%llu named +%.1f ms (tolerance %d ms)",
+			followed > 1 ? "every retry waited, closest: " : "",
+			w.close_b->task, (unsigned long long)w.close_b->seq,
+			ms(w.close_b->t_arrival_us), src,
+			(unsigned long long)w.close_p->seq, ms(w.close_p->pause_until_us),
+			tol_ms);
+		free(src);
+		hx_evidence_give(&w.good, r);
+	}
+	hx_evidence_release(&w.bad);
+	hx_evidence_release(&w.good);
+}
+
+/*
+ * @b arrived within @tol_us after an answer went out at @t_us, so it was on
+ * its way before any client could have read that answer: a retry the
+ * client had already sent, or the first attempt of a task the harness had
+ * handed to the client before that instant (two tasks started together).
+ * A task handed over after the answer should have read its scope first.
+ */
+static bool on_its_way(const struct hx_check_ctx *c, const struct fa_attempt *b,
+		       int64_t t_us, int64_t tol_us)
+{
+	size_t i;
+
+	if (b->t_arrival_us > t_us + tol_us)
+		return false;
+	for (i = 0; i < c->n && c->att[i] != b; i++)
+		if (same(c->att[i]->task, b->task))
+			return true; /* a retry already on its way */
+	for (i = 0; i < c->in->n_tasks; i++) {
+		const struct hx_task_run *t = &c->in->tasks[i];
+
+		if (t->spec != NULL && same(t->spec->id, b->task))
+			return t->t_sent_us >= 0 && t->t_sent_us < t_us;
+	}
+	return false;
+}
+
+void hx_pause_scope_check(const struct hx_check_ctx *c, struct hx_check_result *r)
+{
+	int tol_ms = (int)hx_check_param(c, "tolerance_ms")->i;
+	int64_t tol_us = (int64_t)tol_ms * 1000;
+	struct pause_watch w = { 0 };
+	const struct fa_attempt *first_p = NULL;
+	size_t announced = 0, watched = 0, inside = 0, i, j;
+
+	for (i = 0; i < c->n; i++) {
+		const struct fa_attempt *p = c->att[i];
+		const struct fa_attempt *earliest = NULL;
+
+		if (!announces_pause(p) || p->scope == NULL)
+			continue;
+		announced++;
+		if (first_p == NULL)
+			first_p = p;
+		for (j = 0; j < c->n; j++) {
+			const struct fa_attempt *b = c->att[j];
+
+			if (same(b->task, p->task) || !same(b->scope, p->scope) ||
+			    b->t_arrival_us <= p->t_response_us ||
+			    on_its_way(c, b, p->t_response_us, tol_us))
+				continue;
+			if (earliest == NULL)
+				earliest = b;
+			if (b->t_arrival_us >= p->pause_until_us - tol_us)
+				continue;
+			inside++;
+			pause_broken(&w, p, b);
+		}
+		if (earliest == NULL)
+			continue;
+		watched++;
+		pause_kept(&w, p, earliest);
+	}
+
+	if (announced == 0) {
+		r->verdict = HX_NA;
+		r->detail = fa_xstrdup(NO_PAUSE_ANNOUNCED);
+	} else if (watched == 0) {
+		r->verdict = HX_NA;
+		r->detail = fa_xasprintf(
+			"%zu pause%s announced (first: seq %llu to task %s, scope "
+			"%s, until +%.1f ms) but no other task of the scope made "
+			"an attempt after it", announced, announced > 1 ? "s" : "",
+			(unsigned long long)first_p->seq, first_p->task,
+			first_p->scope, ms(first_p->pause_until_us));
+	} else if (inside > 0) {
+		r->verdict = HX_FAIL;
+		r->detail = fa_xasprintf(
+			"%stask %s arrived %.1f ms inside the pause of scope %s: "
+			"seq %llu at +%.1f ms, the pause told to task %s at seq "
+			"%llu lasts until +%.1f ms (tolerance %d ms)",
+			inside > 1 ? "several attempts inside a scope pause, first: "
+				   : "",
+			w.shown_b->task, ms(w.shown_p->pause_until_us - w.shown_b->t_arrival_us),
+			w.shown_p->scope, (unsigned long long)w.shown_b->seq,
+			ms(w.shown_b->t_arrival_us), w.shown_p->task,
+			(unsigned long long)w.shown_p->seq, ms(w.shown_p->pause_until_us),
+			tol_ms);
+		hx_evidence_give(&w.bad, r);
+	} else {
+		r->verdict = HX_PASS;
+		r->detail = fa_xasprintf(
+			"other tasks of scope %s waited for the pause told to task "
+			"%s at seq %llu (until +%.1f ms): the earliest, task %s seq "
+			"%llu, arrived at +%.1f ms (tolerance %d ms)",
+			w.close_p->scope, w.close_p->task, (unsigned long long)w.close_p->seq,
+			ms(w.close_p->pause_until_us), w.close_b->task,
+			(unsigned long long)w.close_b->seq, ms(w.close_b->t_arrival_us),
+			tol_ms);
+		hx_evidence_give(&w.good, r);
+	}
+	hx_evidence_release(&w.bad);
+	hx_evidence_release(&w.good);
+}
+
+typedef void (*check_fn)(const struct hx_check_ctx *c, struct hx_check_result *r);
+typedef void (*judge_fn)(const struct hx_check_input *in, struct hx_check_result *r);

@@ -117,7 +117,7 @@ bench: deps
 	$(MAKE) all
 	$(PYTHON) bench/run $(BUILD)
 
-lint:
+lint: $(BUILD)/libfakeapi.a $(HX_OBJ)
 	@! git grep -nE '\b(strcpy|strcat|sprintf|vsprintf|strtok|atoi|atol|gets)[[:space:]]*\(' -- '*.c' '*.h' \
 		|| { echo "lint: banned calls above (docs/internals.md, Style)"; exit 1; }
 	@ci/check-symbols $(BUILD)/libfakeapi.a $(HX_OBJ)

@@ -291,3 +291,15 @@ cJSON *fa_cursors_json(const struct fa_cursors *c)
 	}
 	return arr;
 }
+
+const struct fa_route_spec *fa_route_of_target(const struct fa_scenario *sc,
+					       const char *method, const char *target)
+{
+	const char *q = strchr(target, '?');
+	char *path = fa_route_pct_decode(target, q != NULL ? (size_t)(q - target)
+							    : strlen(target));
+	const struct fa_route_spec *r = fa_route_find(sc, method, path, NULL, NULL);
+
+	free(path);
+	return r;
+}

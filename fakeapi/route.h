@@ -43,6 +43,15 @@ int fa_route_hexval(int c);
 char *fa_route_pct_decode(const char *s, size_t n);
 
 /*
+ * The route a request for @target (a path as a task gives it, may carry a
+ * query, percent-escapes allowed) with @method reaches: fa_route_find()
+ * on the decoded path without its query, as the provider routes it; NULL
+ * when no route matches (a reconciliation read, or a mistake).
+ */
+const struct fa_route_spec *fa_route_of_target(const struct fa_scenario *sc,
+					       const char *method, const char *target);
+
+/*
  * The first route of @sc whose method is @method and whose template
  * matches @path (decoded, no query: fa_route_match), its captured values
  * into @params (may be NULL; released by the caller) and its index into

@@ -175,7 +175,7 @@ void hx_scenario_send_task_line(struct scen *s, size_t i, int64_t deadline_ms)
 
 	/* its stream and tokens are the sent body's (a canary may be in it) */
 	if (s->ts[i].body != NULL)
-		hx_stdio_task_body(msg, s->ts[i].body);
+		hx_stdio_task_body(msg, s->ts[i].body, hx_stdio_task_kind(s->sc, t));
 	hx_stdio_send_task(s->client, msg);
 	cJSON_Delete(msg);
 	free(url);

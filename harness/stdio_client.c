@@ -14,6 +14,8 @@
 
 #include "alloc.h"
 #include "chat.h"
+#include "messages.h"
+#include "route.h"
 #include "clock.h"
 #include "exec.h"
 
@@ -91,7 +93,15 @@ static void put(cJSON *obj, const char *name, cJSON *v)
 		cJSON_AddItemToObject(obj, name, v);
 }
 
-void hx_stdio_task_body(cJSON *line, const cJSON *body)
+enum fa_route_kind hx_stdio_task_kind(const struct fa_scenario *sc,
+				     const struct fa_task_spec *t)
+{
+	const struct fa_route_spec *r = fa_route_of_target(sc, t->method, t->path);
+
+	return r != NULL ? r->kind : FA_ROUTE_SCRIPTED;
+}
+
+void hx_stdio_task_body(cJSON *line, const cJSON *body, enum fa_route_kind kind)
 {
 	const cJSON *stream = cJSON_GetObjectItemCaseSensitive(body, "stream");
 	struct fa_chat_req req = { 0 };
@@ -100,8 +110,12 @@ void hx_stdio_task_body(cJSON *line, const cJSON *body)
 
 	put(line, "body", text != NULL ? cJSON_CreateString(text) : cJSON_CreateNull());
 	put(line, "stream", cJSON_CreateBool(cJSON_IsObject(body) && cJSON_IsTrue(stream)));
-	/* seed 001's cost, as the provider journals it (fa_chat_tokens) */
-	if (text != NULL && fa_chat_parse(text, strlen(text), &req, msg, sizeof(msg)) == FA_OK)
+	/* the LLM rate-limit guide's cost, as the provider journals it: a
+	 * Messages request counts its system text too */
+	if (text != NULL &&
+	    (kind == FA_ROUTE_MESSAGES
+		     ? fa_messages_parse(text, strlen(text), &req, msg, sizeof(msg))
+		     : fa_chat_parse(text, strlen(text), &req, msg, sizeof(msg))) == FA_OK)
 		put(line, "tokens", cJSON_CreateNumber((double)req.prompt_tokens + req.max_tokens));
 	else
 		put(line, "tokens", cJSON_CreateNull());
@@ -144,7 +158,7 @@ cJSON *hx_stdio_task_json(const struct fa_scenario *sc, const struct fa_task_spe
 			t->budget.max_wait_s);
 	fa_xcheck(cJSON_AddNumberToObject(o, "deadline_ms", (double)deadline_ms),
 		  "task line");
-	hx_stdio_task_body(o, t->body);
+	hx_stdio_task_body(o, t->body, hx_stdio_task_kind(sc, t));
 	if (sc->harness.pacing.given) {
 		const struct fa_pacing_spec *p = &sc->harness.pacing;
 		cJSON *pc = fa_xcheck(cJSON_AddObjectToObject(o, "pacing"), "task line");

@@ -75,12 +75,18 @@ cJSON *hx_stdio_task_json(const struct fa_scenario *sc, const struct fa_task_spe
  * Set the members of task line @line that follow from the body the task
  * is sent with (@body, borrowed; NULL for none): "body" (compact JSON
  * text, or null), "stream" (true when @body is an object whose "stream"
- * is true) and "tokens" (seed 001's cost as the provider journals it:
- * fa_chat_parse()'s prompt_tokens + max_tokens, or null when @body does
- * not parse as a chat completion request). A member already there keeps
+ * is true) and "tokens" (the LLM rate-limit guide's cost as the provider
+ * journals it: prompt_tokens + max_tokens of fa_chat_parse(), or of
+ * fa_messages_parse() on a route of @kind FA_ROUTE_MESSAGES, or null when
+ * @body does not parse as such a request). A member already there keeps
  * its place.
  */
-void hx_stdio_task_body(cJSON *line, const cJSON *body);
+void hx_stdio_task_body(cJSON *line, const cJSON *body, enum fa_route_kind kind);
+
+/* The kind of the route task @t reaches (fa_route_of_target), or
+ * FA_ROUTE_SCRIPTED when it reaches none. */
+enum fa_route_kind hx_stdio_task_kind(const struct fa_scenario *sc,
+				     const struct fa_task_spec *t);
 
 /* How to start a client. Pointers borrowed for the call. */
 struct hx_stdio_spec {

@@ -540,18 +540,28 @@ static void stdio__task_body_sets_stream_and_tokens_in_place(void)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(line);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(body);
-	hx_stdio_task_body(line, body);
+	hx_stdio_task_body(line, body, FA_ROUTE_CHAT);
 	text = cJSON_PrintUnformatted(line);
 	CU_ASSERT_STRING_EQUAL(text, "{\"type\":\"task\",\"body\":\"{\\\"stream\\\":true,"
 			       "\\\"max_tokens\\\":1,\\\"messages\\\":[{\\\"role\\\":"
 			       "\\\"user\\\",\\\"content\\\":\\\"12345678\\\"}]}\","
 			       "\"goal\":null,\"stream\":true,\"tokens\":3}");
 	free(text);
-	hx_stdio_task_body(line, NULL);
+	hx_stdio_task_body(line, NULL, FA_ROUTE_CHAT);
 	text = cJSON_PrintUnformatted(line);
 	CU_ASSERT_STRING_EQUAL(text, "{\"type\":\"task\",\"body\":null,\"goal\":null,"
 			       "\"stream\":false,\"tokens\":null}");
 	free(text);
+	cJSON_Delete(body);
+	/* a Messages request's system text costs tokens too, as the provider
+	 * counts it: 2 (system) + 2 (message) + 1 (max_tokens) */
+	body = cJSON_Parse("{\"model\": \"m\", \"max_tokens\": 1, \"system\": \"abcdefgh\", "
+			   "\"messages\": [{\"role\": \"user\", \"content\": \"12345678\"}]}");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(body);
+	hx_stdio_task_body(line, body, FA_ROUTE_MESSAGES);
+	CU_ASSERT_EQUAL(cJSON_GetObjectItemCaseSensitive(line, "tokens")->valuedouble, 5);
+	hx_stdio_task_body(line, body, FA_ROUTE_CHAT);
+	CU_ASSERT_EQUAL(cJSON_GetObjectItemCaseSensitive(line, "tokens")->valuedouble, 3);
 	cJSON_Delete(body);
 	cJSON_Delete(line);
 }

@@ -188,7 +188,7 @@ void hx_pacing_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 		 * attempt could have broken the pace, so none kept it */
 		r->verdict = HX_NA;
 		r->detail = fa_xasprintf("no attempt of a key had a token cost to judge (%s; %zu "
-					 "attempt%s, none a chat completion request)", pace, n,
+					 "attempt%s, none a chat completion or Messages request)", pace, n,
 					 n == 1 ? "" : "s");
 	} else if (over > 0) {
 		what = seen_text(&bad);

@@ -24,6 +24,39 @@ static bool bad_retry_after(const struct fa_attempt *a)
 	       a->pause_until_us <= a->t_response_us;
 }
 
+/*
+ * "task t1 hung: no result within its 17 s timeout, after 5 attempts (the
+ * last at +15341.2 ms): it was still retrying, or waiting to, when the
+ * timeout passed" -- what a library's maintainer needs to tell a hang
+ * from a backoff that outgrew the budget.
+ */
+static char *hang_text(const struct hx_check_ctx *c, const struct hx_task_run *t, bool more)
+{
+	const struct fa_attempt *last = NULL;
+	size_t n = 0;
+	char *what, *out;
+
+	for (size_t j = 0; j < c->n; j++)
+		if (same(c->att[j]->task, t->spec->id)) {
+			n++;
+			if (last == NULL || c->att[j]->t_arrival_us > last->t_arrival_us)
+				last = c->att[j];
+		}
+	if (last == NULL)
+		what = fa_xstrdup("before its first attempt");
+	else
+		what = fa_xasprintf("after %zu attempt%s (the last at +%.1f ms): it was still "
+				    "retrying, or waiting to, when the timeout passed", n,
+				    n == 1 ? "" : "s", (double)last->t_arrival_us / 1000.0);
+	out = fa_xasprintf("task %s hung: %s %d s timeout, %s%s", t->spec->id,
+			   c->in->mode == HX_MODE_STDIO
+				   ? "no result within its"
+				   : "its client was killed by its",
+			   t->timeout_s, what, more ? " (and other tasks hung)" : "");
+	free(what);
+	return out;
+}
+
 void hx_bounded_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
 	const struct fa_harness_spec *h = c->in->sc ? &c->in->sc->harness : NULL;
@@ -118,13 +151,7 @@ void hx_bounded_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 	/* stdio mode kills no client at a task's deadline: the task is
 	 * only given up on */
 	if (hung > 0)
-		hang_part = fa_xasprintf(
-			"task %s hung: %s%s", hung_t->spec->id,
-			c->in->mode == HX_MODE_STDIO
-				? "the client did not report a result before its deadline"
-				: "its client was killed by the timeout without finishing "
-				  "or giving up",
-			hung > 1 ? " (and other tasks hung)" : "");
+		hang_part = hang_text(c, hung_t, hung > 1);
 	if (c->n_un > 0)
 		un_part = fa_xasprintf(
 			"%zu attempt%s named no task of the scenario (no fa_task "

@@ -33,6 +33,9 @@ struct hx_task_run {
 	                                    (exit_code is then -1); 0 = none */
 	bool timed_out;                  /* killed by the per-task or per-scenario timeout;
 	                                    stdio mode: no result before its deadline */
+	int timeout_s;                   /* its per-task timeout when it was started, s
+	                                    (its own, else max_wait_s + 15, else the
+	                                    scenario's); 0 = not started */
 	char *error;                     /* owned: client could not start, ...; NULL */
 	char *outcome;                   /* owned: stdio mode, the result line's outcome
 	                                    ("succeeded", "failed", "escalated",

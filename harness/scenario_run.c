@@ -150,6 +150,7 @@ void hx_scenario_start_exec_task(struct scen *s, size_t i)
 	s->phase[i] = HX_TASK_RUNNING;
 	tr->sent = true;
 	tr->t_sent_us = fa_provider_now_us(s->prov);
+	tr->timeout_s = task_timeout_s(s->sc, t);
 	if (hx_exec_start(&ts->proc, &spec, &err) != FA_OK) {
 		s->phase[i] = HX_TASK_DONE;
 		tr->t_exit_us = tr->t_sent_us;
@@ -193,6 +194,7 @@ static void send_stdio_task(struct scen *s, size_t i)
 	s->phase[i] = HX_TASK_RUNNING;
 	tr->sent = true;
 	tr->t_sent_us = fa_provider_now_us(s->prov);
+	tr->timeout_s = task_timeout_s(s->sc, t);
 	ts->deadline_us = tr->t_sent_us + deadline_ms * 1000;
 	hx_scenario_send_task_line(s, i, deadline_ms);
 }

@@ -614,8 +614,8 @@ def test_task_without_result_times_out_at_its_deadline(harness_bin, tmp_path):
     assert verdicts(s)["attempts.bounded"] == "fail"
     # no client is killed at a deadline in stdio mode: the detail says so
     bounded = next(c for c in s["checks"] if c["id"] == "attempts.bounded")
-    assert bounded["detail"] == ("task t1 hung: the client did not report a result before "
-                                 "its deadline")
+    assert bounded["detail"].startswith("task t1 hung: no result within its "), bounded
+    assert bounded["detail"].endswith(" s timeout, before its first attempt"), bounded
     assert proc.returncode == 1
 
 

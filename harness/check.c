@@ -264,14 +264,7 @@ const struct hx_param_value *hx_check_param(const struct hx_check_ctx *c, const 
 
 bool hx_check_covered(const struct hx_check_ctx *c, const char **why)
 {
-	hx_check_covers_fn *covers = hx_coverage_of(c->def->id);
-
-	*why = NULL;
-	if (covers == NULL || c->in->sc == NULL || covers(c, why))
-		return true;
-	if (*why == NULL)
-		*why = "the scenario poses nothing this check judges";
-	return false;
+	return hx_coverage_covers(c, why);
 }
 
 void hx_check_na_empty(const struct hx_check_ctx *c, struct hx_check_result *r)

@@ -191,7 +191,8 @@ static bool has_write(const struct fa_scenario *sc)
 {
 	for (size_t i = 0; i < sc->harness.n_tasks; i++) {
 		const struct fa_task_spec *t = &sc->harness.tasks[i];
-		const struct fa_route_spec *rt = fa_route_of_target(sc, t->method, t->path);
+		const struct fa_route_spec *rt = t->method && t->path
+			? fa_route_of_target(sc, t->method, t->path) : NULL;
 
 		if (rt != NULL && rt->effect != FA_EFFECT_NONE)
 			return true;
@@ -312,4 +313,22 @@ hx_check_covers_fn *hx_coverage_of(const char *id)
 		if (strcmp(table[i].id, id) == 0)
 			return table[i].covers;
 	return NULL;
+}
+
+bool hx_coverage_covers(const struct hx_check_ctx *c, const char **why)
+{
+	hx_check_covers_fn *covers = hx_coverage_of(c->def->id);
+
+	*why = NULL;
+	if (covers == NULL || c->in->sc == NULL)
+		return true;
+	/* a scenario without routes was built by hand, not loaded: only the
+	 * mode decides there */
+	if (c->in->sc->n_routes == 0 && covers != hidden_covers)
+		return true;
+	if (covers(c, why))
+		return true;
+	if (*why == NULL)
+		*why = "the scenario poses nothing this check judges";
+	return false;
 }

@@ -18,6 +18,14 @@
 hx_check_covers_fn *hx_coverage_of(const char *id);
 
 /*
+ * Whether c->def (in focus) is covered by c->in's scenario and mode:
+ * hx_coverage_of() its id, true without a predicate or a scenario. A
+ * scenario without routes (built by hand, as no loaded scenario is) is
+ * judged by the mode alone. False with *@why a static phrase.
+ */
+bool hx_coverage_covers(const struct hx_check_ctx *c, const char **why);
+
+/*
  * When task @id is released, as a lower bound in ms after the scenario's
  * start: its event's at_ms, or for an "after" trigger the trigger task's
  * release + plus_ms + 1 (the answer it waits for comes after that task

@@ -13,6 +13,7 @@
 #include "circuit.h"
 #include "classify.h"
 #include "concurrency.h"
+#include "coverage.h"
 #include "escalation.h"
 #include "evidence.h"
 #include "interruption.h"
@@ -261,6 +262,11 @@ const struct hx_param_value *hx_check_param(const struct hx_check_ctx *c, const 
 	return NULL;
 }
 
+bool hx_check_covered(const struct hx_check_ctx *c, const char **why)
+{
+	return hx_coverage_covers(c, why);
+}
+
 void hx_check_na_empty(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
 	r->verdict = HX_NA;
@@ -284,6 +290,7 @@ void hx_check_run_all(const struct hx_check_input *in,
 {
 	struct hx_check_ctx c;
 	struct hx_check_result *res = fa_xcalloc(N_DEFS, sizeof(*res));
+	const char *why;
 
 	hx_check_ctx_init(&c, in);
 	for (size_t i = 0; i < N_DEFS; i++) {
@@ -292,7 +299,10 @@ void hx_check_run_all(const struct hx_check_input *in,
 		res[i].level = defs[i].level;
 		res[i].required = is_required(&c);
 		res[i].verdict = HX_NA;
-		if (c.n == 0 && !defs[i].always)
+		if (!hx_check_covered(&c, &why)) {
+			res[i].uncovered = true;
+			res[i].detail = fa_xasprintf("not judged here: %s", why);
+		} else if (c.n == 0 && !defs[i].always)
 			hx_check_na_empty(&c, &res[i]);
 		else
 			defs[i].judge(&c, &res[i]);

@@ -14,6 +14,12 @@ struct hx_check_ctx;
  * required are the engine's) from the prepared context @c. */
 typedef void hx_check_judge_fn(const struct hx_check_ctx *c, struct hx_check_result *r);
 
+/* A coverage predicate: whether the scenario and the mode, as they are
+ * before the run (c->in->sc, c->in->mode; c focused on the check), pose
+ * anything the check judges. False with *@why set to a static phrase
+ * ("an exec client reports no attempt count") when they do not. */
+typedef bool hx_check_covers_fn(const struct hx_check_ctx *c, const char **why);
+
 /*
  * A check as docs/checks.md defines it: one row of the registry. Adding a
  * check is a row in check.c (with its parameter table) plus its judge;
@@ -84,6 +90,12 @@ void hx_check_ctx_release(struct hx_check_ctx *c);
  * programming error. */
 const struct hx_param_value *hx_check_param(const struct hx_check_ctx *c, const char *name);
 
+/* Whether c->def (in focus) is covered by c->in's scenario and mode:
+ * the predicate coverage.c keeps for its id (a table beside the rows, so
+ * that a row stays as it is), true without one. *@why as
+ * hx_check_covers_fn says. */
+bool hx_check_covered(const struct hx_check_ctx *c, const char **why);
+
 /* @r is n/a: the journal has no attributed attempt. */
 void hx_check_na_empty(const struct hx_check_ctx *c, struct hx_check_result *r);
 
@@ -91,7 +103,9 @@ void hx_check_na_empty(const struct hx_check_ctx *c, struct hx_check_result *r);
  * Run every check on one scenario's journal. *@out gets an owned array of
  * hx_check_count() results in definition order (release each with
  * hx_check_result_release, then free the array). A check that cannot be
- * evaluated is HX_NA with the reason in its detail, never HX_PASS.
+ * evaluated is HX_NA with the reason in its detail, never HX_PASS. A check
+ * the scenario or mode does not cover (hx_check_covered) is not judged:
+ * HX_NA, ->uncovered set, detail "not judged here: WHY".
  */
 void hx_check_run_all(const struct hx_check_input *in,
 		      struct hx_check_result **out, size_t *n);

@@ -32,9 +32,11 @@ static size_t def_index(const char *id, size_t n_defs)
 	return n_defs;
 }
 
+/* A result counts for the level and the exit code: required (or
+ * --strict) where the scenario covers its check. */
 static bool counts(const struct hx_run_result *r, const struct hx_check_result *cr)
 {
-	return cr->required || r->strict;
+	return (cr->required || r->strict) && !cr->uncovered;
 }
 
 static void grading_init(struct grading *g, const struct hx_run_result *r)
@@ -134,7 +136,8 @@ enum hx_verdict hx_grade_suite_verdict(const struct hx_run_result *r, const char
 		for (j = 0; j < s->n_checks; j++) {
 			const struct hx_check_result *c = &s->checks[j];
 
-			if (c->id == NULL || id == NULL || strcmp(c->id, id) != 0)
+			if (c->id == NULL || id == NULL || strcmp(c->id, id) != 0 ||
+			    c->uncovered)
 				continue;
 			if (counts(r, c))
 				any = true;
@@ -149,6 +152,45 @@ enum hx_verdict hx_grade_suite_verdict(const struct hx_run_result *r, const char
 	if (counted != NULL)
 		*counted = any;
 	return any ? v[0] : v[1];
+}
+
+void hx_grade_profile(const struct hx_run_result *r, const char *id,
+		      struct hx_profile_entry *p)
+{
+	memset(p, 0, sizeof(*p));
+	for (size_t i = 0; i < r->n_scenarios; i++) {
+		const struct hx_scenario_result *s = &r->scenarios[i];
+
+		for (size_t j = 0; j < s->n_checks; j++) {
+			const struct hx_check_result *c = &s->checks[j];
+
+			if (c->id == NULL || id == NULL || strcmp(c->id, id) != 0)
+				continue;
+			if (c->uncovered)
+				p->not_covered++;
+			else if (c->verdict == HX_PASS)
+				p->pass++;
+			else if (c->verdict == HX_FAIL)
+				p->fail++;
+			else
+				p->na++;
+		}
+	}
+	p->covered = p->pass + p->fail + p->na > 0;
+	p->verdict = hx_grade_suite_verdict(r, id, &p->counted);
+}
+
+bool hx_grade_covered(const struct hx_run_result *r, const char *id)
+{
+	struct hx_profile_entry p;
+
+	hx_grade_profile(r, id, &p);
+	return p.covered;
+}
+
+const char *hx_grade_profile_str(const struct hx_profile_entry *p)
+{
+	return p->covered ? hx_verdict_str(p->verdict) : "not_covered";
 }
 
 enum hx_known_state hx_grade_known_state(const struct hx_run_result *r, const char *id)

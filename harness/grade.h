@@ -19,9 +19,11 @@
  * (docs/checks.md, "Levels" and "Exit codes"): a check's suite verdict is
  * fail if it failed in a scenario where it was required, pass if it
  * passed in one and failed in none, n/a otherwise. A check result counts
- * as required when its ->required is set or @r->strict is. Level Lk is
- * reached when L(k-1) is, level k has a counted check, and every counted
- * check of level k has suite verdict pass. Exit code: 2 when a scenario
+ * when its ->required is set or @r->strict is, and its scenario covers
+ * the check (->uncovered unset): a result not covered counts for nothing.
+ * Level Lk is reached when L(k-1) is, level k has a counted check, and
+ * every counted check of level k has suite verdict pass: a check covered
+ * nowhere is left out of its level, a covered n/a blocks it. Exit code: 2 when a scenario
  * could not run; 1 when a required check failed (one that
  * @r->known_failing lists does not count), a listed check's suite verdict
  * is pass (its entry must go), none passed, or the level is below
@@ -30,12 +32,32 @@
 void hx_grade_run(struct hx_run_result *r);
 
 /*
- * Check @id's verdict over @r's scenarios: over those where it counted as
- * required (*@counted true then), else over all of them (fail anywhere,
- * else pass somewhere, else n/a). NULL @counted accepted.
+ * Check @id's verdict over @r's scenarios that cover it: over those where
+ * it counted as required (*@counted true then), else over all of them
+ * (fail anywhere, else pass somewhere, else n/a). NULL @counted accepted.
  */
 enum hx_verdict hx_grade_suite_verdict(const struct hx_run_result *r, const char *id,
 				       bool *counted);
+
+/* One check's conformance profile over a suite (docs/checks.md,
+ * "Profile"): its results per kind, and the suite's value. */
+struct hx_profile_entry {
+	size_t pass, fail, na;   /* covered results with each verdict, scenarios */
+	size_t not_covered;      /* results of scenarios that do not cover it */
+	bool covered;            /* some scenario covers it */
+	bool counted;            /* some covered result counted as required */
+	enum hx_verdict verdict; /* hx_grade_suite_verdict(); HX_NA when !covered */
+};
+
+/* Check @id's profile over @r into *@p. */
+void hx_grade_profile(const struct hx_run_result *r, const char *id,
+		      struct hx_profile_entry *p);
+
+/* Some scenario of @r covers check @id. */
+bool hx_grade_covered(const struct hx_run_result *r, const char *id);
+
+/* The profile's suite value: "pass", "fail", "n/a" or "not_covered". */
+const char *hx_grade_profile_str(const struct hx_profile_entry *p);
 
 /* Where a check stands against the --known-failing list. */
 enum hx_known_state {

@@ -33,6 +33,9 @@ void hx_report_count(const struct hx_run_result *r, struct hx_report_counts *t)
 				t->fail++;
 			else
 				t->na++;
+			if (c->uncovered)
+				t->not_covered++;
+			counted = counted && !c->uncovered;
 			if (counted && c->verdict == HX_FAIL)
 				t->required_failed = true;
 			if (counted && c->verdict == HX_PASS)

@@ -15,6 +15,7 @@
 /* What the exit code says, worked out as hx_grade_run() does. */
 struct hx_report_counts {
 	size_t pass, fail, na;   /* every (scenario, check) result */
+	size_t not_covered;      /* of the n/a, those not covered (coverage.h) */
 	size_t broken;           /* scenarios that could not run */
 	bool required_failed;    /* a required check failed somewhere */
 	bool required_passed;    /* a required check passed somewhere */

@@ -249,6 +249,7 @@ static cJSON *json_scenario(const struct hx_run_result *r, const struct hx_scena
 		cJSON_AddStringToObject(item, "verdict", hx_verdict_str(c->verdict));
 		cJSON_AddBoolToObject(item, "required", c->required || r->strict);
 		cJSON_AddStringToObject(item, "default", default_str(c->id));
+		cJSON_AddBoolToObject(item, "covered", !c->uncovered);
 		add_client_str(item, "detail", s, c->detail);
 		ev = cJSON_AddArrayToObject(item, "evidence");
 		for (j = 0; j < c->n_evidence; j++)
@@ -256,6 +257,27 @@ static cJSON *json_scenario(const struct hx_run_result *r, const struct hx_scena
 		cJSON_AddItemToArray(arr, item);
 	}
 	return o;
+}
+
+/* "profile": per check, its suite value and its results over the
+ * scenarios (docs/report.md). */
+static void add_profile(cJSON *root, const struct hx_run_result *r)
+{
+	cJSON *obj = cJSON_AddObjectToObject(root, "profile"), *item;
+
+	for (size_t d = 0; d < hx_check_count(); d++) {
+		const char *id = hx_check_def_at(d)->id;
+		struct hx_profile_entry p;
+
+		hx_grade_profile(r, id, &p);
+		item = cJSON_CreateObject();
+		cJSON_AddStringToObject(item, "value", hx_grade_profile_str(&p));
+		cJSON_AddNumberToObject(item, "pass", (double)p.pass);
+		cJSON_AddNumberToObject(item, "fail", (double)p.fail);
+		cJSON_AddNumberToObject(item, "n/a", (double)p.na);
+		cJSON_AddNumberToObject(item, "not_covered", (double)p.not_covered);
+		cJSON_AddItemToObject(obj, id, item);
+	}
 }
 
 static const char *known_state_str(enum hx_known_state k)
@@ -405,6 +427,7 @@ static char *json_text(const struct hx_run_result *r)
 		cJSON_AddBoolToObject(item, "required", req);
 		cJSON_AddStringToObject(item, "default", d->required ? "required" : "recommended");
 		cJSON_AddStringToObject(item, "verdict", hx_verdict_str(v));
+		cJSON_AddBoolToObject(item, "covered", hx_grade_covered(r, d->id));
 		cJSON_AddBoolToObject(item, "known_failing",
 				      hx_known_failing_find(r->known_failing, d->id) != NULL);
 		cJSON_AddItemToArray(arr, item);
@@ -417,6 +440,8 @@ static char *json_text(const struct hx_run_result *r)
 	cJSON_AddNumberToObject(obj, "pass", (double)t.pass);
 	cJSON_AddNumberToObject(obj, "fail", (double)t.fail);
 	cJSON_AddNumberToObject(obj, "n/a", (double)t.na);
+	cJSON_AddNumberToObject(obj, "not_covered", (double)t.not_covered);
+	add_profile(root, r);
 	add_repeat(root, r->repeat);
 	text = cJSON_Print(root);
 	cJSON_Delete(root);

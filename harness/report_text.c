@@ -293,8 +293,10 @@ static void text_suite_check(FILE *out, const struct hx_run_result *r,
 	/* "not counted" and what the list says are two facts: keep them apart */
 	const char *sep = req ? " " : "; ";
 
+	bool covered = hx_grade_covered(r, d->id);
+
 	fprintf(out, "  %-4s  %-22s (L%d)%s", v == HX_NA ? "N/A" : v == HX_PASS ? "PASS" : "FAIL",
-		d->id, d->level, req ? "" : " not counted");
+		d->id, d->level, req ? "" : covered ? " not counted" : " not covered");
 	switch (hx_grade_known_state(r, d->id)) {
 	case HX_KNOWN_FAILING:
 		fprintf(out, "%sknown failing", sep);
@@ -320,6 +322,34 @@ static void text_suite_check(FILE *out, const struct hx_run_result *r,
 		break;
 	}
 	fputc('\n', out);
+}
+
+#define PROFILE_WIDTH 100 /* columns a profile line fills before it wraps */
+
+/* The profile (docs/checks.md, "Profile"): one line per level, each
+ * check's suite value as one letter. */
+static void text_profile(FILE *out, const struct hx_run_result *r)
+{
+	fputs("profile (P pass, F fail, ? n/a, - not covered):\n", out);
+	for (int k = 1; k <= HX_MAX_LEVEL; k++) {
+		int col = fprintf(out, "  L%d", k);
+
+		for (size_t d = 0; d < hx_check_count(); d++) {
+			const struct hx_check_def *def = hx_check_def_at(d);
+			struct hx_profile_entry p;
+			char tag;
+
+			if (def->level != k)
+				continue;
+			hx_grade_profile(r, def->id, &p);
+			tag = !p.covered ? '-' : p.verdict == HX_PASS ? 'P'
+					 : p.verdict == HX_FAIL ? 'F' : '?';
+			if (col + 3 + (int)strlen(def->id) > PROFILE_WIDTH)
+				col = fprintf(out, "\n    ");
+			col += fprintf(out, "  %s %c", def->id, tag);
+		}
+		fputc('\n', out);
+	}
 }
 
 /* Each check's suite verdicts over the runs of a repeat, and the levels. */
@@ -401,11 +431,14 @@ void hx_report_text(FILE *out, const struct hx_run_result *r)
 	}
 
 	hx_report_count(r, &t);
-	fprintf(out, "\nsummary: %zu pass, %zu fail, %zu n/a (over %zu scenario%s)\n"
-		"checks over the suite:\n", t.pass, t.fail, t.na, r->n_scenarios,
+	fprintf(out, "\nsummary: %zu pass, %zu fail, %zu n/a", t.pass, t.fail, t.na);
+	if (t.not_covered > 0)
+		fprintf(out, " (%zu of them not covered)", t.not_covered);
+	fprintf(out, " (over %zu scenario%s)\nchecks over the suite:\n", r->n_scenarios,
 		r->n_scenarios == 1 ? "" : "s");
 	for (i = 0; i < hx_check_count(); i++)
 		text_suite_check(out, r, hx_check_def_at(i));
+	text_profile(out, r);
 	text_repeat(out, r->repeat);
 	fprintf(out, "level reached: %s", hx_report_level_str(r->level));
 	if (r->repeat != NULL && r->repeat->runs > 1)

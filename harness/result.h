@@ -101,6 +101,9 @@ struct hx_check_result {
 	char *detail;         /* one line a person reads: why pass, fail or n/a */
 	uint64_t *evidence;   /* journal seqs behind the verdict, ascending */
 	size_t n_evidence;
+	bool uncovered;       /* not covered: the scenario or the mode poses nothing
+	                         this check judges (coverage.h); the verdict is then
+	                         n/a and counts for no level. Zero = covered */
 };
 
 /* Everything the checks read about one scenario run. All borrowed. */

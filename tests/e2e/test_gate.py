@@ -255,14 +255,17 @@ def test_repeat_tallies_each_check_over_the_runs(harness_bin, tmp_path, schema):
     proc = run_harness(harness_bin, "run", "--exec", ONCE, "--seed", "40", "--repeat", "3",
                        "--report-json", str(report_path), "--junit", str(junit), str(path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    # a 200 and nothing else: only attempts.bounded of L1 is covered, and
+    # it passes; L2's scope and wave checks are not covered, and
+    # attempts.hidden (not covered in exec mode) neither: L1
     for k, seed in ((1, 40), (2, 41), (3, 42)):
         assert f"fakeapi-harness: run {k} of 3, seed {seed}\n" in proc.stderr
-        assert f"fakeapi-harness: run {k} of 3: level L0, exit code 0\n" in proc.stderr
+        assert f"fakeapi-harness: run {k} of 3: level L1, exit code 0\n" in proc.stderr
     report = json.loads(report_path.read_text())
     validate(report, schema)
     rep = report["repeat"]
     assert (rep["runs"], rep["planned"], rep["first_seed"]) == (3, 3, 40)
-    assert rep["levels"] == ["L0", "L0", "L0"]
+    assert rep["levels"] == ["L1", "L1", "L1"]
     assert rep["exit_codes"] == [0, 0, 0]
     assert rep["checks"]["attempts.bounded"] == {"pass": 3, "fail": 0, "n/a": 0,
                                                  "pass_rate": 1, "counted": True}
@@ -273,8 +276,8 @@ def test_repeat_tallies_each_check_over_the_runs(harness_bin, tmp_path, schema):
     assert report["exit_reason"] == ("in each of 3 runs: no required check failed and at "
                                      "least one passed")
     assert "attempts.bounded       3/3 pass\n" in proc.stdout
-    assert "levels: L0 L0 L0\n" in proc.stdout
-    assert "level reached: L0 (lowest of 3 runs)\n" in proc.stdout
+    assert "levels: L1 L1 L1\n" in proc.stdout
+    assert "level reached: L1 (lowest of 3 runs)\n" in proc.stdout
     suites = {s.get("name"): s for s in ET.parse(junit).getroot()}
     assert suites["repeat"].get("failures") == "0"
 

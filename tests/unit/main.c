@@ -46,7 +46,8 @@
 	X(livefeed)     \
 	X(har)          \
 	X(redact)       \
-	X(recording)
+	X(recording)    \
+	X(coverage)
 
 #define DECLARE(m) void test_##m##_register(void) __attribute__((weak));
 TEST_MODULES(DECLARE)

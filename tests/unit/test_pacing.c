@@ -187,8 +187,8 @@ static void pacing__na_when_only_tpm_and_no_token_cost(void)
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_NA);
 	CU_ASSERT_STRING_EQUAL(r.detail, "no attempt of a key had a token cost to judge "
-			       "(tpm 100 per 60 s; 2 attempts, none a chat completion "
-			       "request)");
+			       "(tpm 100 per 60 s; 2 attempts, none a chat completion or "
+			       "Messages request)");
 	CU_ASSERT_EQUAL(r.n_evidence, 0);
 	hx_check_result_release(&r);
 

@@ -268,9 +268,9 @@ const struct hx_param_value *hx_check_param(const struct hx_check_ctx *c, const 
 void hx_check_na_empty(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
 	r->verdict = HX_NA;
-	r->detail = fa_xasprintf("the journal has no attributed attempts: none of its %zu "
-				 "names a task of the scenario (fa_task parameter or "
-				 "X-Fakeapi-Task header)", c->n_un);
+	r->detail = fa_xasprintf("the journal has no attributed attempts (%zu unattributed: "
+				 "none names a task of the scenario by its fa_task parameter "
+				 "or X-Fakeapi-Task header)", c->n_un);
 }
 
 /* --strict makes every check required; else the scenario's "required",

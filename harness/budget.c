@@ -58,6 +58,36 @@ static const char *outcome_of(const struct hx_check_input *in, const char *id)
 	return out;
 }
 
+/* The client hands tasks over with escalation records: exec mode never;
+ * stdio mode unless its hello lists features without "escalation" (a
+ * hand-made input without a hello is judged on the record). */
+static bool escalates(const struct hx_check_input *in)
+{
+	const cJSON *features, *f;
+
+	if (in->mode != HX_MODE_STDIO)
+		return false;
+	if (in->hello == NULL)
+		return true;
+	features = cJSON_GetObjectItemCaseSensitive(in->hello, "features");
+	if (!cJSON_IsArray(features))
+		return false;
+	cJSON_ArrayForEach(f, features)
+		if (cJSON_IsString(f) && strcmp(f->valuestring, "escalation") == 0)
+			return true;
+	return false;
+}
+
+/* Why @j, of a stdio client without escalation records, is wrong: it
+ * reported succeeded though no attempt got a 2xx. NULL otherwise. */
+static char *outcome_fault(const struct hx_check_input *in, const struct judged *j)
+{
+	if (!same(outcome_of(in, j->t->id), "succeeded"))
+		return NULL;
+	return fa_xasprintf("task %s reported succeeded, but the provider answered none of "
+			    "its %zu attempt%s with a 2xx", j->t->id, j->n, j->n == 1 ? "" : "s");
+}
+
 /* "max_attempts 4, max_wait_s 90": the parts of @b the scenario gave. */
 static char *budget_text(const struct fa_budget *b)
 {
@@ -218,7 +248,7 @@ void hx_budget_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 				    (j->late != NULL && j->att[k]->t_arrival_us >= j->late->t_arrival_us))
 					hx_evidence_add(&bad, j->att[k]->seq);
 		} else if (in->mode == HX_MODE_STDIO) {
-			j->fault = escalation_fault(in, j);
+			j->fault = escalates(in) ? escalation_fault(in, j) : outcome_fault(in, j);
 			for (size_t k = 0; j->fault != NULL && k < j->n; k++)
 				hx_evidence_add(&bad, j->att[k]->seq);
 		}
@@ -262,6 +292,16 @@ void hx_budget_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 			r->detail = fa_xasprintf("exec mode: task %s stayed within its budget "
 						 "(%s; %s), but an exec client prints no "
 						 "escalation record to judge", shown->t->id, spent, b);
+		} else if (!escalates(in)) {
+			const char *outcome = outcome_of(in, shown->t->id);
+
+			r->verdict = HX_NA;
+			r->detail = fa_xasprintf("judged on the budget alone (the client's hello "
+						 "lists no \"escalation\" feature): task %s stayed "
+						 "within its budget (%s; %s) and reported %s, not "
+						 "succeeded; no escalation record to judge",
+						 shown->t->id, spent, b,
+						 outcome ? outcome : "no result");
 		} else {
 			r->verdict = HX_PASS;
 			r->detail = fa_xasprintf("%stask %s stopped within its budget (%s; %s) "

@@ -19,7 +19,9 @@
  * printed no `escalation` line for it, the record breaks
  * docs/escalation.schema.json (hx_escalation_invalid names the path), or
  * its result's outcome is not "escalated". In exec mode a task within its
- * budget is n/a (no record can be read), never pass.
+ * budget is n/a (no record can be read), never pass; so is one of a stdio
+ * client whose hello lists no "escalation" feature, unless it reported
+ * the task succeeded without a 2xx answer (a failure).
  */
 void hx_budget_check(const struct hx_check_ctx *c, struct hx_check_result *r);
 

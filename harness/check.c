@@ -114,6 +114,10 @@ static const struct hx_check_def defs[] = {
 	  "restarts; five-step test, step 4",
 	  "every create of one logical write carries the same idempotency key", NO_PARAMS,
 	  hx_write_key_stable, false },
+	{ "write.body_stable", 3, true,
+	  GUIDE "a retry repeats the same logical request: the same key and the same body",
+	  "every create of one logical write carries the same body", NO_PARAMS,
+	  hx_write_body_stable, false },
 	{ "write.no_duplicate", 3, true,
 	  GUIDE "the most dangerous retry bug is a duplicated side effect",
 	  "the provider committed at most one record per logical write", NO_PARAMS,
@@ -270,8 +274,9 @@ bool hx_check_covered(const struct hx_check_ctx *c, const char **why)
 void hx_check_na_empty(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
 	r->verdict = HX_NA;
-	r->detail = fa_xasprintf("the journal has no attributed attempts "
-				 "(%zu unattributed)", c->n_un);
+	r->detail = fa_xasprintf("the journal has no attributed attempts (%zu unattributed: "
+				 "none names a task of the scenario by its fa_task parameter "
+				 "or X-Fakeapi-Task header)", c->n_un);
 }
 
 /* --strict makes every check required; else the scenario's "required",

@@ -126,6 +126,9 @@ struct hx_check_input {
 	bool canary_search_incomplete;     /* some of what the search should have read was
 	                                      not: output past its bound, a state file
 	                                      past 64 MiB or unreadable (canary.h) */
+	const struct hx_restart *restarts; /* the kill events that fired, in order */
+	size_t n_restarts;
+	const cJSON *hello;                /* stdio mode: the client's hello, or NULL */
 };
 
 /* One scenario's outcome. */

@@ -668,6 +668,9 @@ static void grade(struct scen *s)
 		.n_canary_hits = out->n_canary_hits,
 		.canary_bytes_searched = out->canary_bytes_searched,
 		.canary_search_incomplete = out->canary_search_incomplete,
+		.restarts = out->restarts,
+		.n_restarts = out->n_restarts,
+		.hello = out->hello,
 	};
 
 	hx_check_run_all(&in, &out->checks, &out->n_checks);

@@ -13,8 +13,9 @@
 /* Bytes of a result's "attempts" quoted when they are no count. */
 #define NO_COUNT_SHOWN 40
 
-/* What a client process said it sent for a task. */
-enum said { SAID_NOTHING = 0, SAID_COUNT, SAID_NO_COUNT };
+/* What a client process said it sent for a task: nothing, a count, a
+ * value that is no count, or null (it cannot observe its attempts). */
+enum said { SAID_NOTHING = 0, SAID_COUNT, SAID_NO_COUNT, SAID_UNOBSERVED };
 
 static bool same(const char *a, const char *b)
 {
@@ -47,6 +48,8 @@ static enum said reported_in(const struct hx_check_input *in, const char *task,
 		if (same(m->type, "result")) {
 			const cJSON *v = cJSON_GetObjectItemCaseSensitive(m->json, "attempts");
 
+			if (cJSON_IsNull(v))
+				return SAID_UNOBSERVED;
 			if (!is_count(v)) {
 				*bad = v;
 				return SAID_NO_COUNT;
@@ -64,7 +67,7 @@ static enum said reported_in(const struct hx_check_input *in, const char *task,
 /* What the client said it sent for @task, summed over its processes (a
  * killed one and the one restarted after it each count their own), in
  * *@n; SAID_NO_COUNT, with the member in *@bad, as soon as one result's
- * attempts are no count. */
+ * attempts are no count, SAID_UNOBSERVED as soon as they are null. */
 static enum said reported(const struct hx_check_input *in, const char *task, long *n,
 			  const cJSON **bad)
 {
@@ -79,8 +82,8 @@ static enum said reported(const struct hx_check_input *in, const char *task, lon
 		long k = 0;
 		enum said one = reported_in(in, task, s, &k, bad);
 
-		if (one == SAID_NO_COUNT)
-			return SAID_NO_COUNT;
+		if (one == SAID_NO_COUNT || one == SAID_UNOBSERVED)
+			return one;
 		if (one == SAID_COUNT) {
 			*n += k;
 			total = SAID_COUNT;
@@ -110,7 +113,7 @@ void hx_tally_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 	const struct hx_check_input *in = c->in;
 	size_t n_tasks = in->sc != NULL ? in->sc->harness.n_tasks : 0;
 	struct hx_evidence bad = { 0 }, all = { 0 };
-	size_t judged = 0, differ = 0;
+	size_t judged = 0, differ = 0, unobserved = 0;
 	char *first = NULL;
 
 	if (in->mode != HX_MODE_STDIO) {
@@ -127,11 +130,17 @@ void hx_tally_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 
 		if (how == SAID_NOTHING)
 			continue;
+		for (size_t i = 0; i < in->n_attempts; i++)
+			seen += same(in->attempts[i].task, id);
+		/* null: nothing to compare unless the provider saw a retry */
+		if (how == SAID_UNOBSERVED && seen <= 1) {
+			unobserved++;
+			continue;
+		}
 		judged++;
 		for (size_t i = 0; i < in->n_attempts; i++) {
 			if (!same(in->attempts[i].task, id))
 				continue;
-			seen++;
 			hx_evidence_add(&all, in->attempts[i].seq);
 			hx_evidence_add(&bad, in->attempts[i].seq);
 		}
@@ -143,6 +152,12 @@ void hx_tally_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 			continue;
 		if (how == SAID_NO_COUNT)
 			first = no_count(id, odd);
+		else if (how == SAID_UNOBSERVED)
+			first = fa_xasprintf(
+				"task %s: the client cannot observe its attempts (it reported "
+				"\"attempts\": null), and the provider saw %ld: the library "
+				"retried where the application can neither see nor count it", id,
+				seen);
 		else
 			first = fa_xasprintf(
 				"task %s: the client reported %ld attempt%s, the provider "
@@ -150,7 +165,13 @@ void hx_tally_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 				seen > said ? "attempts hidden from the client's count"
 					    : "reported attempts that never arrived");
 	}
-	if (judged == 0) {
+	if (judged == 0 && unobserved > 0) {
+		r->verdict = HX_NA;
+		r->detail = fa_xasprintf("the client cannot observe its attempts (\"attempts\": "
+					 "null) and the provider saw at most one per task (%zu "
+					 "task%s): no retry to hide", unobserved,
+					 unobserved == 1 ? "" : "s");
+	} else if (judged == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("the client reported on no task");
 	} else if (differ > 0) {
@@ -158,9 +179,14 @@ void hx_tally_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 		r->detail = fa_xasprintf("%s%s", first, differ > 1 ? "; other tasks differ too" : "");
 		hx_evidence_give(&bad, r);
 	} else {
+		char *more = unobserved == 0 ? fa_xstrdup("")
+				: fa_xasprintf("; %zu more reported \"attempts\": null with at most "
+					       "one attempt each, not judged", unobserved);
+
 		r->verdict = HX_PASS;
 		r->detail = fa_xasprintf("%zu task%s: the client's counts match the "
-					 "provider's", judged, judged == 1 ? "" : "s");
+					 "provider's%s", judged, judged == 1 ? "" : "s", more);
+		free(more);
 		hx_evidence_give(&all, r);
 	}
 out:

@@ -21,8 +21,12 @@
  * is missing or no integer 0..HX_TALLY_MAX_ATTEMPTS ("task t1: the client
  * reported attempts 1.5, not a count"): the result still ended the task,
  * but its count cannot be compared. n/a in exec mode (the client reports
- * nothing) and when no task was reported on. Evidence: the journal
- * entries of the tasks that differ (or of all).
+ * nothing) and when no task was reported on. A result whose "attempts"
+ * is null says the client cannot observe its attempts (a library without
+ * a retry hook): the task fails when the provider saw more than one
+ * attempt of it (the library hid its retries) and is not judged with one
+ * or none. Evidence: the journal entries of the tasks that differ (or of
+ * all judged).
  */
 void hx_tally_check(const struct hx_check_ctx *c, struct hx_check_result *r);
 

@@ -231,8 +231,33 @@ static char *why_ambiguous(const struct fa_attempt *a)
 			    "had moved on", (double)a->t_response_us / 1000.0);
 }
 
-/* The ids of the records the store holds for @w (its client reference,
- * else a key its creates carried), ", "-separated; NULL when none. */
+/* Record @r is the one committed create @a made: same route, body and
+ * key, committed while the provider was answering @a. */
+static bool made_by(const cJSON *r, const struct fa_attempt *a)
+{
+	const cJSON *created = cJSON_GetObjectItemCaseSensitive(r, "created_us");
+	const char *key = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r,
+						"idempotency_key"));
+	double t;
+
+	if (!a->committed || !cJSON_IsNumber(created))
+		return false;
+	t = created->valuedouble;
+	return same(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "route")),
+		    a->route) &&
+	       same(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "body_sha256")),
+		    a->body_sha256) &&
+	       (key == NULL ? key_of(a) == NULL : same(key, key_of(a))) &&
+	       t >= (double)a->t_arrival_us && (a->t_done_us < 0 || t <= (double)a->t_done_us);
+}
+
+/*
+ * The ids of the records the store holds for @w, ", "-separated: those
+ * with its client reference (without one, a key its creates carried), and
+ * those one of its committed creates made; a record of the latter kind
+ * whose client reference is not the write's says so ("rec_2 (no client
+ * reference)"). NULL when none.
+ */
 static char *records_of(const struct writes *ws, const struct wr *w)
 {
 	const cJSON *recs = cJSON_GetObjectItemCaseSensitive(ws->in->store, "records");
@@ -241,31 +266,41 @@ static char *records_of(const struct writes *ws, const struct wr *w)
 
 	cJSON_ArrayForEach(r, recs) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(r, "id");
-		const cJSON *ref = cJSON_GetObjectItemCaseSensitive(r, "client_reference");
+		const char *ref = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r,
+						       "client_reference"));
 		const cJSON *key = cJSON_GetObjectItemCaseSensitive(r, "idempotency_key");
-		bool mine = false;
-		char *more;
+		bool mine = false, by_ref = false;
+		char *more, *note;
 
 		if (!cJSON_IsString(id))
 			continue;
 		if (w->ref != NULL) {
-			mine = cJSON_IsString(ref) && strcmp(ref->valuestring, w->ref) == 0;
+			mine = by_ref = same(ref, w->ref);
 		} else if (cJSON_IsString(key)) {
 			for (size_t k = 0; k < w->n && !mine; k++)
 				mine = is_create(ws->in->sc, w->att[k]) &&
 				       same(key_of(w->att[k]), key->valuestring);
 		}
+		for (size_t k = 0; k < w->n && !mine; k++)
+			mine = is_create(ws->in->sc, w->att[k]) && made_by(r, w->att[k]);
 		if (!mine)
 			continue;
-		more = list ? fa_xasprintf("%s, %s", list, id->valuestring)
-			    : fa_xstrdup(id->valuestring);
+		if (by_ref || w->ref == NULL)
+			note = fa_xstrdup("");
+		else if (ref == NULL)
+			note = fa_xstrdup(" (no client reference)");
+		else
+			note = fa_xasprintf(" (client reference %s)", ref);
+		more = list ? fa_xasprintf("%s, %s%s", list, id->valuestring, note)
+			    : fa_xasprintf("%s%s", id->valuestring, note);
+		free(note);
 		free(list);
 		list = more;
 	}
 	return list;
 }
 
-/* A record id in @list (as records_of() writes it). */
+/* A record id in @list (as records_of() writes it, notes included). */
 static bool in_list(const char *list, const char *id)
 {
 	size_t len = id ? strlen(id) : 0;
@@ -273,7 +308,8 @@ static bool in_list(const char *list, const char *id)
 	for (const char *p = list; p != NULL && len > 0; p = strstr(p, ", ")) {
 		if (p != list)
 			p += 2;
-		if (strncmp(p, id, len) == 0 && (p[len] == '\0' || p[len] == ','))
+		if (strncmp(p, id, len) == 0 &&
+		    (p[len] == '\0' || p[len] == ',' || p[len] == ' '))
 			return true;
 	}
 	return false;
@@ -391,6 +427,126 @@ out:
 	writes_release(&ws);
 }
 
+/* ---- write.body_stable ------------------------------------------------- */
+
+/* SHA-256 of the empty body, as the journal writes it. */
+#define EMPTY_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+/* Hex digits of a body digest a detail shows. */
+#define SHA_SHOWN 12
+
+/* The provider read @a's body whole, so its digest is the body's. */
+static bool body_known(const struct fa_attempt *a)
+{
+	return a->body_sha256[0] != '\0' && !same(a->fault, "incomplete_request") &&
+	       !same(a->fault, "too_large");
+}
+
+/* "9b07e4a1c2d3.." or "e3b0c44298fc.. (empty)" */
+static char *sha_text(const struct fa_attempt *a)
+{
+	return fa_xasprintf("%.*s..%s", SHA_SHOWN, a->body_sha256,
+			    same(a->body_sha256, EMPTY_SHA256) ? " (empty)" : "");
+}
+
+/* What may have changed @odd's body from @first's, for a detail. */
+static const char *body_hint(const struct fa_attempt *first, const struct fa_attempt *odd)
+{
+	if (same(odd->body_sha256, EMPTY_SHA256))
+		return "a body stream the first send consumed, resent empty?";
+	if (first->client_reference != NULL && odd->client_reference == NULL)
+		return "the body lost the client reference the harness put in it: rebuilt, "
+		       "not resent?";
+	return "a retry resends the request's exact bytes, not a rebuilt body";
+}
+
+/* @a as the write @w counts its attempts, reads included: "attempt 3 (seq 5)". */
+static char *attempt_text(const struct wr *w, const struct fa_attempt *a)
+{
+	size_t k = 0;
+
+	while (k < w->n && w->att[k] != a)
+		k++;
+	return fa_xasprintf("attempt %zu (seq %llu)", k + 1, (unsigned long long)a->seq);
+}
+
+void hx_write_body_stable(const struct hx_check_ctx *c, struct hx_check_result *r)
+{
+	const struct hx_check_input *in = c->in;
+	struct writes ws;
+	struct hx_evidence bad = { 0 }, good = { 0 };
+	size_t retried = 0, changed = 0, created = 0;
+	char *shown = NULL;
+
+	writes_collect(c, &ws);
+	for (size_t i = 0; i < ws.n; i++) {
+		const struct wr *w = &ws.w[i];
+		const struct fa_attempt *first = NULL, *odd = NULL;
+		size_t n = 0;
+
+		for (size_t k = 0; k < w->n; k++) {
+			const struct fa_attempt *a = w->att[k];
+
+			if (!is_create(in->sc, a) || !body_known(a))
+				continue;
+			n++;
+			if (first == NULL)
+				first = a;
+			else if (odd == NULL && !same(a->body_sha256, first->body_sha256))
+				odd = a;
+		}
+		created += n > 0;
+		if (n < 2)
+			continue;
+		retried++;
+		for (size_t k = 0; k < w->n; k++)
+			if (is_create(in->sc, w->att[k]) && body_known(w->att[k]))
+				hx_evidence_add(odd ? &bad : &good, w->att[k]->seq);
+		if (odd != NULL && changed++ == 0) {
+			char *name = write_name(w), *was = sha_text(first), *now = sha_text(odd);
+			char *at_first = attempt_text(w, first), *at_odd = attempt_text(w, odd);
+
+			free(shown);
+			shown = fa_xasprintf("%s: %s sent a different body than %s: sha256 %s "
+					     "instead of %s; %s", name, at_odd, at_first, now, was,
+					     body_hint(first, odd));
+			free(name);
+			free(was);
+			free(now);
+			free(at_first);
+			free(at_odd);
+		} else if (odd == NULL && shown == NULL) {
+			char *name = write_name(w), *sha = sha_text(first);
+
+			shown = fa_xasprintf("%s: %zu creates, each with the body sha256 %s", name,
+					     n, sha);
+			free(name);
+			free(sha);
+		}
+	}
+	if (created == 0) {
+		na_no_create(&ws, r);
+	} else if (retried == 0) {
+		r->verdict = HX_NA;
+		r->detail = fa_xasprintf("no write was retried: %zu write%s, one create each", created,
+					 created == 1 ? "" : "s");
+	} else if (changed > 0) {
+		r->verdict = HX_FAIL;
+		r->detail = fa_xasprintf("%s%s", shown, changed > 1 ? "; other writes changed "
+					 "their bodies too" : "");
+		hx_evidence_give(&bad, r);
+	} else {
+		r->verdict = HX_PASS;
+		r->detail = retried > 1 ? fa_xasprintf("%zu retried writes kept one body each; %s",
+						       retried, shown)
+					: fa_xstrdup(shown);
+		hx_evidence_give(&good, r);
+	}
+	free(shown);
+	hx_evidence_release(&bad);
+	hx_evidence_release(&good);
+	writes_release(&ws);
+}
+
 /* ---- write.no_duplicate ------------------------------------------------ */
 
 /* "1, 3": the seqs of @s. A new string. */
@@ -408,6 +564,69 @@ static char *seq_list(const struct hx_evidence *s)
 	return list;
 }
 
+/* The kill after which @second was sent, @first before it: the last kill
+ * event between their arrivals that restarted the client; NULL when none. */
+static const struct hx_restart *restart_between(const struct hx_check_input *in,
+						const struct fa_attempt *first,
+						const struct fa_attempt *second)
+{
+	const struct hx_restart *found = NULL;
+
+	for (size_t i = 0; i < in->n_restarts; i++) {
+		const struct hx_restart *k = &in->restarts[i];
+
+		if (k->t_restart_us >= 0 && k->t_kill_us >= first->t_arrival_us &&
+		    k->t_kill_us <= second->t_arrival_us)
+			found = k;
+	}
+	return found;
+}
+
+/* How @second's key compares with @first's: "with a new idempotency key
+ * \"K2\" (the first create carried \"K1\")". A new string. */
+static char *key_change(const struct fa_scenario *sc, const struct fa_attempt *first,
+			const struct fa_attempt *second)
+{
+	if (key_of(second) == NULL)
+		return fa_xstrdup(key_of(first) ? "without the idempotency key the first create "
+						  "carried" : "without an idempotency key, like "
+						  "the first");
+	if (key_of(first) == NULL)
+		return fa_xasprintf("with the idempotency key \"%s\" (the first create carried "
+				    "none)", key_of(second));
+	if (!same(key_of(first), key_of(second)))
+		return fa_xasprintf("with a new idempotency key \"%s\" (the first create carried "
+				    "\"%s\")", key_of(second), key_of(first));
+	return fa_xasprintf("with the same idempotency key \"%s\"%s", key_of(second),
+			    sc != NULL && sc->store.profile == FA_IDEM_NONE
+				    ? ", which this provider does not deduplicate by" : "");
+}
+
+/* Where @w's second committed create @second (after @first) came from,
+ * for a no_duplicate detail: "; the second create (seq 9) came from the
+ * client restarted after the kill at +812.0 ms, ..." A new string. */
+static char *second_origin(const struct hx_check_input *in, const struct fa_attempt *first,
+			   const struct fa_attempt *second)
+{
+	const struct hx_restart *k = restart_between(in, first, second);
+	char *keys = key_change(in->sc, first, second), *d;
+
+	if (k != NULL)
+		d = fa_xasprintf("; the second create (seq %llu) came from %s after the kill at "
+				 "+%.1f ms, %s: a client survives a restart only if it %s "
+				 "before its first send", (unsigned long long)second->seq,
+				 in->mode == HX_MODE_STDIO ? "the client restarted"
+							   : "the task's command run again",
+				 (double)k->t_kill_us / 1000.0, keys,
+				 key_of(first) != NULL ? "stores the key (its operation record)"
+						       : "sends an idempotency key it stored");
+	else
+		d = fa_xasprintf("; the second create (seq %llu) went out %s",
+				 (unsigned long long)second->seq, keys);
+	free(keys);
+	return d;
+}
+
 void hx_write_no_duplicate(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
 	const struct hx_check_input *in = c->in;
@@ -420,14 +639,21 @@ void hx_write_no_duplicate(const struct hx_check_ctx *c, struct hx_check_result 
 	for (size_t i = 0; i < ws.n; i++) {
 		const struct wr *w = &ws.w[i];
 		struct hx_evidence mine = { 0 };
-		char *recs, *name, *list;
+		const struct fa_attempt *first = NULL, *second = NULL;
+		char *recs, *name, *list, *origin;
 
 		if (count_creates(&ws, w) == 0)
 			continue;
 		judged++;
-		for (size_t k = 0; k < w->n; k++)
-			if (is_create(in->sc, w->att[k]) && w->att[k]->committed)
-				hx_evidence_add(&mine, w->att[k]->seq);
+		for (size_t k = 0; k < w->n; k++) {
+			if (!is_create(in->sc, w->att[k]) || !w->att[k]->committed)
+				continue;
+			hx_evidence_add(&mine, w->att[k]->seq);
+			if (first == NULL)
+				first = w->att[k];
+			else if (second == NULL)
+				second = w->att[k];
+		}
 		for (size_t k = 0; k < mine.n; k++)
 			hx_evidence_add(mine.n > 1 ? &bad : &good, mine.v[k]);
 		/* show the first duplicate, else the first write committed */
@@ -436,12 +662,16 @@ void hx_write_no_duplicate(const struct hx_check_ctx *c, struct hx_check_result 
 			name = write_name(w);
 			list = seq_list(&mine);
 			free(shown);
-			if (mine.n > 1)
-				shown = fa_xasprintf("%s was committed %zu times: records %s (seq %s)",
-						     name, mine.n, recs ? recs : "not in the store", list);
-			else
+			if (mine.n > 1) {
+				origin = second_origin(in, first, second);
+				shown = fa_xasprintf("%s was committed %zu times: records %s (seq "
+						     "%s)%s", name, mine.n,
+						     recs ? recs : "not in the store", list, origin);
+				free(origin);
+			} else {
 				shown = fa_xasprintf("%s was committed once: record %s (seq %s)", name,
 						     recs ? recs : "not in the store", list);
+			}
 			free(list);
 			free(name);
 			free(recs);

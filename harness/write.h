@@ -57,6 +57,12 @@ cJSON *hx_write_body(const cJSON *body, const char *field, const char *ref);
  * without a profile or without a create. Evidence: the creates. */
 void hx_write_key_stable(const struct hx_check_ctx *c, struct hx_check_result *r);
 
+/* write.body_stable: every create of a write whose body the provider read
+ * whole carries the body of its first create (the journal's body_sha256);
+ * n/a without a create, or when no write made a second one. Evidence: the
+ * creates of the writes judged (of those that changed, on a failure). */
+void hx_write_body_stable(const struct hx_check_ctx *c, struct hx_check_result *r);
+
 /* write.no_duplicate: each write committed at most one create (replays
  * commit nothing); the records the store holds for its client reference
  * are named. n/a without a create. Evidence: the committed creates. */

@@ -55,6 +55,7 @@ struct write_rules {
 	bool send_key;              /* send an Idempotency-Key */
 	bool key_per_attempt;       /* a fresh key for every write attempt */
 	bool persist;               /* save the operation in CLIENT_STATE_DIR */
+	bool body_once;             /* the body goes out with the first attempt only */
 	enum after_ambiguous after; /* what an ambiguous outcome leads to */
 };
 
@@ -87,6 +88,11 @@ static struct write_rules write_rules(void)
 	 * finds nothing and starts the write over with a fresh key. */
 	if (defect_is("memkey"))
 		w.persist = false;
+	/* DEFECT newbody: the body is read like a stream that the first send
+	 * consumed: every later write attempt goes out with an empty body,
+	 * under the same key. */
+	if (defect_is("newbody"))
+		w.body_once = true;
 	return w;
 }
 
@@ -244,6 +250,10 @@ static void send_write(struct write *w)
 		}
 	}
 	wire.idempotency_key = w->rules.send_key ? w->op->key : NULL;
+	if (w->rules.body_once && w->op->attempts > 0) {
+		wire.body = "";
+		wire.body_len = 0;
+	}
 	s = ref_task_send(t, run, &wire);
 	if (s == REF_CANCELLED && res->cancelled && res->maybe_sent) {
 		/* Aborted in flight: the provider may have acted on it. */

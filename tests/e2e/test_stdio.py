@@ -733,7 +733,7 @@ def test_how_the_client_ended_is_listed_past_the_error_cap(harness_bin, tmp_path
 
 @pytest.mark.parametrize("attempts, shown", [
     ("1e300", "1e+300"), ("9.3e18", "9.3e+18"), ("1.9", "1.9"), ("-1", "-1"),
-    ('"1"', '"1"'), ("null", "null"),
+    ('"1"', '"1"'),
 ])
 def test_result_attempts_that_are_no_count_fail_attempts_hidden(harness_bin, tmp_path,
                                                                 attempts, shown):
@@ -753,6 +753,19 @@ def test_result_attempts_that_are_no_count_fail_attempts_hidden(harness_bin, tmp
     assert [e["seq"] for e in hidden["evidence"]] == [1]
     assert verdicts(s)["attempts.bounded"] == "pass"
     assert proc.returncode == 1, proc.stdout
+
+
+def test_result_attempts_null_on_one_attempt_is_na(harness_bin, tmp_path):
+    # null: the client cannot observe its attempts; one on the wire hides none
+    doc = scenario("nullcount", OK_200)
+    proc, report = run_stdio(harness_bin, tmp_path, doc,
+                             client(tmp_path, "noisy", NOISY, "--attempts", "null"))
+    s = report["scenarios"][0]
+    hidden = next(c for c in s["checks"] if c["id"] == "attempts.hidden")
+    assert hidden["verdict"] == "n/a"
+    assert hidden["detail"] == ("the client cannot observe its attempts (\"attempts\": null) "
+                                "and the provider saw at most one per task (1 task): no retry "
+                                "to hide")
 
 
 def test_hello_without_name_or_version_says_so(harness_bin, tmp_path):

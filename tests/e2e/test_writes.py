@@ -156,6 +156,48 @@ def test_restarted_client_gets_the_same_task_line_and_state_dir(harness_bin, tmp
     assert v["attempts.hidden"] == "pass"
 
 
+def test_duplicate_after_the_restart_says_the_restarted_client_made_it(harness_bin, tmp_path):
+    # memkey keeps its key in memory only: the restarted client sends the
+    # write again with a fresh key. Right by step 4, and the detail says why.
+    proc, report = run(harness_bin, tmp_path, STEP4, "--client", str(BUILD / "clients" / "memkey"))
+    s = report["scenarios"][0]
+    [restart] = s["restarts"]
+    dup = check(s, "write.no_duplicate")
+    assert dup["verdict"] == "fail"
+    first, second = [e for e in journal(tmp_path, s) if e["committed"]]
+    assert dup["detail"].endswith(
+        f"; the second create (seq {second['seq']}) came from the client restarted after the "
+        f"kill at +{restart['t_ms']:.1f} ms, with a new idempotency key "
+        f"\"{second['idempotency_key']}\" (the first create carried "
+        f"\"{first['idempotency_key']}\"): a client survives a restart only if it stores "
+        "the key (its operation record) before its first send"), dup["detail"]
+    assert check(s, "write.body_stable")["verdict"] == "pass"
+
+
+def test_write_resent_with_an_empty_body_fails_body_stable(harness_bin, tmp_path):
+    # newbody replays the write after a drop before the commit, same key,
+    # empty body: the provider commits a record without the client reference
+    proc, report = run(harness_bin, tmp_path, FAST / "9-write-drop-before-commit.json",
+                       "--client", str(BUILD / "clients" / "newbody"))
+    s = report["scenarios"][0]
+    ref = s["tasks"][0]["client_reference"]
+    creates = [e for e in journal(tmp_path, s) if e["route"] == "create-record"]
+    assert len(creates) == 2 and creates[1]["client_reference"] is None
+    body = check(s, "write.body_stable")
+    assert body["verdict"] == "fail"
+    assert body["detail"].startswith(f"write w1 (client reference {ref}): attempt 3 (seq ")
+    assert ("sha256 e3b0c44298fc.. (empty) instead of " + creates[0]["body_sha256"][:12] +
+            "..; a body stream the first send consumed, resent empty?") in body["detail"]
+    assert [e["seq"] for e in body["evidence"]] == [e["seq"] for e in creates]
+    # the record it made lacks the reference, and is named so
+    assert "record rec_1 (no client reference)" in check(s, "write.no_duplicate")["detail"]
+    assert proc.returncode == 1
+    proc, report = run(harness_bin, tmp_path, FAST / "9-write-drop-before-commit.json",
+                       "--client", str(BUILD / "clients" / "reference"), name="ref")
+    body = check(report["scenarios"][0], "write.body_stable")
+    assert body["verdict"] == "pass" and "2 creates, each with the body sha256" in body["detail"]
+
+
 def test_client_that_cannot_start_again_is_a_scenario_error(harness_bin, tmp_path):
     client = script(tmp_path, "once", r'''
         import json, os, sys, time
@@ -246,7 +288,8 @@ def test_curl_retry_duplicates_the_write(harness_bin, tmp_path):
     assert dup["verdict"] == "fail"
     ref = s["tasks"][0]["client_reference"]
     assert dup["detail"] == (f"write w1 (client reference {ref}) was committed 2 times: "
-                             "records rec_1, rec_2 (seq 1, 2)")
+                             "records rec_1, rec_2 (seq 1, 2); the second create (seq 2) "
+                             "went out without an idempotency key, like the first")
     # the two records as evidence: the dropped create and the resent one
     assert [(e["seq"], e["committed"], e["fault"], e["client_reference"]) for e in dup["evidence"]] == \
         [(1, True, "drop_after_commit", ref), (2, True, "respond", ref)]

@@ -217,6 +217,75 @@ static void budget__exec_mode_within_budget_is_na(void)
 	fx_release(&f);
 }
 
+/* budget.escalates with @hello as the client's hello (stdio mode). */
+static struct hx_check_result judge_hello(struct fx *f, const char *hello)
+{
+	struct hx_check_input in = fx_input(f, HX_MODE_STDIO);
+	struct hx_check_result r = { .id = "budget.escalates" };
+	struct hx_check_ctx c;
+	cJSON *h = cJSON_Parse(hello);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+	in.hello = h;
+	hx_check_ctx_init(&c, &in);
+	hx_check_ctx_focus(&c, hx_check_find(r.id));
+	hx_budget_check(&c, &r);
+	hx_check_ctx_release(&c);
+	cJSON_Delete(h);
+	return r;
+}
+
+#define NO_ESCALATION "{\"type\": \"hello\", \"protocol\": 1, \"features\": [\"cancel\"]}"
+
+/* A stdio client whose hello lists no "escalation" is judged as in exec
+ * mode: on its budget, and on not reporting success; never on a record. */
+static void budget__a_client_without_escalation_is_judged_on_the_budget(void)
+{
+	struct fx f;
+	struct hx_check_result r;
+
+	setup(&f, T1);
+	add(&f, "t1", 0);
+	add(&f, "t1", 500);
+	escalate(&f, NULL, "failed");
+	r = judge_hello(&f, NO_ESCALATION);
+	CU_ASSERT_EQUAL(r.verdict, HX_NA);
+	CU_ASSERT_STRING_EQUAL(r.detail, "judged on the budget alone (the client's hello lists "
+			       "no \"escalation\" feature): task t1 stayed within its budget (2 "
+			       "attempts, the last (seq 2) 0.5 s after the first; max_attempts "
+			       "4, max_wait_s 90) and reported failed, not succeeded; no "
+			       "escalation record to judge");
+	hx_check_result_release(&r);
+	/* a hello that lists it is held to the record */
+	r = judge_hello(&f, "{\"type\": \"hello\", \"protocol\": 1, \"features\": "
+			    "[\"escalation\"]}");
+	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
+	CU_ASSERT_TRUE(fx_has(&r, "printed no escalation line"));
+	hx_check_result_release(&r);
+	fx_release(&f);
+
+	setup(&f, T1);
+	add(&f, "t1", 0);
+	escalate(&f, NULL, "succeeded");
+	r = judge_hello(&f, "{\"type\": \"hello\", \"protocol\": 1}");
+	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
+	CU_ASSERT_STRING_EQUAL(r.detail, "task t1 reported succeeded, but the provider answered "
+			       "none of its 1 attempt with a 2xx");
+	CU_ASSERT_EQUAL(r.n_evidence, 1);
+	hx_check_result_release(&r);
+	fx_release(&f);
+
+	/* past its budget it fails as any client does */
+	setup(&f, T1);
+	for (int i = 0; i < 5; i++)
+		add(&f, "t1", i * 100);
+	r = judge_hello(&f, NO_ESCALATION);
+	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
+	CU_ASSERT_TRUE(fx_has(&r, "task t1 made 5 attempts, budget max_attempts 4"));
+	hx_check_result_release(&r);
+	fx_release(&f);
+}
+
 static void budget__is_na_without_a_judged_task(void)
 {
 	struct fx f;
@@ -317,6 +386,8 @@ void test_budget_register(void)
 		    budget__names_the_first_failing_task_of_several);
 	CU_add_test(s, "budget__exec_mode_within_budget_is_na",
 		    budget__exec_mode_within_budget_is_na);
+	CU_add_test(s, "budget__a_client_without_escalation_is_judged_on_the_budget",
+		    budget__a_client_without_escalation_is_judged_on_the_budget);
 	CU_add_test(s, "budget__is_na_without_a_judged_task", budget__is_na_without_a_judged_task);
 	CU_add_test(s, "budget__a_task_that_succeeded_is_na", budget__a_task_that_succeeded_is_na);
 	CU_add_test(s, "budget__a_wait_budget_alone_is_enough",

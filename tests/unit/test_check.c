@@ -150,7 +150,7 @@ static bool detail_has(const struct hx_check_result *r, const char *s)
 
 /* ---- definitions ---- */
 
-static void check__defines_seventeen_checks_in_order(void)
+static void check__defines_every_check_in_order(void)
 {
 	static const struct {
 		const char *id;
@@ -160,16 +160,18 @@ static void check__defines_seventeen_checks_in_order(void)
 		{ "attempts.bounded", 1, true },     { "wait.retry_after", 1, true },
 		{ "classify.no_retry_4xx", 1, true }, { "wait.scope_pause", 2, true },
 		{ "wait.jitter", 2, true },          { "attempts.hidden", 2, true },
-		{ "write.key_stable", 3, true },     { "write.no_duplicate", 3, true },
+		{ "write.key_stable", 3, true },     { "write.body_stable", 3, true },
+		{ "write.no_duplicate", 3, true },
 		{ "write.reconcile_first", 3, true }, { "ambiguity.preserved", 3, true },
 		{ "wait.concurrency", 2, false },    { "wait.pacing", 2, false },
 		{ "budget.escalates", 4, true },     { "escalation.sanitised", 4, true },
 		{ "cancel.quiet", 4, true },         { "classify.circuit", 4, false },
 		{ "stream.no_silent_retry", 4, false },
 	};
+	const size_t n = sizeof(want) / sizeof(want[0]);
 
-	CU_ASSERT_EQUAL_FATAL(hx_check_count(), 17);
-	for (size_t i = 0; i < 17; i++) {
+	CU_ASSERT_EQUAL_FATAL(hx_check_count(), n);
+	for (size_t i = 0; i < n; i++) {
 		CU_ASSERT_STRING_EQUAL(hx_check_def_at(i)->id, want[i].id);
 		CU_ASSERT_EQUAL(hx_check_def_at(i)->level, want[i].level);
 		CU_ASSERT_EQUAL(hx_check_def_at(i)->required, want[i].required);
@@ -177,7 +179,7 @@ static void check__defines_seventeen_checks_in_order(void)
 		CU_ASSERT_PTR_NOT_NULL(hx_check_def_at(i)->title);
 		CU_ASSERT_PTR_EQUAL(hx_check_find(want[i].id), hx_check_def_at(i));
 	}
-	CU_ASSERT_PTR_NULL(hx_check_def_at(17));
+	CU_ASSERT_PTR_NULL(hx_check_def_at(n));
 	CU_ASSERT_PTR_NULL(hx_check_find("stream.no_silent_retrys"));
 	CU_ASSERT_PTR_NULL(hx_check_find(NULL));
 }
@@ -1338,8 +1340,8 @@ void test_check_register(void)
 
 	if (s == NULL)
 		return;
-	CU_add_test(s, "check__defines_seventeen_checks_in_order",
-		    check__defines_seventeen_checks_in_order);
+	CU_add_test(s, "check__defines_every_check_in_order",
+		    check__defines_every_check_in_order);
 	CU_add_test(s, "check__sources_name_the_references",
 		    check__sources_name_the_references);
 	CU_add_test(s, "check__docs_table_matches_the_definitions",

@@ -170,6 +170,37 @@ static void tally__attempts_that_are_no_count_fail_the_task(void)
 	}
 }
 
+/* "attempts": null: the client cannot observe its attempts. Hidden
+ * retries show on the wire; one attempt leaves nothing to compare. */
+static void tally__null_attempts_fail_on_a_retry_and_are_na_on_one_attempt(void)
+{
+	struct fixture f;
+	struct hx_check_result r;
+
+	setup(&f, 3);
+	say(&f, "{\"type\":\"result\",\"task\":\"t1\",\"attempts\":null}");
+	r = judge(&f, HX_MODE_STDIO);
+	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
+	CU_ASSERT_STRING_EQUAL(r.detail, "task t1: the client cannot observe its attempts (it "
+			       "reported \"attempts\": null), and the provider saw 3: the "
+			       "library retried where the application can neither see nor "
+			       "count it");
+	CU_ASSERT_EQUAL(r.n_evidence, 3);
+	hx_check_result_release(&r);
+	teardown(&f);
+
+	setup(&f, 1);
+	say(&f, "{\"type\":\"result\",\"task\":\"t1\",\"attempts\":null}");
+	r = judge(&f, HX_MODE_STDIO);
+	CU_ASSERT_EQUAL(r.verdict, HX_NA);
+	CU_ASSERT_STRING_EQUAL(r.detail, "the client cannot observe its attempts (\"attempts\": "
+			       "null) and the provider saw at most one per task (1 task): no "
+			       "retry to hide");
+	CU_ASSERT_EQUAL(r.n_evidence, 0);
+	hx_check_result_release(&r);
+	teardown(&f);
+}
+
 static void tally__bounds_of_a_count_are_counts(void)
 {
 	struct fixture f;
@@ -219,6 +250,8 @@ void test_tally_register(void)
 	CU_add_test(s, "tally__attempts_that_are_no_count_fail_the_task",
 		    tally__attempts_that_are_no_count_fail_the_task);
 	CU_add_test(s, "tally__bounds_of_a_count_are_counts", tally__bounds_of_a_count_are_counts);
+	CU_add_test(s, "tally__null_attempts_fail_on_a_retry_and_are_na_on_one_attempt",
+		    tally__null_attempts_fail_on_a_retry_and_are_na_on_one_attempt);
 	CU_add_test(s, "tally__a_restarted_clients_bad_count_fails_the_sum",
 		    tally__a_restarted_clients_bad_count_fails_the_sum);
 }

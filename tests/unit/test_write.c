@@ -26,6 +26,8 @@ struct sc {
 	struct hx_client_msg msgs[8];
 	size_t n_msgs;
 	cJSON *store;
+	struct hx_restart restarts[2]; /* kill events that fired */
+	size_t n_restarts;
 };
 
 static void sc_init(struct sc *sc, enum fa_idem_profile profile)
@@ -169,7 +171,8 @@ static struct hx_check_result *run(const struct sc *sc, const struct jb *j, enum
 	struct hx_check_input in = { .sc = &sc->s, .attempts = j->a, .n_attempts = j->n,
 				     .tasks = sc->runs, .n_tasks = 2, .mode = mode,
 				     .msgs = sc->msgs, .n_msgs = sc->n_msgs,
-				     .store = sc->store };
+				     .store = sc->store, .restarts = sc->restarts,
+				     .n_restarts = sc->n_restarts };
 	struct hx_check_result *res = NULL;
 	size_t n = 0;
 
@@ -664,6 +667,199 @@ static void ambiguity__is_na_in_exec_mode_without_ambiguity_or_result(void)
 	sc_release(&sc);
 }
 
+/* ---- write.body_stable ---- */
+
+#define SHA_A "9b07e4a1c2d3ffffffffffffffffffffffffffffffffffffffffffffffffffff"
+#define SHA_EMPTY "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+static void body(struct fa_attempt *a, const char *sha)
+{
+	strcpy(a->body_sha256, sha);
+}
+
+static void body_stable__passes_one_body_across_retries(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+
+	sc_init(&sc, FA_IDEM_PAYMENT);
+	body(create(&j, K1, 0, 5, 201, "drop_before_commit", false), SHA_A);
+	read_by_key(&j, "w1", K1, 10);
+	body(create(&j, K1, 20, 21, 201, NULL, true), SHA_A);
+	res = run(&sc, &j, HX_MODE_EXEC); /* the journal suffices */
+	CU_ASSERT_EQUAL(VERDICT(res, "write.body_stable"), HX_PASS);
+	CU_ASSERT_TRUE(detail_has(get(res, "write.body_stable"),
+				  "write w1 (client reference " REF "): 2 creates, each with the "
+				  "body sha256 9b07e4a1c2d3.."));
+	CU_ASSERT_TRUE(evidence_is(get(res, "write.body_stable"), 2, 1, 3));
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void body_stable__fails_a_retry_with_another_body(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+	struct fa_attempt *a;
+
+	sc_init(&sc, FA_IDEM_PAYMENT);
+	body(create(&j, K1, 0, 5, 201, "drop_before_commit", false), SHA_A);
+	read_by_key(&j, "w1", K1, 10);
+	a = create(&j, K1, 20, 21, 201, NULL, true);
+	body(a, SHA_EMPTY); /* a stream the first send consumed */
+	free(a->client_reference);
+	a->client_reference = NULL;
+	res = run(&sc, &j, HX_MODE_STDIO);
+	CU_ASSERT_EQUAL(VERDICT(res, "write.body_stable"), HX_FAIL);
+	CU_ASSERT_TRUE(detail_has(get(res, "write.body_stable"),
+				  "write w1 (client reference " REF "): attempt 3 (seq 3) sent a "
+				  "different body than attempt 1 (seq 1): sha256 e3b0c44298fc.. "
+				  "(empty) instead of 9b07e4a1c2d3..; a body stream the first send "
+				  "consumed, resent empty?"));
+	CU_ASSERT_TRUE(evidence_is(get(res, "write.body_stable"), 2, 1, 3));
+	free_results(res);
+	jb_release(&j);
+
+	/* another body that lost the client reference */
+	body(create(&j, K1, 0, 5, 201, "drop_before_commit", false), SHA_A);
+	a = create(&j, K1, 20, 21, 201, NULL, true);
+	body(a, "1234567890abffffffffffffffffffffffffffffffffffffffffffffffffffff");
+	free(a->client_reference);
+	a->client_reference = NULL;
+	res = run(&sc, &j, HX_MODE_STDIO);
+	CU_ASSERT_EQUAL(VERDICT(res, "write.body_stable"), HX_FAIL);
+	CU_ASSERT_TRUE(detail_has(get(res, "write.body_stable"),
+				  "sha256 1234567890ab.. instead of 9b07e4a1c2d3..; the body lost "
+				  "the client reference"));
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void body_stable__is_na_without_a_retried_write(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+	struct fa_attempt *a;
+
+	sc_init(&sc, FA_IDEM_PAYMENT);
+	body(create(&j, K1, 0, 5, 201, NULL, true), SHA_A);
+	read_by_key(&j, "w1", K1, 10);
+	res = run(&sc, &j, HX_MODE_STDIO);
+	CU_ASSERT_EQUAL(VERDICT(res, "write.body_stable"), HX_NA);
+	CU_ASSERT_TRUE(detail_has(get(res, "write.body_stable"),
+				  "no write was retried: 1 write, one create each"));
+	free_results(res);
+	/* a create whose body the provider did not read whole is no evidence */
+	a = create(&j, K1, 20, 21, 0, "incomplete_request", false);
+	body(a, SHA_EMPTY);
+	res = run(&sc, &j, HX_MODE_STDIO);
+	CU_ASSERT_EQUAL(VERDICT(res, "write.body_stable"), HX_NA);
+	free_results(res);
+	jb_release(&j);
+	add(&j, "r1", "read", "GET", "/v1/records/42", 0, 1, 200, NULL);
+	res = run(&sc, &j, HX_MODE_STDIO);
+	CU_ASSERT_EQUAL(VERDICT(res, "write.body_stable"), HX_NA);
+	CU_ASSERT_TRUE(detail_has(get(res, "write.body_stable"), "no create attempt"));
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+/* ---- write.no_duplicate: where the second create came from ---- */
+
+static void no_duplicate__names_the_restarted_client_and_what_it_must_store(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+
+	sc_init(&sc, FA_IDEM_PAYMENT);
+	create(&j, K1, 0, 5, 201, "drop_after_commit", true);
+	create(&j, K2, 1000, 1001, 201, NULL, true);
+	sc.restarts[0] = (struct hx_restart){ .t_kill_us = 812 * MS, .t_restart_us = 900 * MS };
+	sc.n_restarts = 1;
+	res = run(&sc, &j, HX_MODE_STDIO);
+	CU_ASSERT_EQUAL(VERDICT(res, "write.no_duplicate"), HX_FAIL);
+	CU_ASSERT_TRUE(detail_has(get(res, "write.no_duplicate"),
+				  "was committed 2 times: records rec_1, rec_2 (seq 1, 2); the "
+				  "second create (seq 2) came from the client restarted after the "
+				  "kill at +812.0 ms, with a new idempotency key \"idk_2\" (the first "
+				  "create carried \"idk_1\"): a client survives a restart only if it "
+				  "stores the key (its operation record) before its first send"));
+	free_results(res);
+	res = run(&sc, &j, HX_MODE_EXEC);
+	CU_ASSERT_TRUE(detail_has(get(res, "write.no_duplicate"),
+				  "came from the task's command run again after the kill"));
+	free_results(res);
+	/* a kill that did not restart the client, or came after both: no restart */
+	sc.restarts[0].t_restart_us = -1;
+	res = run(&sc, &j, HX_MODE_STDIO);
+	CU_ASSERT_TRUE(detail_has(get(res, "write.no_duplicate"),
+				  "the second create (seq 2) went out with a new idempotency key "
+				  "\"idk_2\" (the first create carried \"idk_1\")"));
+	CU_ASSERT_FALSE(detail_has(get(res, "write.no_duplicate"), "restart"));
+	free_results(res);
+	sc.restarts[0] = (struct hx_restart){ .t_kill_us = 2000 * MS, .t_restart_us = 2100 * MS };
+	res = run(&sc, &j, HX_MODE_STDIO);
+	CU_ASSERT_FALSE(detail_has(get(res, "write.no_duplicate"), "restart"));
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
+static void no_duplicate__names_a_record_without_the_client_reference(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+	struct fa_attempt *a;
+
+	sc_init(&sc, FA_IDEM_NONE);
+	cJSON_Delete(sc.store);
+	/* rec_1 from the first create; rec_2 from a retry whose body lost
+	 * the reference; rec_3 another write's, made at the same time */
+	sc.store = cJSON_Parse("{\"records\": ["
+			       "{\"id\": \"rec_1\", \"route\": \"create\", \"client_reference\": \""
+			       REF "\", \"idempotency_key\": null, \"body_sha256\": \"" SHA_A
+			       "\", \"created_us\": 2000},"
+			       "{\"id\": \"rec_2\", \"route\": \"create\", \"client_reference\": "
+			       "null, \"idempotency_key\": null, \"body_sha256\": \"" SHA_EMPTY
+			       "\", \"created_us\": 100500},"
+			       "{\"id\": \"rec_3\", \"route\": \"create\", \"client_reference\": "
+			       "null, \"idempotency_key\": \"other\", \"body_sha256\": \"" SHA_EMPTY
+			       "\", \"created_us\": 100500}]}");
+	body(create(&j, NULL, 0, 5, 201, "drop_after_commit", true), SHA_A);
+	a = create(&j, NULL, 100, 101, 201, NULL, true);
+	body(a, SHA_EMPTY);
+	free(a->client_reference);
+	a->client_reference = NULL;
+	res = run(&sc, &j, HX_MODE_EXEC);
+	CU_ASSERT_EQUAL(VERDICT(res, "write.no_duplicate"), HX_FAIL);
+	CU_ASSERT_TRUE(detail_has(get(res, "write.no_duplicate"),
+				  "was committed 2 times: records rec_1, rec_2 (no client "
+				  "reference) (seq 1, 2); the second create (seq 2) went out without "
+				  "an idempotency key, like the first"));
+	CU_ASSERT_FALSE(detail_has(get(res, "write.no_duplicate"), "rec_3"));
+	CU_ASSERT_FALSE(detail_has(get(res, "write.no_duplicate"), "(null)"));
+	free_results(res);
+	/* the client reporting that record is reporting the write's own */
+	result(&sc, "{\"outcome\": \"succeeded\", \"sent\": \"yes\", \"provider_id\": \"rec_2\"}");
+	free(j.a[0].fault);
+	j.a[0].fault = fa_xstrdup("reset");
+	j.a[0].delivered = FA_DELIVERED_DROPPED;
+	j.a[0].t_response_us = -1;
+	res = run(&sc, &j, HX_MODE_STDIO);
+	CU_ASSERT_EQUAL(VERDICT(res, "ambiguity.preserved"), HX_PASS);
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
 void test_write_register(void)
 {
 	CU_pSuite s = CU_add_suite("write", NULL, NULL);
@@ -687,6 +883,16 @@ void test_write_register(void)
 		    no_duplicate__fails_two_commits_naming_both_records);
 	CU_add_test(s, "no_duplicate__attributes_by_client_reference_not_by_task",
 		    no_duplicate__attributes_by_client_reference_not_by_task);
+	CU_add_test(s, "no_duplicate__names_the_restarted_client_and_what_it_must_store",
+		    no_duplicate__names_the_restarted_client_and_what_it_must_store);
+	CU_add_test(s, "no_duplicate__names_a_record_without_the_client_reference",
+		    no_duplicate__names_a_record_without_the_client_reference);
+	CU_add_test(s, "body_stable__passes_one_body_across_retries",
+		    body_stable__passes_one_body_across_retries);
+	CU_add_test(s, "body_stable__fails_a_retry_with_another_body",
+		    body_stable__fails_a_retry_with_another_body);
+	CU_add_test(s, "body_stable__is_na_without_a_retried_write",
+		    body_stable__is_na_without_a_retried_write);
 	CU_add_test(s, "reconcile_first__passes_a_read_or_a_same_key_replay",
 		    reconcile_first__passes_a_read_or_a_same_key_replay);
 	CU_add_test(s, "reconcile_first__fails_a_fresh_create",

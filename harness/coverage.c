@@ -296,6 +296,7 @@ static const struct {
 	{ "wait.jitter", jitter_covers },
 	{ "attempts.hidden", hidden_covers },
 	{ "write.key_stable", write_covers },
+	{ "write.body_stable", write_covers },
 	{ "write.no_duplicate", write_covers },
 	{ "write.reconcile_first", write_covers },
 	{ "ambiguity.preserved", write_covers },

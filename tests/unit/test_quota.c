@@ -1,4 +1,4 @@
-/* test_quota.c -- the two-level token buckets with fake times, and seed 002's platform 429. */
+/* test_quota.c -- the two-level token buckets with fake times, and the platform's 429. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,7 +98,7 @@ static void quota__each_replica_applies_ceil_of_limit_over_replicas(void)
 	struct fa_quota *q;
 	int per_replica[3] = { 0 };
 
-	/* seed 002: per_key 600 on three replicas: 200 each */
+	/* the platform's rate-limit contract: per_key 600 on three replicas: 200 each */
 	fa_quota_spec_init(&spec);
 	spec.replicas = 3;
 	q = fa_quota_new(&spec, keys, N_KEYS, 1);
@@ -358,7 +358,7 @@ static void quota__unknown_key_or_user_changes_nothing(void)
 	fa_quota_free(q);
 }
 
-/* seed 002's example, as the page prints it (limit 600, three replicas,
+/* the platform's example, as the page prints it (limit 600, three replicas,
  * no override: 200 per replica; per-key) */
 static const char seed_body[] =
 	"{\"error\": {\"type\": \"rate_limit_exceeded\", \"code\": \"rate_limit_exceeded\","
@@ -381,7 +381,7 @@ static void quota__body_matches_seed_002_field_by_field(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(ge);
 	CU_ASSERT_EQUAL(cJSON_GetArraySize(got), 1);
 	CU_ASSERT_EQUAL(cJSON_GetArraySize(ge), cJSON_GetArraySize(we));
-	/* every field, in the seed's order */
+	/* every field, in the contract's order */
 	for (w = we->child, g = ge->child; w != NULL && g != NULL; w = w->next, g = g->next) {
 		CU_ASSERT_STRING_EQUAL(g->string, w->string);
 		CU_ASSERT(cJSON_Compare(g, w, true));
@@ -413,7 +413,8 @@ static void quota__model_gives_the_seed_limit_for_three_replicas(void)
 	cJSON *got;
 	const cJSON *e;
 
-	fa_quota_spec_init(&spec); /* seed 002: 600 per key, 1500 per user */
+	/* the platform's rate-limit contract: 600 per key, 1500 per user */
+	fa_quota_spec_init(&spec);
 	spec.replicas = 3;
 	q = fa_quota_new(&spec, keys, N_KEYS, 1);
 	for (int i = 0; i < 600; i++)
@@ -567,7 +568,7 @@ static void quota__provider_answers_the_seed_429_and_refunds_503(void)
 	CU_ASSERT_EQUAL(r.status, 200);
 	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "X-RateLimit-Remaining"), "0");
 	fx_done(p, &r);
-	/* the third admitted one: seed 002's platform 429 */
+	/* the third admitted one: the platform's 429 */
 	fx_decide(p, "GET", "/v1/ok", NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 429);
 	CU_ASSERT_STRING_EQUAL(r.body, "{\"error\":{\"type\":\"rate_limit_exceeded\","
@@ -629,7 +630,7 @@ static void quota__scenario_defaults_and_overrides(void)
 	fa_scenario_free(sc);
 }
 
-/* seed 001's token and daily buckets: tests/unit/test_quota_tokens.c */
+/* the LLM rate-limit guide's token and daily buckets: tests/unit/test_quota_tokens.c */
 void test_quota_tokens_register(void);
 
 void test_quota_register(void)

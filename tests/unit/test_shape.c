@@ -1,4 +1,4 @@
-/* test_shape.c -- seed 002's 429 and 503 answers, field by field, and the state behind them. */
+/* test_shape.c -- the platform's 429 and 503 answers, field by field, and the state behind them. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -6,9 +6,10 @@ client built with one defect switched on (-DDEFECT=name);
 tests/e2e/expect/<name>.json lists the verdict it must get for every
 check over the conformance-fast suite (the fast five-step suite of the
 retry-safety guide and the provider suite of the LLM rate-limit guide and
-the platform's rate-limit contract), its level and the exit code. The matrix runs with --strict, so the recommended checks
-(wait.concurrency, wait.pacing, classify.circuit, stream.no_silent_retry)
-count like the required ones, and the reference client must reach L4.
+the platform's rate-limit contract), its level and the exit code. The
+matrix runs with --strict, so the recommended checks (wait.concurrency,
+wait.pacing, classify.circuit, stream.no_silent_retry) count like the
+required ones, and the reference client must reach L4.
 """
 import json
 import subprocess

@@ -55,7 +55,7 @@ RATE_HEADERS = {
 ALL_RATE_HEADERS = {h for names in RATE_HEADERS.values() for h in names}
 
 
-def test_fourth_request_gets_the_seed_429_and_a_401_spends_nothing(provider):
+def test_fourth_request_gets_the_platform_429_and_a_401_spends_nothing(provider):
     # 3 per 6 s: a token every 2 s, time enough for four requests on a
     # loaded machine (the bounds below check that it was)
     p = provider(scenario({"per_key": 3, "per_user": 100, "period_s": 6}))
@@ -190,7 +190,7 @@ def test_per_user_bucket_stops_a_second_key_of_the_same_account(provider, repo_r
     assert quotas[5] == "limited per-user replica 1"
 
 
-def test_three_replicas_divide_the_seed_limits(provider, repo_root):
+def test_three_replicas_divide_the_platform_limits(provider, repo_root):
     p = provider(repo_root / "scenarios/provider/quota-three-replicas.json")
     got = [p.request("GET", "/v1/records/1", key="sk-provider-ops-1") for _ in range(4)]
     assert [g[0] for g in got] == [200] * 4

@@ -360,17 +360,17 @@ static void quota__unknown_key_or_user_changes_nothing(void)
 
 /* the platform's example, as the page prints it (limit 600, three replicas,
  * no override: 200 per replica; per-key) */
-static const char seed_body[] =
+static const char platform_body[] =
 	"{\"error\": {\"type\": \"rate_limit_exceeded\", \"code\": \"rate_limit_exceeded\","
 	" \"message\": \"Rate limit exceeded (per-key). Limit: 200 per minute. Retry after 12 seconds.\","
 	" \"scope\": \"per-key\", \"limit\": 200, \"retryAfter\": 12}}";
 
-static void quota__body_matches_seed_002_field_by_field(void)
+static void quota__body_matches_the_platform_example_field_by_field(void)
 {
 	struct fa_quota_decision d = { .scope = FA_QUOTA_PER_KEY, .limit = 200,
 				       .bucket_limit = 200, .period_s = 60,
 				       .retry_after_s = 12, .reset_s = 12 };
-	cJSON *want = cJSON_Parse(seed_body);
+	cJSON *want = cJSON_Parse(platform_body);
 	cJSON *got = fa_quota_error_body(&d);
 	const cJSON *we = cJSON_GetObjectItemCaseSensitive(want, "error");
 	const cJSON *ge = cJSON_GetObjectItemCaseSensitive(got, "error");
@@ -405,7 +405,7 @@ static void quota__body_matches_seed_002_field_by_field(void)
 	cJSON_Delete(want);
 }
 
-static void quota__model_gives_the_seed_limit_for_three_replicas(void)
+static void quota__model_gives_the_platform_limit_for_three_replicas(void)
 {
 	struct fa_quota_spec spec;
 	struct fa_quota_decision d;
@@ -534,7 +534,7 @@ static const char provider_text[] =
 	"              {\"id\": \"busy\", \"method\": \"GET\", \"path\": \"/v1/busy\","
 	"               \"responses\": [{\"status\": 503, \"body\": {}}]}]}";
 
-static void quota__provider_answers_the_seed_429_and_refunds_503(void)
+static void quota__provider_answers_the_platform_429_and_refunds_503(void)
 {
 	struct fa_scenario *sc = NULL;
 	struct fa_journal *j = NULL;
@@ -657,18 +657,18 @@ void test_quota_register(void)
 		    quota__in_flight_cap_refuses_per_key_without_spending);
 	CU_add_test(suite, "quota__unknown_key_or_user_changes_nothing",
 		    quota__unknown_key_or_user_changes_nothing);
-	CU_add_test(suite, "quota__body_matches_seed_002_field_by_field",
-		    quota__body_matches_seed_002_field_by_field);
-	CU_add_test(suite, "quota__model_gives_the_seed_limit_for_three_replicas",
-		    quota__model_gives_the_seed_limit_for_three_replicas);
+	CU_add_test(suite, "quota__body_matches_the_platform_example_field_by_field",
+		    quota__body_matches_the_platform_example_field_by_field);
+	CU_add_test(suite, "quota__model_gives_the_platform_limit_for_three_replicas",
+		    quota__model_gives_the_platform_limit_for_three_replicas);
 	CU_add_test(suite, "quota__anthropic_headers_name_the_full_instants",
 		    quota__anthropic_headers_name_the_full_instants);
 	CU_add_test(suite, "quota__rate_headers_in_each_style",
 		    quota__rate_headers_in_each_style);
 	CU_add_test(suite, "quota__reset_fills_every_bucket",
 		    quota__reset_fills_every_bucket);
-	CU_add_test(suite, "quota__provider_answers_the_seed_429_and_refunds_503",
-		    quota__provider_answers_the_seed_429_and_refunds_503);
+	CU_add_test(suite, "quota__provider_answers_the_platform_429_and_refunds_503",
+		    quota__provider_answers_the_platform_429_and_refunds_503);
 	CU_add_test(suite, "quota__scenario_defaults_and_overrides",
 		    quota__scenario_defaults_and_overrides);
 	test_quota_tokens_register();

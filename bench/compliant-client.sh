@@ -5,7 +5,7 @@
 # retries a request that needs fixing, and stops after a fixed number of
 # attempts.
 #
-# Shared pause (seed 000: a pause told to one request holds for the whole
+# Shared pause (the retry-safety guide: a pause told to one request holds for the whole
 # account): when CLIENT_STATE_DIR is set, every pause is also written there
 # as an absolute time, and every attempt first waits until the latest pause
 # recorded there is over. The harness gives one fresh CLIENT_STATE_DIR per

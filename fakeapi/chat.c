@@ -398,7 +398,7 @@ bool fa_chat_answer(const struct fa_route_spec *r, const struct fa_response_spec
 		cJSON_Delete(o);
 		return false;
 	}
-	/* seed 002's stream_idle_timeout: the silence, then its error frame */
+	/* the platform's stream_idle_timeout: the silence, then its error frame */
 	pending->render = render;
 	pending->reply = r->reply;
 	pending->last = spec->stall_after_chunks < 0 ? NULL

@@ -33,7 +33,7 @@ struct fa_response_spec;
 #define FA_CHAT_STALL_DEFAULT_MS 30000       /* "stall_ms" when not given */
 
 /*
- * Seed 001's "estimated prompt tokens": ceil(@len / 4) for a text of @len
+ * The LLM rate-limit guide's "estimated prompt tokens": ceil(@len / 4) for a text of @len
  * UTF-8 bytes (0 for an empty text). A rough rule of thumb for English,
  * the same for prompts and replies, so a test can compute it by hand.
  */
@@ -89,7 +89,7 @@ enum fa_rc fa_chat_parse(const char *body, size_t len, struct fa_chat_req *out,
 void fa_chat_req_release(struct fa_chat_req *r);
 
 /*
- * Seed 001's cost of @r in tokens, "estimated prompt tokens + max output
+ * The LLM rate-limit guide's cost of @r in tokens, "estimated prompt tokens + max output
  * tokens": prompt_tokens plus max_tokens (0 when not given), saturated at
  * INT_MAX (2147483647), so the journal's "tokens" and the quota's
  * tokens_over_limit message name the same number (every token limit is
@@ -122,7 +122,7 @@ cJSON *fa_chat_completion(const struct fa_chat_req *r, const char *reply,
 size_t fa_chat_pieces(const char *reply, size_t *starts);
 
 /*
- * The error frame of a seed 002 shape in a stream: {"error": {...}} with
+ * The error frame of a shape in a stream: {"error": {...}} with
  * the members of @shape_body's "error" object (the pacing envelope's too)
  * and "retryAfter": @retry_after_s added when it has none. Caller deletes
  * it.
@@ -130,7 +130,7 @@ size_t fa_chat_pieces(const char *reply, size_t *starts);
 cJSON *fa_chat_error_frame(const cJSON *shape_body, int retry_after_s);
 
 /*
- * The frame a stall ends with (seed 002's stream_idle_timeout: the cluster
+ * The frame a stall ends with (the platform's stream_idle_timeout: the cluster
  * went silent mid-answer): {"error": {"code": "stream_idle_timeout",
  * "type": "server_error", "message": "...", "retryAfter": @retry_after_s}}.
  * Caller deletes it.
@@ -173,7 +173,7 @@ struct fa_sse_pending;
  * the model list, or the completion "chatcmpl-<@seq>" created at
  * @created_s (wall clock, s) for @creq, a stream of chunks when it asked
  * for one, cut after stop_after_chunks frames as a partial_body
- * (resp->fault set here, fault_bytes by fa_sse_render); a seed 002 shape
+ * (resp->fault set here, fault_bytes by fa_sse_render); a shape
  * to a stream becomes a 200 whose last frame before [DONE] is the shape's
  * error, after error_after_chunks chunks, with its Retry-After,
  * retry-after-ms and X-AI-* headers removed and attempt.retry_after cleared (attempt.pause_until_us

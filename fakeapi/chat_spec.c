@@ -49,7 +49,7 @@ static enum fa_rc read_models(struct fa_schema *s, const cJSON *arr,
 	return FA_OK;
 }
 
-/* "chunk_delay_ms" and the stall (seed 002's stream_idle_timeout) of
+/* "chunk_delay_ms" and the stall (the platform's stream_idle_timeout) of
  * response @r of a route of @kind. */
 static enum fa_rc check_pacing(struct fa_schema *s, enum fa_route_kind kind,
 			       const struct fa_response_spec *r)
@@ -134,7 +134,7 @@ static enum fa_rc check_stream_retry_after(struct fa_schema *s, enum fa_route_ki
 	return FA_OK;
 }
 
-/* What a messages route allows on top (messages.h): no seed 002 shape
+/* What a messages route allows on top (messages.h): no shape
  * (the endpoint answers in Anthropic's own error shape), an error event
  * for an error status, and no pause its events could name. */
 static enum fa_rc check_messages(struct fa_schema *s, const struct fa_response_spec *r)

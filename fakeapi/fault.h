@@ -41,7 +41,7 @@ enum fa_fault {
 	FA_FAULT_IDEM_REUSED,        /* 422: the same key came with another body */
 	FA_FAULT_IDEM_MISSING,       /* 400: the ietf profile requires a key, none given */
 	FA_FAULT_IDEM_INVALID,       /* 400: a key that is not 1..255 printable ASCII characters */
-	FA_FAULT_QUOTA,              /* 429: the quota model refused it (quota.h, seed 002's
+	FA_FAULT_QUOTA,              /* 429: the quota model refused it (quota.h, the platform's
 	                                platform rate_limit_exceeded) */
 };
 

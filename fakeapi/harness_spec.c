@@ -39,7 +39,7 @@ static const struct fa_field harness_fields[] = {
 	FA_F_CHECK("pacing", FA_SCHEMA_OBJECT, 0),
 };
 
-/* $.harness.pacing (seed 001: requests and tokens per period, per key) */
+/* $.harness.pacing (the LLM rate-limit guide: requests and tokens per period, per key) */
 #define PACING_PERIOD_DEFAULT_S 60 /* without $.provider.quota: per minute */
 enum { PC_RPM, PC_TPM, PC_PERIOD };
 static const struct fa_field pacing_fields[] = {

@@ -67,15 +67,16 @@ struct fa_attempt {
 	                                none sent or not parseable */
 	char *quota;                 /* quota decision ("admitted replica 1", "limited per-key replica 2", "refunded replica 1"); NULL without $.provider.quota */
 	int in_flight;               /* requests of this scope in flight on arrival, itself included */
-	int tokens;                  /* seed 001's cost of a chat completion request: its
-	                                estimated prompt tokens plus max_tokens (chat.h,
+	int tokens;                  /* the LLM rate-limit guide's cost of a chat
+	                                completion request: its estimated prompt tokens
+	                                plus max_tokens (chat.h,
 	                                fa_chat_tokens); -1 = not a chat request (JSON null) */
 	int stream_chunks;           /* a streamed reply (text/event-stream): content chunks
 	                                (frames carrying a piece of the reply) written to the
 	                                connection before the stream ended; meaningful only
 	                                with stream_end (JSON null without it) */
 	char *stream_end;            /* how that stream ended: "done" ([DONE] after the
-	                                whole reply), "error_frame" (a seed 002 error frame,
+	                                whole reply), "error_frame" (a shape's error frame,
 	                                then [DONE]), "cut" (closed without [DONE], by a
 	                                stop_after_chunks or by the server's stop),
 	                                "stall" (went silent; closed or ended by a

@@ -37,7 +37,7 @@ struct fa_provider {
 	struct fa_scopes *scopes;     /* owned */
 	struct fa_store *store;       /* owned; thread-safe on its own */
 	struct fa_quota *quota;       /* owned, guarded by lock; NULL without $.provider.quota */
-	struct fa_shape_state *shapes; /* owned, guarded by lock: seed 002's cooldown and
+	struct fa_shape_state *shapes; /* owned, guarded by lock: the platform's cooldown and
 	                                  503 pauses (shape.h) */
 	bool admin;                   /* /_fakeapi/ answered by the admin module */
 	char *key_suffix;             /* owned: what a secret must end with after a '.'
@@ -301,7 +301,7 @@ static void error_answer(struct fa_resp *resp, int status, const char *code,
 }
 
 /*
- * Seed 002's answer @spec names with "shape", over what fa_fault_respond()
+ * The platform's answer @spec names with "shape", over what fa_fault_respond()
  * built (the extra headers, delay, fault, hold): its status, body and
  * headers, and the pause its Retry-After names, which is returned. The
  * answer goes out at @send_us (@wall_send_us on the wall clock).
@@ -545,7 +545,7 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 	r = find_route(p, req, &params, &i);
 	key = describe(p, req, a);
 	if (key == NULL) {
-		/* seed 002: an invalid key is 401 and spends nothing */
+		/* the platform's rate-limit contract: an invalid key is 401 and spends nothing */
 		a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_UNAUTHORIZED));
 		error_answer(resp, 401, "unauthorized", "missing or unknown API key");
 		fa_resp_add_header(resp, "WWW-Authenticate", "Bearer");
@@ -559,7 +559,7 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 		error_answer(resp, 413, "request_too_large", "request body too large");
 		goto out;
 	}
-	/* seed 001: the quota must know what a chat request costs, so its
+	/* the LLM rate-limit guide: the quota must know what a chat request costs, so its
 	 * body is read first */
 	if (r != NULL && (r->kind == FA_ROUTE_CHAT || r->kind == FA_ROUTE_MESSAGES)) {
 		chat_rc = r->kind == FA_ROUTE_CHAT
@@ -571,7 +571,7 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 			a->tokens = (int)cost;
 		}
 	}
-	/* seed 002: after the key check, before any answer is chosen; an
+	/* the platform's rate-limit contract: after the key check, before any answer is chosen; an
 	 * unusable chat body (its 400 below) is not metered at all */
 	if (p->quota != NULL && chat_rc == FA_OK &&
 	    !fa_quota_answer_admit(p->quota, p->sc, resp, cost, fa_provider_now_us(p)))

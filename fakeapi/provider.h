@@ -155,19 +155,19 @@ int64_t fa_provider_now_us(const struct fa_provider *p);
  * Otherwise: a missing or unknown key is 401 (no cursor moves, no quota
  * spent); a body over FA_PROVIDER_MAX_BODY is 413. Then the route that
  * will answer is looked up (nothing moves); on a chat_completions or
- * messages route the body is parsed now, and its cost (seed 001:
+ * messages route the body is parsed now, and its cost (the LLM rate-limit guide:
  * estimated prompt tokens plus max_tokens) goes into the journal's
  * `tokens` (with or without a quota; -1 on any other route or for an
  * unusable body, whose 400 comes in its place below and is not metered). When the scenario has
  * $.provider.quota the quota model (quota.h) decides next, for one
- * request and that many tokens (0 off chat routes): a refusal is seed
- * 002's platform 429 (body from fa_quota_error_body(), Retry-After,
+ * request and that many tokens (0 off chat routes): a refusal is the
+ * platform's 429 (body from fa_quota_error_body(), Retry-After,
  * X-RateLimit-Scope, the scenario's rate-limit headers; journal fault
  * "quota", pause_until_us the instant Retry-After names) or, for a cost
  * over a whole bucket, 400 tokens_over_limit without Retry-After
  * (fa_quota_over_capacity_body()), and moves no cursor; an admitted
  * request whose answer turns out to be a 429 or a 503 gets its quota back,
- * tokens included (seed 002: neither spends quota); every answer the
+ * tokens included (the platform's rate-limit contract: neither spends quota); every answer the
  * model governs carries the rate-limit headers of the buckets it used,
  * unless the scripted answer sets the same header itself, and the
  * journal's `quota` field says what happened. With
@@ -188,7 +188,7 @@ int64_t fa_provider_now_us(const struct fa_provider *p);
  * cursor advances, and an answer that commits (fa_fault_commits) stores a
  * record before any delay, hold or drop, its body naming the record's
  * "{provider_id}". A response with a "shape" is rendered by shape.h
- * (seed 002's answers). A route of kind "chat_completions" parses the
+ * (the platform's answers). A route of kind "chat_completions" parses the
  * request first (an unusable body is 400 and moves no cursor) and answers
  * a completion or an SSE stream (chat.h), a shape in a stream as its last
  * error frame; a route of kind "models" lists the models; a route of

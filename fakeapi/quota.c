@@ -1,4 +1,5 @@
-/* quota.c -- the rate-limit model: two-level token buckets per replica (seed 002). */
+/* quota.c -- the rate-limit model: two-level token buckets per replica
+ * (the platform's rate-limit contract). */
 #include "quota.h"
 
 #include <stdio.h>
@@ -110,7 +111,8 @@ const char *fa_quota_bucket_str(enum fa_quota_bucket bucket)
 	}
 }
 
-/* seed 002: each replica applies ceil(limit / replicas); 0 stays 0 (none) */
+/* the platform's rate-limit contract: each replica applies ceil(limit / replicas);
+ * 0 stays 0 (none) */
 static int per_replica(int limit, int replicas)
 {
 	return (int)(((int64_t)limit + replicas - 1) / replicas);
@@ -277,8 +279,8 @@ static bool is_tokens(enum fa_quota_bucket kind)
 
 /*
  * The meters of key @k (user @u) on @replica for a request of @cost
- * tokens, in the order they are checked (seed 002: the key, then the
- * user; seed 001: requests, then tokens, then the daily ones), those the
+ * tokens, in the order they are checked (the platform's rate-limit contract: the key, then the
+ * user; the LLM rate-limit guide: requests, then tokens, then the daily ones), those the
  * spec sets. Returns how many, into @m (MAX_METERS).
  */
 static size_t meters(const struct fa_quota *q, int replica, int k, int u,
@@ -377,7 +379,7 @@ enum fa_rc fa_quota_admit(struct fa_quota *q, const char *key_id,
 	n = meters(q, d->replica, k, d->user_index, d->cost, m);
 	for (size_t i = 0; i < n; i++)
 		refill(&m[i], now_us);
-	/* seed 001: a reservation larger than a whole bucket never fits;
+	/* the LLM rate-limit guide: a reservation larger than a whole bucket never fits;
 	 * say so at once rather than name a pause that cannot help */
 	for (size_t i = 0; i < n && by == NULL; i++)
 		if (m[i].cost > m[i].cap)
@@ -498,7 +500,7 @@ cJSON *fa_quota_error_body(const struct fa_quota_decision *d)
 		 "Rate limit exceeded (%s). Limit: %d %s%s. Retry after %d seconds.",
 		 fa_quota_scope_str(d->scope), d->limit,
 		 is_tokens(d->bucket) ? "tokens " : "", per, d->retry_after_s);
-	/* seed 002's member order */
+	/* the platform's member order */
 	cJSON_AddStringToObject(e, "type", "rate_limit_exceeded");
 	cJSON_AddStringToObject(e, "code", "rate_limit_exceeded");
 	cJSON_AddStringToObject(e, "message", msg);

@@ -1,4 +1,5 @@
-/* quota.h -- the rate-limit model: two-level token buckets per replica (seed 002). */
+/* quota.h -- the rate-limit model: two-level token buckets per replica
+ * (the platform's rate-limit contract). */
 #ifndef FA_QUOTA_H
 #define FA_QUOTA_H
 
@@ -11,7 +12,7 @@
 #include "rc.h"
 
 /*
- * Seed 002 (a real platform's rate-limit page): every request is metered
+ * The platform's rate-limit contract (docs/references.md): every request is metered
  * by two token buckets, one per API key and one per user (all the keys of
  * one account), checked in that order; the first empty one answers 429
  * rate_limit_exceeded with its scope ("per-key" or "per-user"); a 429 or a
@@ -26,25 +27,26 @@
  * holds its lock).
  */
 
-/* seed 002: per-key bucket, 600 requests per minute before the division
- * among replicas */
+/* the platform's rate-limit contract: per-key bucket, 600 requests per minute
+ * before the division among replicas */
 #define FA_QUOTA_DEFAULT_PER_KEY 600
-/* seed 002: per-user bucket, 1500 requests per minute over all the keys of
- * one user, before the division among replicas */
+/* the platform's rate-limit contract: per-user bucket, 1500 requests per minute
+ * over all the keys of one user, before the division among replicas */
 #define FA_QUOTA_DEFAULT_PER_USER 1500
-/* seed 002: both limits are "per minute"; a scenario shortens it for tests */
+/* the platform's rate-limit contract: both limits are "per minute"; a scenario
+ * shortens it for tests */
 #define FA_QUOTA_DEFAULT_PERIOD_S 60
 #define FA_QUOTA_PERIOD_MAX_S 86400  /* a day: the longest period a scenario may set */
 #define FA_QUOTA_LIMIT_MAX 1000000   /* largest limit (requests per period) */
 #define FA_QUOTA_TOKENS_MAX 100000000 /* largest token limit (tokens per period or day) */
-/* seed 001: RPD and TPD are "per day"; a scenario shortens the day for tests */
+/* the LLM rate-limit guide: RPD and TPD are "per day"; a scenario shortens the day for tests */
 #define FA_QUOTA_DEFAULT_DAY_S 86400
 #define FA_QUOTA_DAY_MAX_S 86400     /* day_s: 1..this s */
 #define FA_QUOTA_REPLICAS_MAX 64     /* most virtual replicas */
 #define FA_QUOTA_IN_FLIGHT_MAX 10000 /* largest max_in_flight_per_key */
 /*
  * Retry-After of a 429 for too many requests in flight, s. Not from the
- * seed (which names the concurrency advice, "lower the number of
+ * platform's rate-limit contract (which names the concurrency advice, "lower the number of
  * simultaneous requests of this key", but no pause): no refill time tells
  * when a request in flight ends, so the shortest whole pause is named.
  */
@@ -78,7 +80,7 @@ enum fa_quota_headers {
 /* Which kind of bucket a decision names. */
 enum fa_quota_bucket {
 	FA_QUOTA_REQUESTS = 0,   /* "requests": requests per period (RPM) */
-	FA_QUOTA_TOKENS,         /* "tokens": tokens per period (seed 001's TPM) */
+	FA_QUOTA_TOKENS,         /* "tokens": tokens per period (the LLM rate-limit guide's TPM) */
 	FA_QUOTA_DAILY_REQUESTS, /* "daily-requests": requests per day (RPD), per key */
 	FA_QUOTA_DAILY_TOKENS,   /* "daily-tokens": tokens per day (TPD), per key */
 };
@@ -105,13 +107,14 @@ struct fa_quota_spec {
 	int max_in_flight_per_key;  /* requests of one key in flight at once, over all
 	                               replicas, 1..FA_QUOTA_IN_FLIGHT_MAX; 0 = no cap */
 	enum fa_quota_headers headers; /* default FA_QUOTA_HDR_X */
-	int tpm_per_key;            /* seed 001's TPM: tokens per period per key, before the
-	                               division, 1..FA_QUOTA_TOKENS_MAX; 0 = no token limit */
+	int tpm_per_key;            /* the LLM rate-limit guide's TPM: tokens per
+	                               period per key, before the division,
+	                               1..FA_QUOTA_TOKENS_MAX; 0 = no token limit */
 	int tpm_per_user;           /* tokens per period per user, 1..FA_QUOTA_TOKENS_MAX;
 	                               0 = none */
-	int rpd_per_key;            /* seed 001's RPD: requests per day per key,
+	int rpd_per_key;            /* the LLM rate-limit guide's RPD: requests per day per key,
 	                               1..FA_QUOTA_LIMIT_MAX; 0 = none */
-	int tpd_per_key;            /* seed 001's TPD: tokens per day per key,
+	int tpd_per_key;            /* the LLM rate-limit guide's TPD: tokens per day per key,
 	                               1..FA_QUOTA_TOKENS_MAX; 0 = none */
 	int day_s;                  /* the day of rpd/tpd, 1..FA_QUOTA_DAY_MAX_S s, default
 	                               FA_QUOTA_DEFAULT_DAY_S */
@@ -126,7 +129,7 @@ void fa_quota_spec_release(struct fa_quota_spec *spec);
 /* The limit of key @key_id before the division: its override, else per_key. */
 int fa_quota_spec_key_limit(const struct fa_quota_spec *spec, const char *key_id);
 
-/* Seed 002's scope of a platform 429. */
+/* The platform's scope of a platform 429. */
 enum fa_quota_scope {
 	FA_QUOTA_PER_KEY = 0, /* "per-key" */
 	FA_QUOTA_PER_USER,    /* "per-user" */
@@ -161,10 +164,11 @@ struct fa_quota_decision {
 	                              the one that refused otherwise */
 	enum fa_quota_bucket bucket; /* the kind of bucket that refused; FA_QUOTA_REQUESTS
 	                                when admitted or in_flight */
-	int64_t cost;        /* tokens the request reserves (seed 001: estimated prompt
-	                        tokens + max_tokens), >= 0; it also takes one request */
+	int64_t cost;        /* tokens the request reserves (the LLM rate-limit
+	                        guide: estimated prompt tokens + max_tokens), >= 0;
+	                        it also takes one request */
 	int replica;         /* 0..replicas-1: the replica that served the request */
-	int limit;           /* seed 002's error.limit: the per-replica limit of the bucket
+	int limit;           /* the platform's error.limit: the per-replica limit of the bucket
 	                        that refused, ceil(limit / replicas); the cap when
 	                        in_flight; the key's request limit when admitted */
 	int limit_period_s;  /* the period of that bucket, s (period_s or day_s); 0 = period_s */
@@ -229,7 +233,7 @@ enum fa_rc fa_quota_admit(struct fa_quota *q, const char *key_id,
 			  struct fa_quota_decision *d);
 
 /*
- * Undo the debit of admitted request @d at @now_us (seed 002: a 429 or a
+ * Undo the debit of admitted request @d at @now_us (the platform's rate-limit contract: a 429 or a
  * 503 spends no quota): what it took back into every bucket (one request,
  * d->cost tokens), never past their capacity; d->remaining and reset_s are brought up to date and
  * d->refunded set. Once per decision; a refused one is left alone. The
@@ -261,7 +265,7 @@ void fa_quota_reset(struct fa_quota *q);
 char *fa_quota_decision_str(const struct fa_quota_decision *d);
 
 /*
- * Seed 002's platform 429 body for refused @d: {"error": {"type":
+ * The platform's 429 body for refused @d: {"error": {"type":
  * "rate_limit_exceeded", "code": "rate_limit_exceeded", "message": "Rate
  * limit exceeded (per-key). Limit: 200 per minute. Retry after 12
  * seconds.", "scope": "per-key", "limit": 200, "retryAfter": 12}}; the
@@ -273,7 +277,7 @@ char *fa_quota_decision_str(const struct fa_quota_decision *d);
 cJSON *fa_quota_error_body(const struct fa_quota_decision *d);
 
 /*
- * The 400 for over_capacity @d (seed 001: a request that reserves more
+ * The 400 for over_capacity @d (the LLM rate-limit guide: a request that reserves more
  * tokens than the bucket ever holds can never pass; no pause helps):
  * {"error": {"type": "invalid_request_error", "code": "tokens_over_limit",
  * "message": "This request reserves 5200 tokens (prompt and max_tokens),
@@ -308,7 +312,7 @@ struct fa_quota_header {
  * again (RFC 3339, rounded up to the second), and with a token bucket the
  * same three for tokens, input-tokens and output-tokens, all describing
  * that one bucket (the model meters a request's prompt and max_tokens
- * together). Seed 002's 429 adds Retry-After and X-RateLimit-Scope itself
+ * together). The platform's 429 adds Retry-After and X-RateLimit-Scope itself
  * (the provider writes those).
  */
 size_t fa_quota_rate_headers(enum fa_quota_headers style,

@@ -12,9 +12,9 @@
 /*
  * Ask quota model @q (of scenario @sc) about the attempt in @resp (valid
  * key, whole body) at @now (µs, the provider's clock), which reserves
- * @cost tokens (seed 001; 0 when it is not a chat completion). True when
+ * @cost tokens (the LLM rate-limit guide; 0 when it is not a chat completion). True when
  * it is admitted (resp->quota_admitted set; fa_provider_finish() ends it);
- * false when it was refused and @resp holds the answer: seed 002's
+ * false when it was refused and @resp holds the answer: the platform's
  * platform 429 (Retry-After, retry-after-ms with $.provider.retry_after_ms,
  * X-RateLimit-Scope and the rate-limit headers; the attempt's pause ends
  * @now plus that pause), or the 400 tokens_over_limit for a cost no
@@ -26,7 +26,7 @@ bool fa_quota_answer_admit(struct fa_quota *q, const struct fa_scenario *sc,
 /*
  * An admitted attempt's answer in @resp is decided: a 429 or a 503 (or,
  * with @refund, a stream ending in a shape's error frame) gets its quota
- * back from @q at @now (µs; seed 002: neither spends quota), and the
+ * back from @q at @now (µs; the platform's rate-limit contract: neither spends quota), and the
  * answer carries the rate-limit headers in @sc's style, each unless it
  * already has a header of that name. Caller holds the provider's lock.
  */

@@ -30,7 +30,7 @@ static const struct fa_field quota_fields[] = {
 	FA_F_INT("max_in_flight_per_key", 0, 1, FA_QUOTA_IN_FLIGHT_MAX,
 		 struct fa_quota_spec, max_in_flight_per_key),
 	FA_F_ENUM("headers", 0, header_styles, struct fa_quota_spec, headers),
-	/* seed 001: tokens per minute, requests and tokens per day */
+	/* the LLM rate-limit guide: tokens per minute, requests and tokens per day */
 	FA_F_INT("tpm_per_key", 0, 1, FA_QUOTA_TOKENS_MAX, struct fa_quota_spec, tpm_per_key),
 	FA_F_INT("tpm_per_user", 0, 1, FA_QUOTA_TOKENS_MAX, struct fa_quota_spec, tpm_per_user),
 	FA_F_INT("rpd_per_key", 0, 1, FA_QUOTA_LIMIT_MAX, struct fa_quota_spec, rpd_per_key),

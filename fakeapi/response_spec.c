@@ -47,7 +47,7 @@ static const struct fa_field response_fields[] = {
 	{ .name = "hold", .type = FA_SCHEMA_BOOL, .store = FA_STORE_BOOL,
 	  .off = offsetof(struct fa_response_spec, hold) },
 	FA_F_INT("hold_ms", 0, 1, 600000, struct fa_response_spec, hold_ms),
-	/* seed 002's answer shapes (shape.h); "shape" maps to enum fa_shape + 1 */
+	/* the platform's answer shapes (shape.h); "shape" maps to enum fa_shape + 1 */
 	{ .name = "shape", .type = FA_SCHEMA_STRING, .one_of = fa_shape_names },
 	FA_F_INT("retry_after_s", 0, 1, FA_SHAPE_RETRY_AFTER_MAX_S,
 		 struct fa_response_spec, shape.retry_after_s),

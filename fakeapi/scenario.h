@@ -26,7 +26,7 @@ enum fa_cursor_kind {
 };
 
 /* What a "scope" is: the set of requests that share a pause, a cursor
- * (FA_CURSOR_SCOPE) and, later, a budget. Seed 000: an account scope. */
+ * (FA_CURSOR_SCOPE) and, later, a budget. The retry-safety guide: an account scope. */
 enum fa_scope_kind {
 	FA_SCOPE_USER = 0, /* scope "user:<user>": every key of one account */
 	FA_SCOPE_KEY,      /* scope "key:<key id>" */
@@ -69,7 +69,7 @@ struct fa_response_spec {
 	                               until the harness releases it (fa_server_release) or
 	                               hold_ms passes, then apply the fault */
 	int hold_ms;                /* longest hold, 1..600000 ms, default 60000 */
-	struct fa_shape_spec shape; /* "shape" and its tuning: seed 002's answer rendered
+	struct fa_shape_spec shape; /* "shape" and its tuning: the platform's answer rendered
 	                               by the provider (shape.h) instead of status, body
 	                               and Retry-After; status is then the shape's;
 	                               routes only (not during_pause) */
@@ -90,7 +90,7 @@ struct fa_response_spec {
 	                               (default) */
 	int stall_after_chunks;     /* "stall_after_chunks": on a chat_completions or
 	                               messages route, a 2xx stream goes silent after this
-	                               many chunks (seed 002's stream_idle_timeout),
+	                               many chunks (the platform's stream_idle_timeout),
 	                               0..FA_CHAT_MAX_CHUNKS; -1 = not given */
 	int stall_ms;               /* "stall_ms": how long it stays silent, 1..600000 ms,
 	                               then the stall's error frame (and [DONE] for chat);
@@ -216,7 +216,7 @@ struct fa_event_spec {
 /*
  * $.harness.pacing: the rate limits the client is told (stdio task lines
  * carry them) and graded on (wait.pacing): per key, RPM requests and TPM
- * tokens (seed 001's cost: estimated prompt tokens plus max_tokens) per
+ * tokens (the LLM rate-limit guide's cost: estimated prompt tokens plus max_tokens) per
  * period_s, each a token bucket of that capacity refilling continuously
  * over the period, full at the start.
  */

@@ -7,7 +7,7 @@
 #include <cJSON.h>
 
 /*
- * A scope is the set of requests a provider meters together (seed 000: an
+ * A scope is the set of requests a provider meters together (the retry-safety guide: an
  * account or a key): a Retry-After sent to one of them pauses them all.
  * Scopes are named by strings ("user:ops-team", "key:ops-1") and created
  * on first use. Not thread-safe: the provider holds its lock.

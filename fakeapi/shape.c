@@ -1,4 +1,4 @@
-/* shape.c -- seed 002's 429 and 503 answers, rendered field by field. */
+/* shape.c -- the platform's 429 and 503 answers, rendered field by field. */
 #include "shape.h"
 
 #include <ctype.h>
@@ -115,8 +115,8 @@ int fa_shape_cooldown(struct fa_shape_state *st, int base_s, int64_t now_us)
 		left = st->until_us - now_us;
 		return (int)((left + 999999) / 1000000);
 	}
-	/* seed 002: the next pause is longer while the cluster keeps failing,
-	 * up to four times the first */
+	/* the platform's rate-limit contract: the next pause is longer while the
+	 * cluster keeps failing, up to four times the first */
 	len = st->last_s == 0 ? base_s : st->last_s * 2;
 	if (len > FA_SHAPE_COOLDOWN_GROWTH * base_s)
 		len = FA_SHAPE_COOLDOWN_GROWTH * base_s;
@@ -247,7 +247,7 @@ void fa_shape_render(struct fa_shape_state *st, const struct fa_shape_spec *spec
 		break;
 	case FA_SHAPE_POOL_EXHAUSTED:
 	case FA_SHAPE_DB_TRANSIENT:
-		/* seed 002's example, member for member */
+		/* the platform's example, member for member */
 		cJSON_AddStringToObject(e, "code", fa_shape_str(spec->shape));
 		cJSON_AddStringToObject(e, "type", "server_error");
 		cJSON_AddNumberToObject(e, "retryAfter", ra);

@@ -1,4 +1,4 @@
-/* shape.h -- seed 002's 429 and 503 answers, rendered field by field. */
+/* shape.h -- the platform's 429 and 503 answers, rendered field by field. */
 #ifndef FA_SHAPE_H
 #define FA_SHAPE_H
 
@@ -9,10 +9,10 @@
 #include <cJSON.h>
 
 /*
- * Seed 002 (a real platform's rate-limit page) lists, besides the
+ * The platform's rate-limit contract (docs/references.md) lists, besides the
  * platform's own 429 (quota.h), six more answers a client must survive.
  * A scripted response names one with "shape" and the provider renders it
- * exactly (docs/scenario-format.md, "Seed 002 answer shapes"). Every one
+ * exactly (docs/scenario-format.md, "The platform's answer shapes"). Every one
  * carries Retry-After in delta seconds and the same number in the body's
  * retryAfter (ai_pacing_limited: in resetAt); none spends quota.
  */
@@ -46,8 +46,8 @@ int fa_shape_status(enum fa_shape shape);
 
 /* Defaults and ranges of the response members that tune a shape. */
 #define FA_SHAPE_RETRY_AFTER_MAX_S  86400 /* "retry_after_s": 1..this */
-#define FA_SHAPE_CLUSTER_RA_S       12    /* rate_limit_cluster's default pause, s (seed
-                                             002's example says 12) */
+#define FA_SHAPE_CLUSTER_RA_S       12    /* rate_limit_cluster's default pause, s (the
+                                             platform's example says 12) */
 #define FA_SHAPE_CONGESTED_RA_S     5     /* ai_congested's default pause, s */
 #define FA_SHAPE_PACING_RA_S        60    /* ai_pacing_limited's default pause until its
                                              window resets, s */
@@ -59,7 +59,8 @@ int fa_shape_status(enum fa_shape shape);
                                              (60 s -> 240 s, "up to four minutes") */
 #define FA_SHAPE_DEADLINE_MS        60000 /* ai_deadline_exceeded's platform deadline, ms */
 #define FA_SHAPE_DEADLINE_MAX_MS    3600000 /* "deadline_ms": 1..this */
-#define FA_SHAPE_TRANSIENT_MIN_S    3     /* seed 002: a 503's Retry-After is 3..7 s */
+#define FA_SHAPE_TRANSIENT_MIN_S    3     /* a 503's Retry-After is 3..7 s (the platform's
+                                             rate-limit contract) */
 #define FA_SHAPE_TRANSIENT_MAX_S    7
 #define FA_SHAPE_PACING_REASON      "daily_window_exceeded" /* ai_pacing_limited's reason */
 
@@ -151,7 +152,7 @@ struct fa_shape_answer {
  *   ai_deadline_exceeded: {"error": {"type": "rate_limit_exceeded", "code",
  *     "message", "retryAfter"}}
  *   pool_exhausted, db_transient: {"error": {"code", "type": "server_error",
- *     "retryAfter"}} (seed 002's example exactly)
+ *     "retryAfter"}} (the platform's example exactly)
  * Headers: Retry-After, then X-AI-Admission: shed (ai_congested) or
  * X-AI-Deadline-Ms (ai_deadline_exceeded).
  */

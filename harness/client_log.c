@@ -171,7 +171,7 @@ static bool is_count(const cJSON *obj, const char *name)
 }
 
 /* Why a stream_interrupted line cannot count as a report, or NULL: the
- * members docs/client-protocol.md gives it (seed 001: the break is shown,
+ * members docs/client-protocol.md gives it (the LLM rate-limit guide: the break is shown,
  * so what is shown must say what broke). */
 static char *interruption_fault(const cJSON *json)
 {

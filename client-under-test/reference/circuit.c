@@ -74,7 +74,7 @@ static char *error_code(const char *body, size_t len)
 	return out != NULL ? out : fa_xstrdup("");
 }
 
-/* Does @status say the request itself is wrong (seed 000: 400, 401, 403,
+/* Does @status say the request itself is wrong (the retry-safety guide: 400, 401, 403,
  * 404, 422 ask for a fix, not a repeat)? 408 and 429 say "not now". */
 static bool identical_candidate(long status)
 {

@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 /*
- * Seed 000: an agent can flood a provider with wrong requests as surely
+ * The retry-safety guide: an agent can flood a provider with wrong requests as surely
  * as with retries, sending the same request that fails with a 422 task
  * after task. When one method and endpoint keep failing the same way in
  * one run, that path is stopped and the failure handed back as a

@@ -39,8 +39,8 @@ void ref_emit_action_result(const char *task, int attempt, const char *kind, lon
 void ref_emit_reconciliation_required(const char *task, int attempt, const char *reason,
                                       const char *idempotency_key);
 
-/* A streamed answer broke after its first token reached the client (seed
- * 001): @attempt, the content @chunks received before the break (>= 1),
+/* A streamed answer broke after its first token reached the client (the LLM
+ * rate-limit guide): @attempt, the content @chunks received before the break (>= 1),
  * @reason ("error_frame", "cut", "stall", "transport") and the error
  * frame's @error_code (NULL: null). Before anything else for that task. */
 void ref_emit_stream_interrupted(const char *task, int attempt, int chunks, const char *reason,

@@ -114,7 +114,7 @@ static void option(cJSON *opts, const char *name)
 }
 
 /*
- * The safe next steps (seed 000). A write that may have happened: ask the
+ * The safe next steps (the retry-safety guide). A write that may have happened: ask the
  * provider, send it again with the same key (when it has one), or drop
  * it; never a fresh write, which could create a second side effect. Any
  * other write: wait and send it again with its key, change the plan, or

@@ -5,7 +5,7 @@
 #include "taskrun.h"
 
 /*
- * Seed 000: when the wait the provider asks for exceeds what the task may
+ * The retry-safety guide: when the wait the provider asks for exceeds what the task may
  * still spend, when its attempts run out, or when nobody can tell whether
  * a write happened, the task stops and hands over a compact case an
  * operator can decide on: the goal and the exact step where it stopped;

@@ -3,7 +3,7 @@
 #define REF_FINGERPRINT_H
 
 /*
- * Seed 000: a normalised request fingerprint holds no secret and no
+ * The retry-safety guide: a normalised request fingerprint holds no secret and no
  * volatile header; it names the method, the endpoint template and the
  * body's stable fields, so a loop can be noticed (and an operator shown
  * the request) without writing down credentials or a sensitive body.

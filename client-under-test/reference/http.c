@@ -65,7 +65,7 @@ static void free_rl(struct ref_http_hdr *rl, size_t *n)
 }
 
 /* Is @name (@len bytes) one of the rate-limit fields an escalation
- * record shows (seed 000: the quota state the provider announced)? The
+ * record shows (the retry-safety guide: the quota state the provider announced)? The
  * IETF draft's RateLimit and RateLimit-Policy, the older
  * RateLimit-Limit/-Remaining/-Reset, and every X-RateLimit-*. */
 static bool ratelimit_field(const char *name, size_t len)
@@ -200,7 +200,7 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
 	(void)ulnow;
 	if (h->req->cancel != NULL && atomic_load(h->req->cancel))
 		return 1;
-	/* Seed 001: a stream that goes silent is given up after its idle
+	/* The LLM rate-limit guide: a stream that goes silent is given up after its idle
 	 * timeout, not after the attempt's whole time. libcurl's own
 	 * low-speed limit judges an average over several seconds, so a
 	 * burst of chunks followed by silence would be noticed late. */
@@ -352,7 +352,7 @@ out:
 /*
  * The CURLcodes a finished attempt can end with, and what each means for
  * the question the task must answer afterwards: did the provider get the
- * request? (Seed 000: a dropped connection after the bytes were written
+ * request? (The retry-safety guide: a dropped connection after the bytes were written
  * does not prove that nothing happened.)
  */
 static void transport_error(struct ref_http *h, CURLcode cc, struct ref_http_res *res)
@@ -414,9 +414,9 @@ static long response_code(struct ref_http *h, struct ref_http_res *res)
 }
 
 /*
- * How a stream that got a 2xx status line ended (seed 001), for the task:
+ * How a stream that got a 2xx status line ended (the LLM rate-limit guide), for the task:
  * [DONE] makes it whole whatever came after; an error frame is the
- * provider's word (seed 002: its retryAfter is the pause, counted from
+ * provider's word (the platform's rate-limit contract: its retryAfter is the pause, counted from
  * when the frame came); otherwise a clean end or a body cut short is a
  * cut, silence past the idle timeout (the progress callback aborts
  * the transfer) a stall, and anything else a transport error. Returns

@@ -12,7 +12,7 @@
 
 /*
  * This layer never retries: the task (task.c) is the one layer that owns
- * retries (seed 000), so every request on the wire is one attempt the
+ * retries (the retry-safety guide), so every request on the wire is one attempt the
  * client reports. To keep libcurl from retrying underneath, each attempt
  * gets a fresh easy handle and a fresh connection (libcurl silently
  * resends a request once when a *reused* connection turns out dead), and

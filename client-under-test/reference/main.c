@@ -3,7 +3,7 @@
 /*
  * The reference retry client of fakeapi, in C on libcurl. It speaks the
  * stdio protocol of docs/client-protocol.md (version 1) and demonstrates
- * what seed 000 asks of a client that retries:
+ * what the retry-safety guide asks of a client that retries:
  *
  *   - one layer owns retries (task.c); the HTTP layer (http.c) makes
  *     exactly one request per attempt and reports it;
@@ -34,11 +34,11 @@
  *     key, and escalates when the provider offers no way to know;
  *   - a streamed chat completion is read as server-sent events as it
  *     arrives (stream.c); once its first token has come, a break is
- *     reported (stream_interrupted) and never retried silently (seed
- *     001); before it, the usual rules apply, an error frame's
- *     retryAfter being the pause (seed 002);
+ *     reported (stream_interrupted) and never retried silently (the LLM
+ *     rate-limit guide); before it, the usual rules apply, an error frame's
+ *     retryAfter being the pause (the platform's rate-limit contract);
  *   - a key's published RPM and TPM are kept by two token buckets per
- *     key (pace.c), taken from before every attempt (seed 001).
+ *     key (pace.c), taken from before every attempt (the LLM rate-limit guide).
  *
  * Built once per variant (the Makefile's -DDEFECT=<name>); each faulty
  * variant differs from this reference in one place marked "DEFECT"

@@ -1,4 +1,5 @@
-/* pace.c -- the client's own pace: request and token buckets per key (seed 001's RPM and TPM). */
+/* pace.c -- the client's own pace: request and token buckets per key
+ * (the LLM rate-limit guide's RPM and TPM). */
 #include "pace.h"
 
 #include <math.h>

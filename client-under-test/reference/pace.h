@@ -1,4 +1,5 @@
-/* pace.h -- the client's own pace: request and token buckets per key (seed 001's RPM and TPM). */
+/* pace.h -- the client's own pace: request and token buckets per key
+ * (the LLM rate-limit guide's RPM and TPM). */
 #ifndef REF_PACE_H
 #define REF_PACE_H
 
@@ -7,7 +8,7 @@
 #include <stdint.h>
 
 /*
- * Seed 001: an LLM provider limits requests per minute and tokens per
+ * The LLM rate-limit guide: an LLM provider limits requests per minute and tokens per
  * minute, and whichever a workload reaches first is the one that bites; a
  * client keeps under both by taking a request slot and the request's
  * tokens from two token buckets before it calls the API. The task line's

@@ -1,4 +1,5 @@
-/* policy.c -- request classes, what is retryable, and how long to wait, as data (seed 000). */
+/* policy.c -- request classes, what is retryable, and how long to wait, as data
+ * (the retry-safety guide). */
 #include "policy.h"
 
 #include <pthread.h>
@@ -8,7 +9,7 @@
 #include "retry_after.h"
 
 /*
- * The numbers follow seed 000's example table: reads get a small budget,
+ * The numbers follow the retry-safety guide's example table: reads get a small budget,
  * idempotent writes a smaller one without 500 (the write may have
  * happened), and an uncertain write no retry at all (it needs a status
  * check or a person, not persistence). A task without a known class gets
@@ -26,7 +27,7 @@ static const struct ref_class classes[] = {
 #define READ_CLASS    (&classes[0])
 #define DEFAULT_CLASS (&classes[NCLASSES - 1])
 
-/* Seed 000's shared_scope: what one scope's tasks may do together. */
+/* The retry-safety guide's shared_scope: what one scope's tasks may do together. */
 static const struct ref_scope_budget shared_scope = {
         .max_delayed_requests = 25,
         .max_concurrent_requests = 2,

@@ -1,4 +1,5 @@
-/* policy.h -- request classes, what is retryable, and how long to wait, as data (seed 000). */
+/* policy.h -- request classes, what is retryable, and how long to wait, as data
+ * (the retry-safety guide). */
 #ifndef REF_POLICY_H
 #define REF_POLICY_H
 
@@ -17,7 +18,7 @@ enum ref_reason {
 #define REF_MAX_STATUSES 8
 
 /*
- * One request class (seed 000: retry rules are data the caller cannot
+ * One request class (the retry-safety guide: retry rules are data the caller cannot
  * easily override). A task names its class; its `budget` fields, when
  * given, can only tighten max_attempts and max_wait_s (the lower wins).
  */
@@ -32,7 +33,7 @@ struct ref_class {
 };
 
 /*
- * The budget of one shared scope (seed 000's shared_scope): what all the
+ * The budget of one shared scope (the retry-safety guide's shared_scope): what all the
  * tasks of one scope (the task's `scope`, else its key) may put on the
  * provider together, whatever each task's own budget says.
  */
@@ -44,12 +45,12 @@ struct ref_scope_budget {
 
 /* Identical failures (same method, endpoint template, status 400..499 but
  * 408 and 429, and error.code) after which this client process refuses
- * that method and endpoint (seed 000: a circuit breaker for repeated
+ * that method and endpoint (the retry-safety guide: a circuit breaker for repeated
  * identical failures). */
 #define REF_CIRCUIT_MAX_IDENTICAL 3
 
 /* Shortest backoff delay, µs: an unusable Retry-After never becomes a
- * tight loop (seed 000: a past date gets a small minimum delay). */
+ * tight loop (the retry-safety guide: a past date gets a small minimum delay). */
 #define REF_BACKOFF_FLOOR_US 100000LL
 
 /* Bounds of the jitter window after a Retry-After, µs. The lower bound is
@@ -72,7 +73,7 @@ const struct ref_scope_budget *ref_policy_scope(void);
 /*
  * Is an HTTP @status (100..599) worth another attempt in class @c?
  * 2xx never is (done); 400, 401, 403, 404, 409, 422 and every other 4xx
- * outside the class's list are not (seed 000: fix the request, do not
+ * outside the class's list are not (the retry-safety guide: fix the request, do not
  * repeat it).
  */
 bool ref_policy_retryable(const struct ref_class *c, long status);
@@ -99,7 +100,7 @@ int64_t ref_policy_jitter_us(int64_t window_us);
  * points: on true, *@until_mono_us is the named instant on the monotonic
  * clock and *@window_us its jitter window. False for NULL, an invalid
  * value, 0 or a date not after the moment it was seen: the caller treats
- * the header as absent and backs off (seed 000: never a tight loop). Both
+ * the header as absent and backs off (the retry-safety guide: never a tight loop). Both
  * forms of RFC 9110 §10.2.3 are read by fakeapi's own parser.
  */
 bool ref_policy_retry_after(const char *value, int64_t seen_wall_us, int64_t seen_mono_us,

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 /*
- * Seed 000: after an ambiguous outcome (the connection dropped after the
+ * The retry-safety guide: after an ambiguous outcome (the connection dropped after the
  * request may have been acted on), the question "did my write happen?"
  * is answered by asking the provider, not by sending the write again as
  * new. Two reads can answer it (docs/client-protocol.md):

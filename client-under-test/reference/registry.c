@@ -1,4 +1,5 @@
-/* registry.c -- the local registry of pauses, one next_allowed_at per scope (seed 000). */
+/* registry.c -- the local registry of pauses, one next_allowed_at per scope
+ * (the retry-safety guide). */
 #include "registry.h"
 
 #include <pthread.h>

@@ -1,11 +1,12 @@
-/* registry.h -- the local registry of pauses, one next_allowed_at per scope (seed 000). */
+/* registry.h -- the local registry of pauses, one next_allowed_at per scope
+ * (the retry-safety guide). */
 #ifndef REF_REGISTRY_H
 #define REF_REGISTRY_H
 
 #include <stdint.h>
 
 /*
- * Seed 000: keep a local registry for each known scope (account, key),
+ * The retry-safety guide: keep a local registry for each known scope (account, key),
  * read it before every call, and record a refusal in it *before*
  * scheduling any retry, so that no worker of the scope believes the next
  * slot is its own. Shared by all task threads; every call is thread-safe.

@@ -9,7 +9,7 @@
 #include "policy.h"
 
 /*
- * Seed 000: a shared scope has a budget of its own (shared_scope in
+ * The retry-safety guide: a shared scope has a budget of its own (shared_scope in
  * policy.c): at most max_concurrent_requests of its requests in flight at
  * once, and at most max_delayed_requests of its tasks waiting to retry.
  * Each scope gets a counting semaphore (a mutex and a condition variable)

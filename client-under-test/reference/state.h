@@ -7,7 +7,7 @@
 #include "rc.h"
 
 /*
- * Seed 000: a write that may have happened must survive the process that
+ * The retry-safety guide: a write that may have happened must survive the process that
  * sent it. Before the first byte of a write goes out, the client saves
  * the operation (its idempotency key above all) in CLIENT_STATE_DIR; a
  * client killed mid-write and started again finds it there and resumes it

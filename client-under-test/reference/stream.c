@@ -99,7 +99,8 @@ static void on_frame(struct ref_stream *s)
 		code = cJSON_GetObjectItemCaseSensitive(err, "code");
 		if (cJSON_IsString(code))
 			s->error_code = fa_xstrdup(code->valuestring);
-		/* seed 002: in a stream the pause is the frame's retryAfter */
+		/* the platform's rate-limit contract: in a stream the pause is the
+		 * frame's retryAfter */
 		s->retry_after =
 		        retry_after_text(cJSON_GetObjectItemCaseSensitive(err, "retryAfter"));
 	} else if (content_chunk(frame)) {

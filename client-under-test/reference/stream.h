@@ -10,12 +10,12 @@
  * A task with "stream": true asks for an OpenAI-compatible chat completion
  * as server-sent events (docs/scenario-format.md, Chat completions): frames
  * `data: {...}` separated by a blank line, the content in
- * choices[0].delta.content, an error as `data: {"error": {...}}` (seed 002:
- * in streaming mode the 200 has gone out before the platform knows it is
+ * choices[0].delta.content, an error as `data: {"error": {...}}` (the platform's rate-limit
+ * contract: in streaming mode the 200 has gone out before the platform knows it is
  * overloaded, so the error comes as the stream's last frame, with its pause
  * in `retryAfter`), and `data: [DONE]` at the end. The reader is fed the
  * body as it arrives (the HTTP layer's write callback) and counts the
- * content chunks: seed 001 makes the first one the point after which no
+ * content chunks: the LLM rate-limit guide makes the first one the point after which no
  * silent retry is possible.
  */
 
@@ -74,7 +74,7 @@ void ref_stream_release(struct ref_stream *s);
  */
 void ref_stream_feed(struct ref_stream *s, const char *buf, size_t len);
 
-/* How a streamed attempt ended, for the task (seed 001). */
+/* How a streamed attempt ended, for the task (the LLM rate-limit guide). */
 enum ref_stream_end {
 	REF_STREAM_NONE = 0,    /* not a stream, or not a 2xx answer: judged as usual */
 	REF_STREAM_DONE,        /* [DONE] after no error frame: the answer is whole */

@@ -123,7 +123,7 @@ static int64_t wait_left_us(const struct ref_task *t, const struct ref_run *run)
 /*
  * When may attempt @next start? @last is what the previous response
  * asked for (NULL before the first attempt, and when re-reading the
- * registry after a wait); @left_us the wait budget left. Seed 000: a
+ * registry after a wait); @left_us the wait budget left. The retry-safety guide: a
  * Retry-After is a lower bound, not the moment to pounce; the scope's
  * next_allowed_at holds every task of the scope; full jitter spreads the
  * return; without a usable Retry-After, exponential backoff with full
@@ -146,7 +146,7 @@ static struct plan plan_next(struct ref_task *t, int next, const struct ref_seen
 		return p;
 	}
 	/* DEFECT fixeddelay: every retry waits exactly one second, whatever
-	 * the Retry-After, the scope's pause or jitter say (seed 001's
+	 * the Retry-After, the scope's pause or jitter say (the LLM rate-limit guide's
 	 * opening incident: workers that all wait one fixed second come back
 	 * together, a wave that earns the next 429). */
 	if (defect_is("fixeddelay")) {
@@ -192,7 +192,7 @@ static enum waited wait_for(struct ref_task *t, struct ref_run *run, const struc
 	int64_t wait = p->due_us > now ? p->due_us - now : 0;
 	bool ok;
 
-	/* Seed 000: count waiting as well as attempts; a wait that cannot
+	/* The retry-safety guide: count waiting as well as attempts; a wait that cannot
 	 * fit is not started: the task ends with an escalation instead. */
 	if (wait > wait_left_us(t, run)) {
 		run->stop = REF_STOP_WAIT;
@@ -263,7 +263,7 @@ static enum ref_sent take_slot(struct ref_task *t, struct ref_run *run)
 
 /* Wait until the task's key has room for its next attempt under its
  * pacing (pace.h): 1 request and @cost tokens (the task's tokens; 0 for a
- * status read). Seed 001: take the limiter's permission before the in-flight
+ * status read). The LLM rate-limit guide: take the limiter's permission before the in-flight
  * slot, so no slot is held while waiting for it. Not a retry wait: it
  * spends nothing of max_wait_s, but stops at the deadline. */
 static enum ref_sent pace_wait(struct ref_task *t, struct ref_run *run, int64_t cost)
@@ -433,7 +433,7 @@ static void wake_later(struct ref_task *t, struct ref_run *run, const struct ref
 }
 
 /* Did the stream of @res break after its first token reached the client
- * (seed 001: from then on no silent retry)? */
+ * (the LLM rate-limit guide: from then on no silent retry)? */
 static bool broke_after_token(const struct ref_http_res *res)
 {
 	return res->stream_end != REF_STREAM_NONE && res->stream_end != REF_STREAM_DONE &&
@@ -448,7 +448,7 @@ bool ref_task_retryable(const struct ref_task *t, const struct ref_run *run)
 		return true;
 
 	/* A stream that broke before its first token (one that broke after
-	 * it is never retried, run_plain()): an error frame is seed 002's 503
+	 * it is never retried, run_plain()): an error frame is the platform's 503
 	 * with its retryAfter; a cut, a stall or a broken connection is a
 	 * transport error. */
 	if (run->res.stream_end == REF_STREAM_ERROR_FRAME)
@@ -473,7 +473,7 @@ enum ref_sent ref_task_send(struct ref_task *t, struct ref_run *run, const struc
 	enum ref_sent s;
 
 	run->stop = REF_STOP_NONE;
-	/* Seed 000: the same failure again and again is a plan to change,
+	/* The retry-safety guide: the same failure again and again is a plan to change,
 	 * not a request to repeat; status reads are exempt (they are how a
 	 * write's fate is learnt). */
 	if (own && ref_circuit_open(t->circuit, t->method, t->endpoint, &status, &code)) {
@@ -559,7 +559,7 @@ enum ref_sent ref_task_send(struct ref_task *t, struct ref_run *run, const struc
 	run->seen.ra =
 	        ref_policy_retry_after(res->retry_after, res->seen_wall_us, res->seen_mono_us,
 	                               &run->seen.until_us, &run->seen.window_us);
-	/* Seed 000: publish the pause to the whole scope first, before the
+	/* The retry-safety guide: publish the pause to the whole scope first, before the
 	 * slot is given back or anything is reported, so no other task can
 	 * take the next slot in between. */
 	if (run->seen.ra) {
@@ -623,7 +623,7 @@ static void run_plain(struct ref_task *t, struct ref_run *run)
 				run->last = NULL;
 				continue;
 			}
-			/* Seed 001: the user has seen part of the answer; say
+			/* The LLM rate-limit guide: the user has seen part of the answer; say
 			 * it was interrupted and stop ("The response was
 			 * interrupted. Retry?" is theirs to answer). */
 			ref_emit_stream_interrupted(t->id, run->n, run->res.stream_chunks,

@@ -12,7 +12,7 @@
 struct cJSON;
 
 /*
- * A task is the one layer that owns retries (seed 000): it decides, from
+ * A task is the one layer that owns retries (the retry-safety guide): it decides, from
  * its class (policy.h), each response and the scope registry, whether and
  * when to try again, and reports every step on stdout (emit.h). It runs in
  * its own thread so that several tasks proceed at once. A write (method

@@ -137,7 +137,7 @@ static enum fa_rc read_budget(struct ref_task *t, const cJSON *msg, struct fa_er
 		fa_err_set(err, "$.budget: expected object, got %s", type_name(b));
 		return FA_EINVAL;
 	}
-	/* Seed 000: the class's numbers are rules the caller cannot easily
+	/* The retry-safety guide: the class's numbers are rules the caller cannot easily
 	 * override: a task's budget may tighten them, never loosen them. */
 	rc = get_num(b, "$.budget", "max_attempts", 1, true, &v, &present, err);
 	if (rc != FA_OK)
@@ -231,7 +231,7 @@ static char *registry_scope(const char *id, const char *scope, const char *key)
 }
 
 /* Does the task change something on the provider? POST, PUT and PATCH
- * do, and so does anything its class calls a write (seed 000's classes). */
+ * do, and so does anything its class calls a write (the retry-safety guide's classes). */
 static bool is_write(const char *method, const char *class_name)
 {
 	if (strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
@@ -360,7 +360,7 @@ enum fa_rc ref_taskmsg_read(struct ref_task *t, const cJSON *msg, struct ref_sta
 	                                             : fa_xstrdup("default");
 	t->endpoint = ref_fingerprint_endpoint(t->url);
 	/* A stream is a chat completion: it creates nothing on the provider
-	 * to reconcile, and seed 001's first-token rule, not a status read,
+	 * to reconcile, and the LLM rate-limit guide's first-token rule, not a status read,
 	 * is what keeps its retries safe. */
 	t->write = is_write(t->method, class_name) && !t->stream;
 	if (t->write)

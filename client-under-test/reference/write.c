@@ -14,7 +14,7 @@
 #include "taskrun.h"
 
 /*
- * Seed 000: the most dangerous retry bug is a duplicated side effect. The
+ * The retry-safety guide: the most dangerous retry bug is a duplicated side effect. The
  * provider committed the write, the connection dropped before the answer,
  * and the client sent the write again as new. So a write:
  *
@@ -146,7 +146,7 @@ static void done(struct write *w, char *provider_id)
 }
 
 /* Give the write its key and make it durable before its first byte
- * leaves (seed 000): a write that could not be resumed after a crash is
+ * leaves (the retry-safety guide): a write that could not be resumed after a crash is
  * not sent. False (the task failed, nothing sent) when either fails. */
 static bool prepare(struct write *w)
 {

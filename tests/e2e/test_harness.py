@@ -22,7 +22,7 @@ WRITE_CHECKS = ("write.key_stable", "write.no_duplicate", "write.reconcile_first
                 "ambiguity.preserved")
 STEP5_CHECKS = ("wait.concurrency", "budget.escalates", "escalation.sanitised", "cancel.quiet",
                 "classify.circuit")
-# seed 001's checks (test_stream_pacing.py): published limits, broken streams
+# the LLM rate-limit guide's checks (test_stream_pacing.py): published limits, broken streams
 LLM_CHECKS = ("wait.pacing", "stream.no_silent_retry")
 CHECKS = {"attempts.bounded", "wait.retry_after", "classify.no_retry_4xx", "wait.scope_pause",
           "wait.jitter", "attempts.hidden", *WRITE_CHECKS, *STEP5_CHECKS, *LLM_CHECKS}

@@ -1,4 +1,4 @@
-"""docs/incidents.md runs as written: seed 001's retry waves in miniature.
+"""docs/incidents.md runs as written: the LLM rate-limit guide's retry waves in miniature.
 
 The harness commands are taken from the page itself (every line of a
 ```sh block that starts with build/fakeapi-harness), so the walkthrough

@@ -4,11 +4,12 @@ Every check must be shown failing against some deliberately faulty client
 and passing against the reference one. Each variant is the reference
 client built with one defect switched on (-DDEFECT=name);
 tests/e2e/expect/<name>.json lists the verdict it must get for every
-check over the conformance-fast suite (the fast five-step suite of seed
-000 and the provider suite of seeds 001 and 002), its level and the exit
-code. The matrix runs with --strict, so the recommended checks
-(wait.concurrency, wait.pacing, classify.circuit, stream.no_silent_retry)
-count like the required ones, and the reference client must reach L4.
+check over the conformance-fast suite (the fast five-step suite of the
+retry-safety guide and the provider suite of the LLM rate-limit guide and
+the platform's rate-limit contract), its level and the exit code. The
+matrix runs with --strict, so the recommended checks (wait.concurrency,
+wait.pacing, classify.circuit, stream.no_silent_retry) count like the
+required ones, and the reference client must reach L4.
 """
 import json
 import subprocess

@@ -72,7 +72,7 @@ def test_the_sdk_waits_a_503s_seeded_retry_after(graded):
     entries = journals["openai-node-503-pool-exhausted"]
     assert entries[0]["status"] == 503
     pause_s = int(entries[0]["retry_after"])
-    assert 3 <= pause_s <= 7  # seed 002: drawn from 3..7 s
+    assert 3 <= pause_s <= 7  # the platform's rate-limit contract: drawn from 3..7 s
     assert retry_gap_us(entries) >= pause_s * 1_000_000 - TOLERANCE_US
     assert entries[-1]["status"] == 200
 
@@ -95,7 +95,7 @@ def test_a_past_retry_after_date_does_not_make_the_sdk_loop(graded):
 def test_eight_sdk_workers_come_back_as_one_wave(graded):
     """The SDK honours Retry-After to the millisecond and adds no jitter of
     its own, so eight processes told the same pause retry together: the
-    report says so with the wave as evidence (seed 002 asks clients for
+    report says so with the wave as evidence (the platform's rate-limit contract asks clients for
     100-1000 ms of their own jitter on top)."""
     report, journals, _ = graded
     checks = verdicts(report, "openai-node-eight-workers-one-pause")

@@ -1,4 +1,4 @@
-"""The quota model over HTTP: seed 002's platform 429, refunds, RateLimit headers."""
+"""The quota model over HTTP: the platform's 429, refunds, RateLimit headers."""
 import json
 import time
 
@@ -55,7 +55,7 @@ RATE_HEADERS = {
 ALL_RATE_HEADERS = {h for names in RATE_HEADERS.values() for h in names}
 
 
-def test_fourth_request_gets_the_seed_429_and_a_401_spends_nothing(provider):
+def test_fourth_request_gets_the_platform_429_and_a_401_spends_nothing(provider):
     # 3 per 6 s: a token every 2 s, time enough for four requests on a
     # loaded machine (the bounds below check that it was)
     p = provider(scenario({"per_key": 3, "per_user": 100, "period_s": 6}))
@@ -87,7 +87,7 @@ def test_fourth_request_gets_the_seed_429_and_a_401_spends_nothing(provider):
         "message": ("Rate limit exceeded (per-key). Limit: 3 per 6 seconds. "
                     f"Retry after {wait} seconds."),
         "scope": "per-key", "limit": 3, "retryAfter": wait}}
-    # seed 002's member order, as the page prints it
+    # the platform's member order, as the page prints it
     assert list(json.loads(body)["error"]) == [
         "type", "code", "message", "scope", "limit", "retryAfter"]
 
@@ -123,7 +123,7 @@ def test_rate_limit_headers_in_each_style(provider, style):
     ok = [p.request("GET", "/v1/records/1", key=KEY) for _ in range(3)]
     status, headers, _ = p.request("GET", "/v1/records/1", key=KEY)
     assert [o[0] for o in ok] == [200, 200, 200] and status == 429
-    # seed 002's own 429 headers come in every style; the next token is 2 s
+    # the platform's own 429 headers come in every style; the next token is 2 s
     # after the first was taken (2 unless the requests took over 1 s)
     entries = by_arrival(p.journal())
     wait = int(headers["retry-after"])
@@ -190,7 +190,7 @@ def test_per_user_bucket_stops_a_second_key_of_the_same_account(provider, repo_r
     assert quotas[5] == "limited per-user replica 1"
 
 
-def test_three_replicas_divide_the_seed_limits(provider, repo_root):
+def test_three_replicas_divide_the_platform_limits(provider, repo_root):
     p = provider(repo_root / "scenarios/provider/quota-three-replicas.json")
     got = [p.request("GET", "/v1/records/1", key="sk-provider-ops-1") for _ in range(4)]
     assert [g[0] for g in got] == [200] * 4
@@ -202,7 +202,7 @@ def test_three_replicas_divide_the_seed_limits(provider, repo_root):
         "admitted replica 1", "admitted replica 2", "admitted replica 3", "admitted replica 1"]
 
 
-# Seed 001's tokens: scenarios/provider/quota-tokens-per-minute.json meters
+# The LLM rate-limit guide's tokens: scenarios/provider/quota-tokens-per-minute.json meters
 # 6 requests and 3000 tokens per minute per key. A chat request reserves
 # its estimated prompt tokens, ceil(bytes / 4), plus max_tokens.
 TOKENS = "scenarios/provider/quota-tokens-per-minute.json"

@@ -4,7 +4,7 @@ The client (build/clients/<variant>) is started by hand with the
 environment docs/client-protocol.md gives it, fed task lines with the
 `stream`, `tokens` and `pacing` fields, and its JSON lines are read back;
 what reached the provider is read from the provider's journal
-(GET /_fakeapi/journal). Seed 001: once a stream's first token has come,
+(GET /_fakeapi/journal). The LLM rate-limit guide: once a stream's first token has come,
 no silent retry; RPM and TPM kept by token buckets per key. Timing
 facts come from the journal's arrival times, never from a sleep here.
 """
@@ -143,7 +143,8 @@ def test_whole_stream_succeeds_with_one_attempt(provider, tmp_path):
 
 
 def test_error_frame_before_any_token_is_retried_after_its_retry_after(provider, tmp_path):
-    # seed 002: in a stream the pause comes in the error frame's retryAfter
+    # the platform's rate-limit contract: in a stream the pause comes in the
+    # error frame's retryAfter
     p = provider(chat_scenario("stream-err0", [
         {"shape": "ai_congested", "retry_after_s": 1, "error_after_chunks": 0},
         {"status": 200}]))

@@ -1,4 +1,4 @@
-"""Seed 002's 429 and 503 answer shapes over HTTP: bodies, headers, pauses, no quota spent."""
+"""The platform's 429 and 503 answer shapes over HTTP: bodies, headers, pauses, no quota spent."""
 import json
 import time
 
@@ -93,7 +93,7 @@ def test_each_shape_of_the_scenario_field_by_field(provider, repo_root):
 
     entries = by_arrival(p.journal())
     assert [e["status"] for e in entries] == [429] * 5 + [503] * 2
-    # seed 002: none of them spends quota
+    # the platform's rate-limit contract: none of them spends quota
     assert {e["quota"] for e in entries} == {"refunded replica 1"}
     for e, secs in zip(entries, [1, 1, 2, 1, 1, drawn["pool"], drawn["db"]]):
         check_pause(e, secs)

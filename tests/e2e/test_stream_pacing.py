@@ -1,4 +1,4 @@
-"""Seed 001's checks end to end: stream.no_silent_retry and wait.pacing,
+"""The LLM rate-limit guide's checks end to end: stream.no_silent_retry and wait.pacing,
 and the task-line fields behind them (stream, tokens, pacing).
 
 One-line exec clients (curl) show each check failing and passing; small
@@ -50,7 +50,7 @@ def chat_body(content="hi", stream=True, max_tokens=16):
 
 def stream_scenario(sid):
     """One streamed chat task whose first answer breaks after 2 chunks
-    with seed 002's pool_exhausted frame; the next answer is whole."""
+    with the platform's pool_exhausted frame; the next answer is whole."""
     return {
         "id": sid,
         "provider": {"keys": {"k1": {"secret": "sk-e2e-k1", "user": "u1"}}},
@@ -352,7 +352,7 @@ def test_task_lines_carry_stream_tokens_and_pacing(harness_bin, tmp_path):
     for t in got.values():
         assert t["pacing"] == {"rpm": 5, "tpm": 1000, "period_s": 3}
         assert list(t)[-3:] == ["stream", "tokens", "pacing"]
-    # seed 001's cost: ceil(bytes / 4) per message text, plus max_tokens
+    # the LLM rate-limit guide's cost: ceil(bytes / 4) per message text, plus max_tokens
     assert got["s1"]["stream"] is True
     assert got["s1"]["tokens"] == math.ceil(len(system) / 4) + math.ceil(len(prompt) / 4) + 20
     # the body canary in the body sent: "canary." + 16 hex digits + "@example.invalid"

@@ -37,8 +37,8 @@ void fx_decide(struct fa_provider *p, const char *method, const char *path,
  * release it. */
 void fx_done(struct fa_provider *p, struct fa_resp *r);
 
-/* The value of @r's header @name, spelled exactly (seed 002 gives header names
- * letter for letter), or NULL. */
+/* The value of @r's header @name, spelled exactly (the platform's rate-limit
+ * contract gives header names letter for letter), or NULL. */
 const char *fx_resp_header(const struct fa_resp *r, const char *name);
 
 #endif

@@ -483,7 +483,8 @@ static const char *const quota_text =
 	"   \"path\": \"/c\", \"responses\": [{\"shape\": \"pool_exhausted\", \"times\": 2},"
 	"   {\"status\": 200}]}]}";
 
-/* seed 002: a shape spends no quota, in a stream too; a completed stream does */
+/* the platform's rate-limit contract: a shape spends no quota, in a stream too;
+ * a completed stream does */
 static void chat__shaped_stream_spends_no_quota(void)
 {
 	struct fa_scenario *sc = NULL;

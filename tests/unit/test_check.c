@@ -734,7 +734,7 @@ static void retry_after_says(const struct sc *sc, struct jb *j, enum hx_verdict 
 	jb_release(j);
 }
 
-/* A pause a stream's error frame announced (seed 002: its retryAfter;
+/* A pause a stream's error frame announced (the platform's rate-limit contract: its retryAfter;
  * no Retry-After header) is named as the frame's, never as an empty
  * header; a header is quoted as sent, and retry-after-ms (the exact
  * pause) first, beside the whole seconds. */

@@ -169,7 +169,7 @@ static void circuit__attempts_without_a_route_group_by_path(void)
 }
 
 /* A 401 is answered before routing (no route in the journal): it still
- * groups under the route template its path matches (seed 000's example:
+ * groups under the route template its path matches (the retry-safety guide's example:
  * repeating a 401 after the credentials were revoked). */
 static void circuit__unrouted_answers_group_by_template(void)
 {

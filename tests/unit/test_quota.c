@@ -1,4 +1,4 @@
-/* test_quota.c -- the two-level token buckets with fake times, and seed 002's platform 429. */
+/* test_quota.c -- the two-level token buckets with fake times, and the platform's 429. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,7 +98,7 @@ static void quota__each_replica_applies_ceil_of_limit_over_replicas(void)
 	struct fa_quota *q;
 	int per_replica[3] = { 0 };
 
-	/* seed 002: per_key 600 on three replicas: 200 each */
+	/* the platform's rate-limit contract: per_key 600 on three replicas: 200 each */
 	fa_quota_spec_init(&spec);
 	spec.replicas = 3;
 	q = fa_quota_new(&spec, keys, N_KEYS, 1);
@@ -358,19 +358,19 @@ static void quota__unknown_key_or_user_changes_nothing(void)
 	fa_quota_free(q);
 }
 
-/* seed 002's example, as the page prints it (limit 600, three replicas,
+/* the platform's example, as the page prints it (limit 600, three replicas,
  * no override: 200 per replica; per-key) */
-static const char seed_body[] =
+static const char platform_body[] =
 	"{\"error\": {\"type\": \"rate_limit_exceeded\", \"code\": \"rate_limit_exceeded\","
 	" \"message\": \"Rate limit exceeded (per-key). Limit: 200 per minute. Retry after 12 seconds.\","
 	" \"scope\": \"per-key\", \"limit\": 200, \"retryAfter\": 12}}";
 
-static void quota__body_matches_seed_002_field_by_field(void)
+static void quota__body_matches_the_platform_example_field_by_field(void)
 {
 	struct fa_quota_decision d = { .scope = FA_QUOTA_PER_KEY, .limit = 200,
 				       .bucket_limit = 200, .period_s = 60,
 				       .retry_after_s = 12, .reset_s = 12 };
-	cJSON *want = cJSON_Parse(seed_body);
+	cJSON *want = cJSON_Parse(platform_body);
 	cJSON *got = fa_quota_error_body(&d);
 	const cJSON *we = cJSON_GetObjectItemCaseSensitive(want, "error");
 	const cJSON *ge = cJSON_GetObjectItemCaseSensitive(got, "error");
@@ -381,7 +381,7 @@ static void quota__body_matches_seed_002_field_by_field(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(ge);
 	CU_ASSERT_EQUAL(cJSON_GetArraySize(got), 1);
 	CU_ASSERT_EQUAL(cJSON_GetArraySize(ge), cJSON_GetArraySize(we));
-	/* every field, in the seed's order */
+	/* every field, in the contract's order */
 	for (w = we->child, g = ge->child; w != NULL && g != NULL; w = w->next, g = g->next) {
 		CU_ASSERT_STRING_EQUAL(g->string, w->string);
 		CU_ASSERT(cJSON_Compare(g, w, true));
@@ -405,7 +405,7 @@ static void quota__body_matches_seed_002_field_by_field(void)
 	cJSON_Delete(want);
 }
 
-static void quota__model_gives_the_seed_limit_for_three_replicas(void)
+static void quota__model_gives_the_platform_limit_for_three_replicas(void)
 {
 	struct fa_quota_spec spec;
 	struct fa_quota_decision d;
@@ -413,7 +413,8 @@ static void quota__model_gives_the_seed_limit_for_three_replicas(void)
 	cJSON *got;
 	const cJSON *e;
 
-	fa_quota_spec_init(&spec); /* seed 002: 600 per key, 1500 per user */
+	/* the platform's rate-limit contract: 600 per key, 1500 per user */
+	fa_quota_spec_init(&spec);
 	spec.replicas = 3;
 	q = fa_quota_new(&spec, keys, N_KEYS, 1);
 	for (int i = 0; i < 600; i++)
@@ -533,7 +534,7 @@ static const char provider_text[] =
 	"              {\"id\": \"busy\", \"method\": \"GET\", \"path\": \"/v1/busy\","
 	"               \"responses\": [{\"status\": 503, \"body\": {}}]}]}";
 
-static void quota__provider_answers_the_seed_429_and_refunds_503(void)
+static void quota__provider_answers_the_platform_429_and_refunds_503(void)
 {
 	struct fa_scenario *sc = NULL;
 	struct fa_journal *j = NULL;
@@ -567,7 +568,7 @@ static void quota__provider_answers_the_seed_429_and_refunds_503(void)
 	CU_ASSERT_EQUAL(r.status, 200);
 	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "X-RateLimit-Remaining"), "0");
 	fx_done(p, &r);
-	/* the third admitted one: seed 002's platform 429 */
+	/* the third admitted one: the platform's 429 */
 	fx_decide(p, "GET", "/v1/ok", NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 429);
 	CU_ASSERT_STRING_EQUAL(r.body, "{\"error\":{\"type\":\"rate_limit_exceeded\","
@@ -629,7 +630,7 @@ static void quota__scenario_defaults_and_overrides(void)
 	fa_scenario_free(sc);
 }
 
-/* seed 001's token and daily buckets: tests/unit/test_quota_tokens.c */
+/* the LLM rate-limit guide's token and daily buckets: tests/unit/test_quota_tokens.c */
 void test_quota_tokens_register(void);
 
 void test_quota_register(void)
@@ -656,18 +657,18 @@ void test_quota_register(void)
 		    quota__in_flight_cap_refuses_per_key_without_spending);
 	CU_add_test(suite, "quota__unknown_key_or_user_changes_nothing",
 		    quota__unknown_key_or_user_changes_nothing);
-	CU_add_test(suite, "quota__body_matches_seed_002_field_by_field",
-		    quota__body_matches_seed_002_field_by_field);
-	CU_add_test(suite, "quota__model_gives_the_seed_limit_for_three_replicas",
-		    quota__model_gives_the_seed_limit_for_three_replicas);
+	CU_add_test(suite, "quota__body_matches_the_platform_example_field_by_field",
+		    quota__body_matches_the_platform_example_field_by_field);
+	CU_add_test(suite, "quota__model_gives_the_platform_limit_for_three_replicas",
+		    quota__model_gives_the_platform_limit_for_three_replicas);
 	CU_add_test(suite, "quota__anthropic_headers_name_the_full_instants",
 		    quota__anthropic_headers_name_the_full_instants);
 	CU_add_test(suite, "quota__rate_headers_in_each_style",
 		    quota__rate_headers_in_each_style);
 	CU_add_test(suite, "quota__reset_fills_every_bucket",
 		    quota__reset_fills_every_bucket);
-	CU_add_test(suite, "quota__provider_answers_the_seed_429_and_refunds_503",
-		    quota__provider_answers_the_seed_429_and_refunds_503);
+	CU_add_test(suite, "quota__provider_answers_the_platform_429_and_refunds_503",
+		    quota__provider_answers_the_platform_429_and_refunds_503);
 	CU_add_test(suite, "quota__scenario_defaults_and_overrides",
 		    quota__scenario_defaults_and_overrides);
 	test_quota_tokens_register();

@@ -1,4 +1,5 @@
-/* test_quota_tokens.c -- seed 001's token and daily buckets, with fake times; registered by test_quota.c. */
+/* test_quota_tokens.c -- the LLM rate-limit guide's token and daily buckets, with fake times;
+ * registered by test_quota.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -459,7 +460,7 @@ static void quota_tokens__provider_meters_a_chat_request_by_its_cost(void)
 	CU_ASSERT_EQUAL(r.attempt.tokens, -1);
 	CU_ASSERT_PTR_NULL(r.attempt.quota);
 	fx_done(p, &r);
-	/* another 30 do not fit: seed 002's 429 naming tokens */
+	/* another 30 do not fit: the platform's 429 naming tokens */
 	fx_decide(p, "POST", "/v1/chat/completions", PROMPT ", \"max_tokens\": 20}", &r);
 	CU_ASSERT_EQUAL(r.status, 429);
 	CU_ASSERT_EQUAL(r.attempt.tokens, 30);

@@ -1,4 +1,4 @@
-/* test_shape.c -- seed 002's 429 and 503 answers, field by field, and the state behind them. */
+/* test_shape.c -- the platform's 429 and 503 answers, field by field, and the state behind them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,7 +148,7 @@ static void shape__pacing_comes_in_the_success_envelope(void)
 	fa_shape_state_free(st);
 }
 
-static void shape__transient_503s_match_the_seed_example(void)
+static void shape__transient_503s_match_the_platform_example(void)
 {
 	static const enum fa_shape shapes[] = { FA_SHAPE_POOL_EXHAUSTED, FA_SHAPE_DB_TRANSIENT };
 	struct fa_shape_state *st = fa_shape_state_new(7);
@@ -425,8 +425,8 @@ void test_shape_register(void)
 		    shape__congested_says_shed_and_the_others_do_not);
 	CU_add_test(suite, "shape__pacing_comes_in_the_success_envelope",
 		    shape__pacing_comes_in_the_success_envelope);
-	CU_add_test(suite, "shape__transient_503s_match_the_seed_example",
-		    shape__transient_503s_match_the_seed_example);
+	CU_add_test(suite, "shape__transient_503s_match_the_platform_example",
+		    shape__transient_503s_match_the_platform_example);
 	CU_add_test(suite, "shape__draws_stay_in_range_and_repeat_by_seed",
 		    shape__draws_stay_in_range_and_repeat_by_seed);
 	CU_add_test(suite, "shape__cooldown_doubles_up_to_four_times_the_first",

@@ -233,7 +233,7 @@ export class Tracker {
 		}
 	}
 
-	/** A stream broke after @chunks content chunks (seed 001). */
+	/** A stream broke after @chunks content chunks (the LLM rate-limit guide). */
 	interrupted(chunks, reason, errorCode = null) {
 		if (this.done)
 			return;

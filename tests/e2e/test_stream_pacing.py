@@ -280,7 +280,7 @@ def test_only_tpm_and_no_chat_request_is_na_for_wait_pacing(harness_bin, tmp_pat
     c = checks["wait.pacing"]
     assert c["verdict"] == "n/a", c
     assert c["detail"] == ("no attempt of a key had a token cost to judge (tpm 100 per 60 s; "
-                           "2 attempts, none a chat completion request)")
+                           "2 attempts, none a chat completion or Messages request)")
     assert s["attempts"] == 2
     # an rpm beside it judges the same requests
     doc = pacing_scenario("rpm-no-chat", [0, 0], {"rpm": 5, "tpm": 100})

@@ -31,7 +31,7 @@ UNIT_OBJ = $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 CLIENT_SRC = $(wildcard client-under-test/reference/*.c)
 DEFECTS    = storm nojitter solo retry4xx hidden newkey blindpost failreport memkey \
              leakkey overbudget wakeup whitespace nocap silentretry nopace fixeddelay \
-             newbody
+             newbody giveup
 CLIENTS    = $(if $(CLIENT_SRC),$(addprefix $(BUILD)/clients/,reference $(DEFECTS)))
 
 BINS = $(BUILD)/fakeapi $(BUILD)/fakeapi-harness $(BUILD)/unit-tests $(CLIENTS)

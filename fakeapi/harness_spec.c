@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 #include "header.h"
+#include "task_spec.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define REQ FA_FIELD_REQUIRED
@@ -50,7 +51,7 @@ static const struct fa_field pacing_fields[] = {
 
 /* $.harness.tasks[i] */
 enum { TK_ID, TK_KEY, TK_CLASS, TK_METHOD, TK_PATH, TK_HEADERS, TK_BODY,
-       TK_BUDGET, TK_TIMEOUT, TK_GOAL };
+       TK_BUDGET, TK_TIMEOUT, TK_GOAL, TK_OUTCOME };
 static const struct fa_field task_fields[] = {
 	FA_F_ID("id", REQ, TASK_CHARS, ID_MAX, struct fa_task_spec, id),
 	FA_F_STR("key", REQ | NONEMPTY, struct fa_task_spec, key),
@@ -62,6 +63,7 @@ static const struct fa_field task_fields[] = {
 	FA_F_CHECK("budget", FA_SCHEMA_OBJECT, 0),
 	FA_F_INT("timeout_s", 0, 1, 3600, struct fa_task_spec, timeout_s),
 	FA_F_CHECK("goal", FA_SCHEMA_ANY, 0), /* read_goal() */
+	FA_F_CHECK("outcome", FA_SCHEMA_ANY, 0), /* fa_task_spec_read_outcome() */
 };
 
 /* $.harness.tasks[i].budget */
@@ -155,6 +157,11 @@ static enum fa_rc read_task(struct fa_schema *s, const cJSON *obj,
 	}
 	if (rc == FA_OK && got[TK_GOAL] != NULL)
 		rc = read_goal(s, got[TK_GOAL], t);
+	if (rc == FA_OK && got[TK_OUTCOME] != NULL) {
+		mark = fa_schema_enter(s, "outcome");
+		rc = fa_task_spec_read_outcome(s, got[TK_OUTCOME], &t->outcome);
+		fa_schema_leave(s, mark);
+	}
 	return rc;
 }
 

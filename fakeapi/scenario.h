@@ -183,6 +183,8 @@ struct fa_task_spec {
 	int timeout_s;             /* per-task client timeout, 1..3600; 0 = derived by the harness */
 	char *goal;                /* what the task is for, 1..500 characters (stdio task line,
 	                              escalation records); NULL = not given */
+	unsigned outcome;          /* how a correct client ends it within its budget: a set of
+	                              FA_OUTCOME_* bits (task_spec.h); 0 = not given */
 };
 
 /* What fires an event. */

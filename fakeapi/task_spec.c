@@ -100,3 +100,56 @@ enum fa_rc fa_task_spec_check(struct fa_schema *s, const struct fa_scenario *sc)
 	}
 	return FA_OK;
 }
+
+static const char *const outcome_names[FA_OUTCOME_COUNT] = {
+	"succeeded", "failed", "escalated", "cancelled",
+};
+
+#define OUTCOME_LIST "succeeded, failed, escalated, cancelled"
+
+const char *fa_task_outcome_name(unsigned i)
+{
+	return i < FA_OUTCOME_COUNT ? outcome_names[i] : NULL;
+}
+
+unsigned fa_task_outcome_bit(const char *name)
+{
+	for (unsigned i = 0; name != NULL && i < FA_OUTCOME_COUNT; i++)
+		if (strcmp(outcome_names[i], name) == 0)
+			return 1u << i;
+	return 0;
+}
+
+/* One outcome name at the current path, its bit added to *@out; named
+ * twice is an error too (a list is a set). */
+static enum fa_rc read_one_outcome(struct fa_schema *s, const cJSON *v, unsigned *out)
+{
+	unsigned bit = cJSON_IsString(v) ? fa_task_outcome_bit(v->valuestring) : 0;
+
+	if (bit == 0)
+		return fa_schema_fail_got(s, v, "one of " OUTCOME_LIST);
+	if (*out & bit)
+		return fa_schema_fail(s, "outcome %s listed twice",
+				      fa_schema_quote(v->valuestring).s);
+	*out |= bit;
+	return FA_OK;
+}
+
+enum fa_rc fa_task_spec_read_outcome(struct fa_schema *s, const cJSON *v, unsigned *out)
+{
+	enum fa_rc rc = FA_OK;
+	size_t i = 0, mark;
+
+	*out = 0;
+	if (!cJSON_IsArray(v))
+		return read_one_outcome(s, v, out);
+	if (v->child == NULL)
+		return fa_schema_fail_got(s, v, "one of " OUTCOME_LIST ", or a non-empty "
+					  "array of them");
+	for (const cJSON *c = v->child; c != NULL && rc == FA_OK; c = c->next, i++) {
+		mark = fa_schema_enter_index(s, i);
+		rc = read_one_outcome(s, c, out);
+		fa_schema_leave(s, mark);
+	}
+	return rc;
+}

@@ -17,6 +17,7 @@
 #include "escalation.h"
 #include "evidence.h"
 #include "interruption.h"
+#include "outcome.h"
 #include "pacing.h"
 #include "pause.h"
 #include "tally.h"
@@ -95,6 +96,11 @@ static const struct hx_check_def defs[] = {
 	{ "classify.no_retry_4xx", 1, true,
 	  GUIDE "400, 401, 403, 404 and 422 need a fix, not a retry",
 	  "no retry after 400, 401, 403, 404 or 422", NO_PARAMS, hx_classify_check, false },
+	{ "outcome.expected", 1, true,
+	  GUIDE "a budget ends in an explicit outcome; a retryable answer is retried within "
+	  "the budget",
+	  "each task ends as the scenario says a correct client ends it within its budget",
+	  NO_PARAMS, hx_outcome_check, true },
 	{ "wait.scope_pause", 2, true,
 	  GUIDE "one local registry per scope; five-step test, step 2",
 	  "no other task of the scope arrives inside an announced pause",

@@ -10,7 +10,7 @@
  * -DDEFECT=<name>: none (the reference itself), storm, nojitter, solo,
  * retry4xx, hidden, newkey, blindpost, failreport, memkey, leakkey,
  * overbudget, wakeup, whitespace, nocap, silentretry, nopace,
- * fixeddelay, newbody. Each defect changes exactly one
+ * fixeddelay, newbody, giveup. Each defect changes exactly one
  * behaviour, marked "DEFECT <name>:" where it is made
  * (docs/reference-client.md lists them with the check each one is meant
  * to fail). A build without -DDEFECT is the reference.

@@ -61,6 +61,12 @@ bool ref_policy_retryable(const struct ref_class *c, long status)
 	if (defect_is("retry4xx") && status >= 400 && status <= 499)
 		return true;
 
+	/* DEFECT giveup: a 503 counts as fatal, with or without Retry-After
+	 * (a "Retry-After: 0" too), so the task ends failed at the first
+	 * answer its budget had room to retry. */
+	if (defect_is("giveup") && status == 503)
+		return false;
+
 	for (int i = 0; i < REF_MAX_STATUSES && c->retry_status[i] != 0; i++)
 		if (c->retry_status[i] == status)
 			return true;

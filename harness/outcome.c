@@ -107,7 +107,7 @@ static bool meets(const struct hx_check_input *in, const struct ending *e, unsig
 static char *want_text(unsigned want)
 {
 	static const char *const verbs[FA_OUTCOME_COUNT] = {
-		"succeeds", "fails", "escalates", "ends cancelled",
+		"succeeds", "fails", "escalates", "reports cancelled",
 	};
 	char buf[128] = "";
 	size_t used = 0;
@@ -155,6 +155,11 @@ static char *last_text(const struct fa_attempt *a)
 	if (a->status == 0 || a->delivered != FA_DELIVERED_COMPLETE)
 		return fa_xasprintf(": its last attempt (seq %llu) got no whole answer",
 				    (unsigned long long)a->seq);
+	if (a->stream_end != NULL && !same(a->stream_end, "done"))
+		return fa_xasprintf(": its last answer (seq %llu) was a %d stream that ended "
+				    "with %s after %d chunk%s", (unsigned long long)a->seq,
+				    a->status, a->stream_end, a->stream_chunks,
+				    a->stream_chunks == 1 ? "" : "s");
 	if (a->retry_after != NULL)
 		snprintf(ra, sizeof(ra), " with Retry-After: %.60s", a->retry_after);
 	else if (a->retry_after_ms != NULL)
@@ -170,7 +175,9 @@ static char *last_text(const struct fa_attempt *a)
 static char *fault_text(const struct fa_task_spec *t, const struct ending *e,
 			const struct fa_attempt *last, size_t n_att)
 {
-	char *want = want_text(t->outcome), *b = budget_text(&t->budget);
+	char *want = want_text(t->outcome);
+	char *b = t->outcome == FA_OUTCOME_CANCELLED ? fa_xstrdup(" when the harness cancels it")
+						     : budget_text(&t->budget);
 	char *l = last_text(last);
 	char *s = fa_xasprintf("task %s %s after %zu attempt%s; a correct client %s%s%s", t->id,
 			       e->how, n_att, n_att == 1 ? "" : "s", want, b, l);
@@ -244,8 +251,9 @@ void hx_outcome_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 					 "scenario's kill)", unjudged ? unjudged : "?");
 	} else if (n_bad > 0) {
 		r->verdict = HX_FAIL;
-		r->detail = n_bad > 1 ? fa_xasprintf("%s; %zu more tasks of %zu ended otherwise",
-						     first_fault, n_bad - 1, n_judged)
+		r->detail = n_bad > 1 ? fa_xasprintf("%s; %zu other task%s of %zu ended "
+						     "otherwise too", first_fault, n_bad - 1,
+						     n_bad == 2 ? "" : "s", n_judged)
 				      : fa_xstrdup(first_fault);
 		hx_evidence_give(&bad, r);
 	} else {

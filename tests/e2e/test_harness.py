@@ -24,8 +24,9 @@ STEP5_CHECKS = ("wait.concurrency", "budget.escalates", "escalation.sanitised", 
                 "classify.circuit")
 # the LLM rate-limit guide's checks (test_stream_pacing.py): published limits, broken streams
 LLM_CHECKS = ("wait.pacing", "stream.no_silent_retry")
-CHECKS = {"attempts.bounded", "wait.retry_after", "classify.no_retry_4xx", "wait.scope_pause",
-          "wait.jitter", "attempts.hidden", *WRITE_CHECKS, *STEP5_CHECKS, *LLM_CHECKS}
+CHECKS = {"attempts.bounded", "wait.retry_after", "classify.no_retry_4xx", "outcome.expected",
+          "wait.scope_pause", "wait.jitter", "attempts.hidden", *WRITE_CHECKS, *STEP5_CHECKS,
+          *LLM_CHECKS}
 # a scenario without a write task: the write checks have nothing to judge
 NO_WRITE = dict.fromkeys(WRITE_CHECKS, "n/a")
 # a scenario that expects no cap, budget, cancel or circuit, and no escalation,
@@ -353,6 +354,68 @@ def test_hung_client_is_stopped_by_the_task_timeout(harness_bin, tmp_path):
     assert bounded["detail"].startswith("task t1 hung: its client was killed by its "), bounded
     assert "timeout, after 1 attempt (the last at +" in bounded["detail"]
     assert proc.returncode == 1
+
+
+# --- outcome.expected in exec mode: the exit status is the task's end ------
+
+RETRYABLE_503 = [{"times": 1, "status": 503, "retry_after": 0}, *OK_200]
+
+
+@pytest.mark.parametrize("client, verdict, detail", [
+    # gives up at the first answer: curl -f exits 22 on the 503
+    (f"curl -sS -f -o /dev/null {AUTH} {{url}}", "fail",
+     "task t1 ended failed (exit 22) after 1 attempt; a correct client succeeds within its "
+     "budget of 4 attempts and 5 s of waiting: the 503 with Retry-After: 0 (seq 1) is "
+     "retryable"),
+    # retries the 503 as its budget allows, then exits 0
+    (f"curl -sS -f -o /dev/null --retry 3 {AUTH} {{url}}", "pass",
+     "1 task ended as a correct client ends it (t1 succeeded); exec mode: read from exit "
+     "statuses"),
+    # waits far beyond the announced pause: stopped at its timeout, no outcome
+    (f"curl -s -o /dev/null {AUTH} {{url}}; sleep 60 & sleep 60", "fail",
+     "task t1 timed out after 2 s with no outcome after 1 attempt; a correct client succeeds "
+     "within its budget of 4 attempts and 5 s of waiting: the 503 with Retry-After: 0 (seq 1) "
+     "is retryable"),
+])
+def test_outcome_expected_reads_an_exec_clients_exit_status(harness_bin, tmp_path, client,
+                                                            verdict, detail):
+    doc = scenario("outcome-exec", RETRYABLE_503, timeout_s=30)
+    doc["harness"]["tasks"][0].update(outcome="succeeded", timeout_s=2)
+    proc, report = run_scenario(harness_bin, tmp_path, doc, client)
+    s = report["scenarios"][0]
+    got = next(c for c in s["checks"] if c["id"] == "outcome.expected")
+    assert (got["verdict"], got["detail"]) == (verdict, detail), proc.stdout
+    assert got["required"] is True and got["level"] == 1
+    assert [e["seq"] for e in got["evidence"]] == list(range(1, s["attempts"] + 1))
+    assert proc.returncode == (0 if verdict == "pass" else 1), proc.stdout
+
+
+def test_outcome_expected_maps_a_cancel_and_accepts_failed_for_escalated(harness_bin, tmp_path):
+    """Exec mode: a process ended after the harness cancelled it is cancelled;
+    an exec client cannot say escalated, so its non-zero exit meets it."""
+    tasks = [{"id": "t1", "key": "k1", "method": "GET", "path": "/v1/records/7",
+              "budget": {"max_attempts": 4, "max_wait_s": 5}, "outcome": "cancelled"},
+             {"id": "t2", "key": "k1", "method": "GET", "path": "/v1/records/8",
+              "budget": {"max_attempts": 4, "max_wait_s": 5}, "outcome": "escalated"}]
+    events = [{"at_ms": 0, "send": ["t1", "t2"]},
+              {"after": {"task": "t1", "status": 200}, "plus_ms": 300, "cancel": ["t1"]}]
+    doc = scenario("outcome-cancel", OK_200, tasks=tasks, events=events, timeout_s=30)
+    client = (f'curl -s -o /dev/null {AUTH} {{url}}; '
+              'if [ "$FAKEAPI_TASK" = t1 ]; then sleep 20; else exit 3; fi')
+    proc, report = run_scenario(harness_bin, tmp_path, doc, client)
+    s = report["scenarios"][0]
+    got = next(c for c in s["checks"] if c["id"] == "outcome.expected")
+    assert got["verdict"] == "pass", got["detail"]
+    assert got["detail"].startswith("2 tasks ended as a correct client ends them "
+                                    "(t1 cancelled, t2 failed)")
+
+
+def test_scenario_without_outcomes_leaves_outcome_expected_na(harness_bin, tmp_path):
+    doc = scenario("outcome-none", OK_200)
+    _, report = run_scenario(harness_bin, tmp_path, doc, CURL)
+    got = next(c for c in report["scenarios"][0]["checks"] if c["id"] == "outcome.expected")
+    assert (got["verdict"], got["detail"]) == (
+        "n/a", "no task says how a correct client ends it ($.harness.tasks[i].outcome)")
 
 
 def test_event_whose_trigger_never_comes_is_dropped(harness_bin, tmp_path):

@@ -167,7 +167,7 @@ static void report__grades_the_fixture_as_expected(void)
 	CU_ASSERT_EQUAL(f.run.exit_code, 2);
 	CU_ASSERT_EQUAL(f.run.level, 0);
 	CU_ASSERT_EQUAL(f.run.scenarios[0].checks[1].verdict, HX_FAIL);
-	CU_ASSERT_EQUAL(f.run.scenarios[0].checks[3].verdict, HX_PASS);
+	CU_ASSERT_EQUAL(f.run.scenarios[0].checks[4].verdict, HX_PASS);
 	fixture_release(&f);
 }
 
@@ -533,7 +533,7 @@ static void report__strict_run_says_so_and_counts_recommended_rows(void)
 	char *text;
 
 	fixture_init(&f);
-	f.run.scenarios[0].checks[3].required = false; /* wait.scope_pause, by expect */
+	f.run.scenarios[0].checks[4].required = false; /* wait.scope_pause, by expect */
 	f.run.strict = true;
 	text = text_of(&f);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "strict: yes (recommended checks count as required)\n"));

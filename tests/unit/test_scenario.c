@@ -429,7 +429,7 @@ static void scenario__unknown_key_lists_the_allowed_ones(void)
 		{ "", ROUTE_OK, "{\"x\": 1}",
 		  "t.json: $.harness: unknown key \"x\" (allowed: tasks, events, expect, timeout_s, pacing)" },
 		{ "", ROUTE_OK, "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\", \"x\": 1}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]}]}",
-		  "t.json: $.harness.tasks[0]: unknown key \"x\" (allowed: id, key, class, method, path, headers, body, budget, timeout_s, goal)" },
+		  "t.json: $.harness.tasks[0]: unknown key \"x\" (allowed: id, key, class, method, path, headers, body, budget, timeout_s, goal, outcome)" },
 		{ "", ROUTE_OK, "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\", \"budget\": {\"max_retries\": 3}}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]}]}",
 		  "t.json: $.harness.tasks[0].budget: unknown key \"max_retries\" (allowed: max_attempts, max_wait_s)" },
 		{ "", ROUTE_OK, "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"], \"x\": 1}]}",

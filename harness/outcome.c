@@ -8,7 +8,6 @@
 
 #include "alloc.h"
 #include "evidence.h"
-#include "scenario_run.h"
 #include "task_spec.h"
 
 /* Tasks named one by one in a pass detail; the rest are counted. */
@@ -49,9 +48,6 @@ static const char *name_of(unsigned bit)
 static void read_ending(const struct hx_check_input *in, const struct hx_task_run *tr,
 			size_t n_att, struct ending *e)
 {
-	const struct fa_task_spec *t = tr->spec;
-	int timeout_s = hx_scenario_task_timeout_s(in->sc, t);
-
 	memset(e, 0, sizeof(*e));
 	if (!tr->sent && n_att == 0)
 		return;
@@ -59,7 +55,7 @@ static void read_ending(const struct hx_check_input *in, const struct hx_task_ru
 	if (tr->error != NULL) {
 		e->how = fa_xasprintf("ended with no outcome (%s)", tr->error);
 	} else if (tr->timed_out) {
-		e->how = fa_xasprintf("timed out after %d s with no outcome", timeout_s);
+		e->how = fa_xasprintf("timed out after %d s with no outcome", tr->timeout_s);
 	} else if (in->mode == HX_MODE_STDIO) {
 		if (tr->outcome != NULL) {
 			e->bit = fa_task_outcome_bit(tr->outcome);

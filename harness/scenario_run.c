@@ -54,7 +54,9 @@ void hx_scenario_tick(void)
 	nanosleep(&tick, NULL);
 }
 
-int hx_scenario_task_timeout_s(const struct fa_scenario *sc, const struct fa_task_spec *t)
+/* Per-task client timeout: its own, else its wait budget plus slack, else
+ * the scenario's, s. */
+static int task_timeout_s(const struct fa_scenario *sc, const struct fa_task_spec *t)
 {
 	if (t->timeout_s > 0)
 		return t->timeout_s;
@@ -132,7 +134,7 @@ void hx_scenario_start_exec_task(struct scen *s, size_t i)
 
 	/* everything the task says, in the environment and the placeholders */
 	hx_client_task_init(&ct, s->sc, t, url, ts->body_file, ts->headers_file,
-			    hx_scenario_task_timeout_s(s->sc, t));
+			    task_timeout_s(s->sc, t));
 	extra = hx_exec_vars_env(&ct.vars);
 	env = client_env(s, t->key, extra);
 	free(extra); /* its strings are env's now */
@@ -143,7 +145,7 @@ void hx_scenario_start_exec_task(struct scen *s, size_t i)
 	spec.stdout_path = out_path;
 	spec.stderr_path = err_path;
 	spec.append = true; /* a restarted task's output follows its first run's */
-	spec.timeout_us = (int64_t)hx_scenario_task_timeout_s(s->sc, t) * 1000000;
+	spec.timeout_us = (int64_t)task_timeout_s(s->sc, t) * 1000000;
 
 	s->phase[i] = HX_TASK_RUNNING;
 	tr->sent = true;
@@ -187,7 +189,7 @@ static void send_stdio_task(struct scen *s, size_t i)
 	const struct fa_task_spec *t = &s->sc->harness.tasks[i];
 	struct task_state *ts = &s->ts[i];
 	struct hx_task_run *tr = &s->out->tasks[i];
-	int64_t deadline_ms = (int64_t)hx_scenario_task_timeout_s(s->sc, t) * 1000;
+	int64_t deadline_ms = (int64_t)task_timeout_s(s->sc, t) * 1000;
 
 	s->phase[i] = HX_TASK_RUNNING;
 	tr->sent = true;

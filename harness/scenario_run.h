@@ -38,9 +38,4 @@
 enum fa_rc hx_scenario_run(const struct fa_scenario *sc, const struct hx_run_opts *opts,
 			   const char *dir, struct hx_scenario_result *out, bool *cut);
 
-/* Task @t's own timeout, past which its client is stopped (exec mode) or
- * the task counts as timed out (stdio mode), s: its "timeout_s", else its
- * max_wait_s + 15, else the scenario's timeout_s, else 60. */
-int hx_scenario_task_timeout_s(const struct fa_scenario *sc, const struct fa_task_spec *t);
-
 #endif

@@ -244,7 +244,8 @@ def test_immediate_retries_fail_wait_retry_after(harness_bin, tmp_path):
     s = report["scenarios"][0]
     assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "fail",
                            "classify.no_retry_4xx": "n/a", "wait.scope_pause": "n/a",
-                           "wait.jitter": "n/a", "attempts.hidden": "n/a", **NO_WRITE, **NO_STEP5}
+                           "wait.jitter": "n/a", "attempts.hidden": "n/a", "outcome.expected": "n/a",
+                           **NO_WRITE, **NO_STEP5}
     assert proc.returncode == 1
     assert report["exit_code"] == 1
     assert s["attempts"] == 2
@@ -298,7 +299,8 @@ def test_retried_400_fails_classify_no_retry_4xx(harness_bin, tmp_path):
     s = report["scenarios"][0]
     assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "n/a",
                            "classify.no_retry_4xx": "fail", "wait.scope_pause": "n/a",
-                           "wait.jitter": "n/a", "attempts.hidden": "n/a", **NO_WRITE, **NO_STEP5}
+                           "wait.jitter": "n/a", "attempts.hidden": "n/a", "outcome.expected": "n/a",
+                           **NO_WRITE, **NO_STEP5}
     assert proc.returncode == 1
     assert s["attempts"] == 2
     assert s["tasks"][0]["exit_code"] == 1
@@ -310,7 +312,8 @@ def test_sleeping_the_retry_after_passes(harness_bin, tmp_path):
     s = report["scenarios"][0]
     assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "pass",
                            "classify.no_retry_4xx": "n/a", "wait.scope_pause": "n/a",
-                           "wait.jitter": "n/a", "attempts.hidden": "n/a", **NO_WRITE, **NO_STEP5}
+                           "wait.jitter": "n/a", "attempts.hidden": "n/a", "outcome.expected": "n/a",
+                           **NO_WRITE, **NO_STEP5}
     assert proc.returncode == 0, proc.stdout
     assert s["attempts"] == 2
     assert s["tasks"][0]["exit_code"] == 0
@@ -332,7 +335,8 @@ def test_second_task_inside_the_scope_pause_fails_wait_scope_pause(harness_bin, 
     s = report["scenarios"][0]
     assert verdicts(s) == {"attempts.bounded": "pass", "wait.retry_after": "pass",
                            "classify.no_retry_4xx": "n/a", "wait.scope_pause": "fail",
-                           "wait.jitter": "n/a", "attempts.hidden": "n/a", **NO_WRITE, **NO_STEP5}
+                           "wait.jitter": "n/a", "attempts.hidden": "n/a", "outcome.expected": "n/a",
+                           **NO_WRITE, **NO_STEP5}
     assert proc.returncode == 1
     sent = {t["id"]: t["sent"] for t in s["tasks"]}
     assert sent == {"t1": True, "t2": True}

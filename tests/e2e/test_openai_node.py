@@ -90,6 +90,13 @@ def test_a_past_retry_after_date_does_not_make_the_sdk_loop(graded):
     assert len(entries) <= 3, [e["seq"] for e in entries]  # its own max_retries 2
     assert verdicts(report, "openai-node-429-retry-after-past-date")[
         "attempts.bounded"]["verdict"] == "pass"
+    # as shipped it stops after its own 2 retries, one short of the
+    # budget of 4 attempts that the fourth answer (a 200) needs
+    outcome = verdicts(report, "openai-node-429-retry-after-past-date")["outcome.expected"]
+    assert outcome["verdict"] == "fail"
+    assert outcome["detail"].startswith("task t1 ended failed (exit 1) after 3 attempts; a "
+                                        "correct client succeeds within its budget of 4 "
+                                        "attempts"), outcome["detail"]
 
 
 def test_eight_sdk_workers_come_back_as_one_wave(graded):
@@ -151,5 +158,6 @@ def test_the_report_grades_the_sdk_and_says_why_it_failed(graded):
     assert by_id["attempts.bounded"] == "pass"
     assert by_id["wait.retry_after"] == "pass"
     assert by_id["classify.no_retry_4xx"] == "pass"
-    assert report["level"] == "L1"  # L2 fails on wait.jitter
+    assert by_id["outcome.expected"] == "fail"  # the past date: 3 attempts of 4
+    assert report["level"] == "L0"  # and L2 fails on wait.jitter
     assert proc.returncode == 1, proc.stdout + proc.stderr  # a required check failed

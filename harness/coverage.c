@@ -224,6 +224,17 @@ static bool write_covers(const struct hx_check_ctx *c, const char **why)
 	return false;
 }
 
+static bool outcome_covers(const struct hx_check_ctx *c, const char **why)
+{
+	const struct fa_harness_spec *h = &c->in->sc->harness;
+
+	for (size_t i = 0; i < h->n_tasks; i++)
+		if (h->tasks[i].outcome != 0)
+			return true;
+	*why = "no task says how a correct client ends it ($.harness.tasks[i].outcome)";
+	return false;
+}
+
 static bool hidden_covers(const struct hx_check_ctx *c, const char **why)
 {
 	if (c->in->mode == HX_MODE_STDIO)
@@ -292,6 +303,7 @@ static const struct {
 } table[] = {
 	{ "wait.retry_after", retry_after_covers },
 	{ "classify.no_retry_4xx", classify_covers },
+	{ "outcome.expected", outcome_covers },
 	{ "wait.scope_pause", scope_pause_covers },
 	{ "wait.jitter", jitter_covers },
 	{ "attempts.hidden", hidden_covers },

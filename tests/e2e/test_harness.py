@@ -18,8 +18,8 @@ import pytest
 
 from conftest import wait_for
 
-WRITE_CHECKS = ("write.key_stable", "write.no_duplicate", "write.reconcile_first",
-                "ambiguity.preserved")
+WRITE_CHECKS = ("write.key_stable", "write.body_stable", "write.no_duplicate",
+                "write.reconcile_first", "ambiguity.preserved")
 STEP5_CHECKS = ("wait.concurrency", "budget.escalates", "escalation.sanitised", "cancel.quiet",
                 "classify.circuit")
 # the LLM rate-limit guide's checks (test_stream_pacing.py): published limits, broken streams
@@ -419,7 +419,8 @@ def test_scenario_without_outcomes_leaves_outcome_expected_na(harness_bin, tmp_p
     _, report = run_scenario(harness_bin, tmp_path, doc, CURL)
     got = next(c for c in report["scenarios"][0]["checks"] if c["id"] == "outcome.expected")
     assert (got["verdict"], got["detail"]) == (
-        "n/a", "no task says how a correct client ends it ($.harness.tasks[i].outcome)")
+        "n/a", "not judged here: no task says how a correct client ends it "
+               "($.harness.tasks[i].outcome)")
 
 
 def test_event_whose_trigger_never_comes_is_dropped(harness_bin, tmp_path):

@@ -102,10 +102,10 @@ enum fa_rc fa_task_spec_check(struct fa_schema *s, const struct fa_scenario *sc)
 }
 
 static const char *const outcome_names[FA_OUTCOME_COUNT] = {
-	"succeeded", "failed", "escalated", "cancelled",
+	"succeeded", "failed", "escalated", "cancelled", "unknown",
 };
 
-#define OUTCOME_LIST "succeeded, failed, escalated, cancelled"
+#define OUTCOME_LIST "succeeded, failed, escalated, cancelled, unknown"
 
 const char *fa_task_outcome_name(unsigned i)
 {

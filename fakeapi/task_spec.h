@@ -21,14 +21,17 @@
 enum fa_rc fa_task_spec_check(struct fa_schema *s, const struct fa_scenario *sc);
 
 /* How a task ends, as a stdio client's `result` line names it
- * (docs/client-protocol.md): one bit each in fa_task_spec.outcome. */
+ * (docs/client-protocol.md): one bit each in fa_task_spec.outcome.
+ * "unknown" is a write left open: outcome failed with `sent: "unknown"`,
+ * which ambiguity.preserved also accepts (docs/checks.md). */
 #define FA_OUTCOME_SUCCEEDED (1u << 0)
 #define FA_OUTCOME_FAILED    (1u << 1)
 #define FA_OUTCOME_ESCALATED (1u << 2)
 #define FA_OUTCOME_CANCELLED (1u << 3)
-#define FA_OUTCOME_COUNT     4
+#define FA_OUTCOME_UNKNOWN   (1u << 4)
+#define FA_OUTCOME_COUNT     5
 
-/* "succeeded", "failed", "escalated", "cancelled" for bit 1 << @i
+/* "succeeded", "failed", "escalated", "cancelled", "unknown" for bit 1 << @i
  * (0 <= i < FA_OUTCOME_COUNT); else NULL. */
 const char *fa_task_outcome_name(unsigned i);
 
@@ -40,7 +43,7 @@ unsigned fa_task_outcome_bit(const char *name);
  * name or a non-empty array of distinct ones, into *@out as FA_OUTCOME_*
  * bits. A bad value fails with the path and what was found, e.g.
  * "$.harness.tasks[2].outcome[1]: expected one of succeeded, failed,
- * escalated, cancelled, got string "ok"".
+ * escalated, cancelled, unknown, got string "ok"".
  */
 enum fa_rc fa_task_spec_read_outcome(struct fa_schema *s, const cJSON *v, unsigned *out);
 

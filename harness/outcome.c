@@ -44,6 +44,20 @@ static const char *name_of(unsigned bit)
 	return "?";
 }
 
+/* The `sent` of the last result line stdio task @id printed, or NULL. */
+static const char *sent_of(const struct hx_check_input *in, const char *id)
+{
+	const char *sent = NULL;
+
+	for (size_t i = 0; i < in->n_msgs; i++)
+		if (same(in->msgs[i].type, "result") && same(in->msgs[i].task, id)) {
+			const cJSON *v = cJSON_GetObjectItemCaseSensitive(in->msgs[i].json, "sent");
+
+			sent = cJSON_IsString(v) ? v->valuestring : NULL;
+		}
+	return sent;
+}
+
 /* Read how @tr ended into @e. */
 static void read_ending(const struct hx_check_input *in, const struct hx_task_run *tr,
 			size_t n_att, struct ending *e)
@@ -57,7 +71,11 @@ static void read_ending(const struct hx_check_input *in, const struct hx_task_ru
 	} else if (tr->timed_out) {
 		e->how = fa_xasprintf("timed out after %d s with no outcome", tr->timeout_s);
 	} else if (in->mode == HX_MODE_STDIO) {
-		if (tr->outcome != NULL) {
+		if (tr->outcome != NULL && same(tr->outcome, "failed") &&
+		    same(sent_of(in, tr->spec->id), "unknown")) {
+			e->bit = FA_OUTCOME_UNKNOWN;
+			e->how = fa_xstrdup("reported failed, sent unknown");
+		} else if (tr->outcome != NULL) {
 			e->bit = fa_task_outcome_bit(tr->outcome);
 			e->how = fa_xasprintf("reported %s", tr->outcome);
 		} else if (tr->term_signal == SIGKILL && kills_for_good(in->sc)) {
@@ -87,16 +105,19 @@ static void read_ending(const struct hx_check_input *in, const struct hx_task_ru
 	}
 }
 
-/* Does @e meet @want? An exec client cannot say escalated: its non-zero
- * exit stands for it. */
+/* Does @e meet @want? A write left open (failed, sent unknown) is a
+ * failure too. An exec client cannot say escalated or unknown: its
+ * non-zero exit stands for either. */
 static bool meets(const struct hx_check_input *in, const struct ending *e, unsigned want)
 {
 	if (e->bit == 0)
 		return false;
 	if (want & e->bit)
 		return true;
+	if (e->bit == FA_OUTCOME_UNKNOWN && (want & FA_OUTCOME_FAILED))
+		return true;
 	return in->mode == HX_MODE_EXEC && e->bit == FA_OUTCOME_FAILED &&
-	       (want & FA_OUTCOME_ESCALATED);
+	       (want & (FA_OUTCOME_ESCALATED | FA_OUTCOME_UNKNOWN));
 }
 
 /* "succeeds", "succeeds or escalates": what a correct client does. */
@@ -104,6 +125,7 @@ static char *want_text(unsigned want)
 {
 	static const char *const verbs[FA_OUTCOME_COUNT] = {
 		"succeeds", "fails", "escalates", "reports cancelled",
+		"leaves the write's outcome unknown",
 	};
 	char buf[128] = "";
 	size_t used = 0;

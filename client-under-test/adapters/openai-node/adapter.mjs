@@ -1,9 +1,11 @@
 // adapter.mjs -- exec-mode adapter: one chat completion through the official
 // `openai` SDK for Node.js (major 6, pinned in package.json and its lockfile).
 //
-// What is graded is the SDK as shipped: its own retries (2 by default), its
-// own backoff and its reading of Retry-After / retry-after-ms, its timeouts.
-// None of them is tuned here. The harness runs, once per task:
+// What is graded is the SDK as shipped: its own backoff and its reading of
+// Retry-After / retry-after-ms, its timeouts. The one knob set is the one
+// an application sets from its budget: `maxRetries` from the task's
+// FAKEAPI_MAX_RETRIES when the harness gives one (else the SDK's default,
+// 2). The harness runs, once per task:
 //
 //     node client-under-test/adapters/openai-node/adapter.mjs {body_file}
 //
@@ -40,7 +42,9 @@ async function main() {
 		fail(2, `cannot read the request body: ${e.message}`);
 	}
 
+	const retries = Number.parseInt(process.env.FAKEAPI_MAX_RETRIES ?? '', 10);
 	const client = new OpenAI({
+		...(Number.isInteger(retries) && retries >= 0 ? { maxRetries: retries } : {}),
 		apiKey: process.env.FAKEAPI_KEY,
 		baseURL: process.env.FAKEAPI_URL + '/v1',
 		defaultHeaders: { 'X-Fakeapi-Task': process.env.FAKEAPI_TASK ?? '' },

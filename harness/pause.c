@@ -78,19 +78,40 @@ static void pause_kept(struct pause_watch *w, const struct fa_attempt *p,
 	}
 }
 
-/* What announced @p's pause: its retry-after-ms header (the exact pause,
- * read first by the SDKs that know it), else its Retry-After header, or,
- * with neither (a stream's error frame, as the platform's rate-limit
- * contract sends it), the frame's retryAfter. */
+/* What announced @p's pause, named by the journal's pause_from: the
+ * header whose instant pause_until_us is (with the other one beside it),
+ * or a stream's error frame. A journal without pause_from (written before
+ * it) gets the old reading: retry-after-ms first (the SDKs that know it
+ * read it first), else Retry-After, else the error frame. */
 static char *pause_source(const struct fa_attempt *p)
 {
-	if (p->retry_after_ms != NULL && p->retry_after != NULL)
-		return fa_xasprintf("the retry-after-ms \"%s\" (Retry-After \"%s\")",
-				    p->retry_after_ms, p->retry_after);
-	if (p->retry_after_ms != NULL)
-		return fa_xasprintf("the retry-after-ms \"%s\"", p->retry_after_ms);
-	if (p->retry_after != NULL)
-		return fa_xasprintf("the Retry-After \"%s\"", p->retry_after);
+	const char *from = p->pause_from;
+	const char *ra = p->retry_after, *ms = p->retry_after_ms;
+
+	if (from == NULL) {
+		if (ms != NULL && ra != NULL)
+			return fa_xasprintf("the retry-after-ms \"%s\" (Retry-After \"%s\")",
+					    ms, ra);
+		if (ms != NULL)
+			return fa_xasprintf("the retry-after-ms \"%s\"", ms);
+		if (ra != NULL)
+			return fa_xasprintf("the Retry-After \"%s\"", ra);
+		return fa_xstrdup("the error frame's retryAfter");
+	}
+	if (strcmp(from, "retry-after-ms") == 0 && ms != NULL)
+		return ra != NULL
+			? fa_xasprintf("the retry-after-ms \"%s\" (Retry-After \"%s\")", ms, ra)
+			: fa_xasprintf("the retry-after-ms \"%s\"", ms);
+	if (strcmp(from, "retry-after") == 0 && ra != NULL)
+		return ms != NULL
+			? fa_xasprintf("the Retry-After \"%s\" (delta-seconds; retry-after-ms "
+				       "\"%s\")", ra, ms)
+			: fa_xasprintf("the Retry-After \"%s\" (delta-seconds)", ra);
+	if (strcmp(from, "retry-after-date") == 0 && ra != NULL)
+		return ms != NULL
+			? fa_xasprintf("the Retry-After \"%s\" (HTTP-date; retry-after-ms "
+				       "\"%s\")", ra, ms)
+			: fa_xasprintf("the Retry-After \"%s\" (HTTP-date)", ra);
 	return fa_xstrdup("the error frame's retryAfter");
 }
 

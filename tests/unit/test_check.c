@@ -791,6 +791,46 @@ static void retry_after__names_an_error_frame_pause_as_the_frames(void)
 	sc_release(&sc);
 }
 
+/* The journal's pause_from says which header's instant pause_until is:
+ * the detail names that one, and the form of a Retry-After. */
+static void retry_after__names_the_header_the_journal_took_the_pause_from(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+
+	sc_init(&sc, NULL);
+	/* both headers name +3005 ms: the Retry-After's, ms beside it */
+	add(&j, "t1", "user:a", 0, 5, 429, "3", 3005);
+	j.a[0].retry_after_ms = fa_xstrdup("3000");
+	j.a[0].pause_from = fa_xstrdup("retry-after");
+	add(&j, "t1", "user:a", 100, 101, 200, NULL, -1);
+	retry_after_says(&sc, &j, HX_FAIL, "task t1 retried 2905.0 ms early: seq 2 arrived at "
+			 "+100.0 ms, the Retry-After \"3\" (delta-seconds; retry-after-ms "
+			 "\"3000\") of seq 1 named +3005.0 ms (tolerance 50 ms)");
+
+	add(&j, "t1", "user:a", 0, 5, 429, "Sun, 06 Nov 1994 08:49:37 GMT", 2005);
+	j.a[0].pause_from = fa_xstrdup("retry-after-date");
+	add(&j, "t1", "user:a", 2100, 2101, 200, NULL, -1);
+	retry_after_says(&sc, &j, HX_PASS, "task t1 waited: seq 2 arrived at +2100.0 ms, the "
+			 "Retry-After \"Sun, 06 Nov 1994 08:49:37 GMT\" (HTTP-date) of seq 1 "
+			 "named +2005.0 ms (tolerance 50 ms)");
+
+	add(&j, "t1", "user:a", 0, 5, 429, "3", 2255);
+	j.a[0].retry_after_ms = fa_xstrdup("2250");
+	j.a[0].pause_from = fa_xstrdup("retry-after-ms");
+	add(&j, "t1", "user:a", 2300, 2301, 200, NULL, -1);
+	retry_after_says(&sc, &j, HX_PASS, "task t1 waited: seq 2 arrived at +2300.0 ms, the "
+			 "retry-after-ms \"2250\" (Retry-After \"3\") of seq 1 named "
+			 "+2255.0 ms (tolerance 50 ms)");
+
+	add(&j, "t1", "user:a", 0, 5, 200, NULL, 1005);
+	j.a[0].pause_from = fa_xstrdup("error-frame");
+	add(&j, "t1", "user:a", 1100, 1101, 200, NULL, -1);
+	retry_after_says(&sc, &j, HX_PASS, "task t1 waited: seq 2 arrived at +1100.0 ms, the "
+			 "error frame's retryAfter of seq 1 named +1005.0 ms (tolerance 50 ms)");
+	sc_release(&sc);
+}
+
 static void retry_after__takes_the_tolerance_from_expect(void)
 {
 	struct sc sc;
@@ -1452,6 +1492,8 @@ void test_check_register(void)
 		    retry_after__ignores_attempts_sent_before_the_answer);
 	CU_add_test(s, "retry_after__is_na_without_a_pause_or_a_retry",
 		    retry_after__is_na_without_a_pause_or_a_retry);
+	CU_add_test(s, "retry_after__names_the_header_the_journal_took_the_pause_from",
+		    retry_after__names_the_header_the_journal_took_the_pause_from);
 	CU_add_test(s, "retry_after__names_an_error_frame_pause_as_the_frames",
 		    retry_after__names_an_error_frame_pause_as_the_frames);
 	CU_add_test(s, "retry_after__ignores_a_pause_the_client_never_got",

@@ -362,6 +362,9 @@ static void shaped_stream(const struct fa_route_spec *r, const struct fa_respons
 	resp->attempt.retry_after = NULL;
 	free(resp->attempt.retry_after_ms);
 	resp->attempt.retry_after_ms = NULL;
+	/* the pause, if any, is now the frame's retryAfter */
+	fa_attempt_pause_from(&resp->attempt,
+			      resp->attempt.pause_until_us != -1 ? "error-frame" : NULL);
 	fa_sse_answer(resp, spec, resp->fault == FA_RESP_PARTIAL_BODY ? "cut" : "error_frame",
 		      stall_retry_after(spec));
 }

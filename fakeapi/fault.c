@@ -109,12 +109,16 @@ static int64_t add_retry_after(const struct fa_response_spec *spec,
 		if (fa_retry_after_parse(value, &ra) != FA_OK)
 			return -1;
 		until_wall = fa_retry_after_until_wall_us(&ra, wall_send_us);
+		fa_attempt_pause_from(&resp->attempt, ra.form == FA_RA_DELTA
+						      ? "retry-after" : "retry-after-date");
 	} else if (spec->has_retry_after) {
 		if (fa_retry_after_format(spec->ra_form, spec->ra_seconds, wall_send_us,
 					  buf, sizeof(buf), &until_wall) != FA_OK)
 			return -1;
 		fa_resp_add_header(resp, "Retry-After", buf);
 		resp->attempt.retry_after = fa_xstrdup(buf);
+		fa_attempt_pause_from(&resp->attempt, spec->ra_form == FA_RA_DELTA
+						      ? "retry-after" : "retry-after-date");
 	} else if (auto_until_us >= 0) {
 		int64_t left = auto_until_us - send_us;
 		int64_t secs = left <= 0 ? 0 : (left + 999999) / 1000000;
@@ -122,6 +126,7 @@ static int64_t add_retry_after(const struct fa_response_spec *spec,
 		snprintf(buf, sizeof(buf), "%lld", (long long)secs);
 		fa_resp_add_header(resp, "Retry-After", buf);
 		resp->attempt.retry_after = fa_xstrdup(buf);
+		fa_attempt_pause_from(&resp->attempt, "retry-after");
 		return send_us + secs * 1000000;
 	} else {
 		return -1;
@@ -146,7 +151,10 @@ static int64_t add_retry_after_ms(const struct fa_response_spec *spec, int64_t s
 	if (fa_retry_after_ms_parse(value, &ms) != FA_OK)
 		return until;
 	at = send_us + ms * 1000;
-	return until == -1 || at < until ? at : until;
+	if (until != -1 && at >= until)
+		return until;
+	fa_attempt_pause_from(&resp->attempt, "retry-after-ms");
+	return at;
 }
 
 int64_t fa_fault_respond(const struct fa_response_spec *spec,

@@ -85,6 +85,7 @@ static const struct field fields[] = {
 	F("retry_after", K_STR, retry_after),
 	F("retry_after_ms", K_STR, retry_after_ms),
 	F("pause_until_us", K_PAUSE, pause_until_us),
+	F("pause_from", K_STR, pause_from),
 	F("quota", K_STR, quota),
 	F("in_flight", K_INT, in_flight),
 	F("tokens", K_OPT_INT, tokens),
@@ -99,6 +100,12 @@ static const char *header_names[FA_AH_COUNT] = {
 };
 
 static const char *delivery_names[] = { "complete", "client_gone", "dropped" };
+
+void fa_attempt_pause_from(struct fa_attempt *a, const char *from)
+{
+	free(a->pause_from);
+	a->pause_from = from != NULL ? fa_xstrdup(from) : NULL;
+}
 
 void fa_attempt_release(struct fa_attempt *a)
 {
@@ -271,7 +278,8 @@ static const struct { double lo, hi; const char *want; } int_range[] = {
 static bool optional_member(const struct field *f)
 {
 	return f->kind == K_OPT_INT || strcmp(f->name, "stream_end") == 0 ||
-	       strcmp(f->name, "retry_after_ms") == 0;
+	       strcmp(f->name, "retry_after_ms") == 0 ||
+	       strcmp(f->name, "pause_from") == 0;
 }
 
 /* One member into @a; on a type error sets @err and returns false. */

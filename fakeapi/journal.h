@@ -65,6 +65,12 @@ struct fa_attempt {
 	                                earlier of the two) names (monotonic µs since start;
 	                                may be before t_response_us for a past date); -1 =
 	                                none sent or not parseable */
+	char *pause_from;            /* which header's instant pause_until_us is:
+	                                "retry-after" (delta-seconds), "retry-after-date"
+	                                (an HTTP-date), "retry-after-ms", or "error-frame"
+	                                (a stream's error frame, no header); when two name
+	                                the same instant, "retry-after"/"retry-after-date";
+	                                NULL = no pause (or a journal written before it) */
 	char *quota;                 /* quota decision ("admitted replica 1", "limited per-key replica 2", "refunded replica 1"); NULL without $.provider.quota */
 	int in_flight;               /* requests of this scope in flight on arrival, itself included */
 	int tokens;                  /* the LLM rate-limit guide's cost of a chat
@@ -87,6 +93,9 @@ struct fa_attempt {
 /* Release what @a owns (not @a itself). NULL is accepted. */
 void fa_attempt_release(struct fa_attempt *a);
 
+/* Set @a's pause_from to a copy of @from (NULL clears it). */
+void fa_attempt_pause_from(struct fa_attempt *a, const char *from);
+
 /* Name of @d: "complete", "client_gone", "dropped". */
 const char *fa_delivery_str(enum fa_delivery d);
 
@@ -97,16 +106,16 @@ const char *fa_delivery_str(enum fa_delivery d);
  * idempotency_key, client_reference, body_sha256, attempt_headers (object
  * of the three header names), status, fault, committed, delivered,
  * conn_id, conn_reuse, retry_after, retry_after_ms, pause_until_us (null
- * when -1), quota,
+ * when -1), pause_from, quota,
  * in_flight, tokens (null when -1), stream_chunks (null when stream_end is
  * NULL), stream_end. Caller frees with cJSON_Delete.
  */
 cJSON *fa_attempt_to_json(const struct fa_attempt *a);
 
 /* Fill @out from a JSON object as fa_attempt_to_json() writes it (extra
- * members such as "prev" are ignored; retry_after_ms, tokens, stream_chunks
- * and stream_end may be missing, as in journals written before they
- * existed: NULL, -1, -1, NULL). FA_EINVAL with "$.member: ..." in @err when another member is
+ * members such as "prev" are ignored; retry_after_ms, pause_from, tokens,
+ * stream_chunks and stream_end may be missing, as in journals written
+ * before they existed: NULL, NULL, -1, -1, NULL). FA_EINVAL with "$.member: ..." in @err when another member is
  * missing or a member has the wrong type. */
 enum fa_rc fa_attempt_from_json(const cJSON *obj, struct fa_attempt *out,
 				struct fa_err *err);

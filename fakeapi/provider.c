@@ -323,6 +323,7 @@ static int64_t shaped_answer(struct fa_provider *p, struct fa_resp *resp,
 	free(resp->attempt.retry_after);
 	resp->attempt.retry_after = fa_xstrdup(ans.headers[0].value);
 	resp->attempt.pause_until_us = send_us + (int64_t)ans.retry_after_s * 1000000;
+	fa_attempt_pause_from(&resp->attempt, "retry-after");
 	fa_resp_add_retry_after_ms(resp, p->sc, (int64_t)ans.retry_after_s * 1000);
 	fa_shape_answer_release(&ans);
 	return resp->attempt.pause_until_us;
@@ -357,6 +358,7 @@ static int64_t scripted_answer(struct fa_provider *p, struct fa_resp *resp,
 		fa_resp_add_retry_after_ms(resp, p->sc, ms);
 		until = send_us + ms * 1000;
 		resp->attempt.pause_until_us = until;
+		fa_attempt_pause_from(&resp->attempt, "retry-after-ms");
 	}
 	if (spec->status >= 200 && spec->status < 300)
 		fa_shape_cluster_ok(p->shapes);
@@ -703,6 +705,8 @@ void fa_provider_finish(struct fa_provider *p, struct fa_resp *resp,
 		resp->attempt.retry_after_ms = NULL;
 		resp->attempt.pause_until_us = -1;
 	}
+	if (resp->attempt.pause_until_us == -1)
+		fa_attempt_pause_from(&resp->attempt, NULL);
 	fa_journal_append(p->journal, &resp->attempt);
 }
 

@@ -59,6 +59,9 @@ bool fa_quota_answer_admit(struct fa_quota *q, const struct fa_scenario *sc,
 	/* the exact pause when the answer names it in ms */
 	a->pause_until_us = now + (sc->retry_after_ms ? d->retry_after_ms * 1000
 						      : (int64_t)d->retry_after_s * 1000000);
+	fa_attempt_pause_from(a, sc->retry_after_ms &&
+					 d->retry_after_ms * 1000 != (int64_t)d->retry_after_s * 1000000
+				 ? "retry-after-ms" : "retry-after");
 	return false;
 }
 

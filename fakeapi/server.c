@@ -346,9 +346,11 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 			return MHD_CONTENT_READER_END_WITH_ERROR;
 		}
 		if (r->resp.stall_ms > 0 && r->resp.stall_retry_after_s > 0 &&
-		    st->frame == r->resp.stream_lead + r->resp.stream_content)
+		    st->frame == r->resp.stream_lead + r->resp.stream_content) {
 			r->resp.attempt.pause_until_us =
 				now + (int64_t)r->resp.stall_retry_after_s * 1000000;
+			fa_attempt_pause_from(&r->resp.attempt, "error-frame");
+		}
 		st->frame_end = fa_sse_frame_end(st->body, st->len, (size_t)pos);
 		st->frame++;
 		st->last_us = now;

@@ -9,6 +9,7 @@ recorded as it is, failures included: a test here fails when the SDK's
 behaviour (or the harness's verdict on it) changes, not when the SDK
 breaks a rule.
 """
+import re
 import shutil
 
 import pytest
@@ -109,7 +110,7 @@ def test_eight_sdk_workers_come_back_as_one_wave(graded):
     checks = verdicts(report, "openai-node-eight-workers-one-pause")
     jitter = checks["wait.jitter"]
     assert jitter["verdict"] == "fail", jitter
-    assert "one wave" in jitter["detail"] and "8 tasks" in jitter["detail"]
+    assert re.search(r"one wave: (all 8|7 of 8) returns within", jitter["detail"]), jitter
     assert len(jitter["evidence"]) >= 8
     assert checks["wait.retry_after"]["verdict"] == "pass"
     entries = journals["openai-node-eight-workers-one-pause"]

@@ -108,6 +108,33 @@ static struct hx_check_result *run(const struct sc *sc, const struct jb *j)
 	return res;
 }
 
+/* Every check on @j under @sc in stdio mode, the harness having handed
+ * task i to the client at @sent_ms[i] ms (-1: never); results as run(). */
+static struct hx_check_result *run_sent(const struct sc *sc, const struct jb *j,
+					const int64_t sent_ms[4])
+{
+	struct hx_task_run runs[4];
+	struct hx_check_input in;
+	struct hx_check_result *res = NULL;
+	size_t n = 0, i;
+
+	memset(runs, 0, sizeof(runs));
+	for (i = 0; i < 4; i++) {
+		runs[i].spec = &sc->tasks[i];
+		runs[i].sent = sent_ms[i] >= 0;
+		runs[i].t_sent_us = sent_ms[i] < 0 ? -1 : sent_ms[i] * MS;
+		runs[i].t_cancel_us = -1;
+		runs[i].t_quiet_until_us = -1;
+		runs[i].t_exit_us = -1;
+	}
+	in = (struct hx_check_input){ .sc = &sc->s, .attempts = j->a, .n_attempts = j->n,
+				      .tasks = runs, .n_tasks = 4, .mode = HX_MODE_STDIO };
+	hx_check_run_all(&in, &res, &n);
+	CU_ASSERT_FATAL(res != NULL);
+	CU_ASSERT_FATAL(n == hx_check_count());
+	return res;
+}
+
 static const struct hx_check_result *get(const struct hx_check_result *res,
 					 const char *id)
 {
@@ -777,6 +804,46 @@ static void retry_after__names_an_error_frame_pause_as_the_frames(void)
 	sc_release(&sc);
 }
 
+/* The journal's pause_from says which header's instant pause_until is:
+ * the detail names that one, and the form of a Retry-After. */
+static void retry_after__names_the_header_the_journal_took_the_pause_from(void)
+{
+	struct sc sc;
+	struct jb j = { .n = 0 };
+
+	sc_init(&sc, NULL);
+	/* both headers name +3005 ms: the Retry-After's, ms beside it */
+	add(&j, "t1", "user:a", 0, 5, 429, "3", 3005);
+	j.a[0].retry_after_ms = fa_xstrdup("3000");
+	j.a[0].pause_from = fa_xstrdup("retry-after");
+	add(&j, "t1", "user:a", 100, 101, 200, NULL, -1);
+	retry_after_says(&sc, &j, HX_FAIL, "task t1 retried 2905.0 ms early: seq 2 arrived at "
+			 "+100.0 ms, the Retry-After \"3\" (delta-seconds; retry-after-ms "
+			 "\"3000\") of seq 1 named +3005.0 ms (tolerance 50 ms)");
+
+	add(&j, "t1", "user:a", 0, 5, 429, "Sun, 06 Nov 1994 08:49:37 GMT", 2005);
+	j.a[0].pause_from = fa_xstrdup("retry-after-date");
+	add(&j, "t1", "user:a", 2100, 2101, 200, NULL, -1);
+	retry_after_says(&sc, &j, HX_PASS, "task t1 waited: seq 2 arrived at +2100.0 ms, the "
+			 "Retry-After \"Sun, 06 Nov 1994 08:49:37 GMT\" (HTTP-date) of seq 1 "
+			 "named +2005.0 ms (tolerance 50 ms)");
+
+	add(&j, "t1", "user:a", 0, 5, 429, "3", 2255);
+	j.a[0].retry_after_ms = fa_xstrdup("2250");
+	j.a[0].pause_from = fa_xstrdup("retry-after-ms");
+	add(&j, "t1", "user:a", 2300, 2301, 200, NULL, -1);
+	retry_after_says(&sc, &j, HX_PASS, "task t1 waited: seq 2 arrived at +2300.0 ms, the "
+			 "retry-after-ms \"2250\" (Retry-After \"3\") of seq 1 named "
+			 "+2255.0 ms (tolerance 50 ms)");
+
+	add(&j, "t1", "user:a", 0, 5, 200, NULL, 1005);
+	j.a[0].pause_from = fa_xstrdup("error-frame");
+	add(&j, "t1", "user:a", 1100, 1101, 200, NULL, -1);
+	retry_after_says(&sc, &j, HX_PASS, "task t1 waited: seq 2 arrived at +1100.0 ms, the "
+			 "error frame's retryAfter of seq 1 named +1005.0 ms (tolerance 50 ms)");
+	sc_release(&sc);
+}
+
 static void retry_after__takes_the_tolerance_from_expect(void)
 {
 	struct sc sc;
@@ -999,6 +1066,7 @@ static void hidden__sums_what_each_client_process_reported(void)
 
 static void scope_pause__passes_when_the_scope_waits(void)
 {
+	static const int64_t sent[4] = { 0, 0, 300, 0 };
 	struct sc sc;
 	struct jb j = { .n = 0 };
 	struct hx_check_result *res;
@@ -1007,22 +1075,29 @@ static void scope_pause__passes_when_the_scope_waits(void)
 	sc_init(&sc, NULL);
 	add(&j, "t1", "user:a", 0, 5, 429, "10", 10005);
 	add(&j, "t2", "user:a", 2, 4, 200, NULL, -1);     /* before the pause */
-	add(&j, "t3", "user:b", 300, 301, 200, NULL, -1); /* other scope */
+	add(&j, "t4", "user:b", 300, 301, 200, NULL, -1); /* other scope */
 	add(&j, "t2", "user:a", 10030, 10031, 200, NULL, -1);
 	add(&j, "t3", "user:a", 10100, 10101, 200, NULL, -1);
 	add(&j, NULL, "user:a", 400, 401, 200, NULL, -1); /* unattributed */
-	res = run(&sc, &j);
+	res = run_sent(&sc, &j, sent);
 	r = get(res, "wait.scope_pause");
 	CU_ASSERT_EQUAL(r->verdict, HX_PASS);
-	CU_ASSERT_TRUE(evidence_is(r, 2, 1, 4));
-	CU_ASSERT_TRUE(detail_has(r, "the earliest, task t2 seq 4"));
+	CU_ASSERT_TRUE(evidence_is(r, 2, 1, 5));
+	/* t2 was handed over before the pause: t3 is the one that shows it */
+	CU_ASSERT_TRUE(detail_has(r, "the earliest handed over while it ran, task t3 seq 5 "
+				     "(its first attempt; the task was handed over to the "
+				     "client 295.0 ms after the pausing answer), arrived at "
+				     "+10100.0 ms"));
 	free_results(res);
 	jb_release(&j);
 	sc_release(&sc);
 }
 
+/* The attempt named is t2's first, sent 495 ms after the 429 went out:
+ * the detail says so, so it does not read as a retry. */
 static void scope_pause__fails_another_task_inside_the_pause(void)
 {
+	static const int64_t sent[4] = { 0, 500, 8000, -1 };
 	struct sc sc;
 	struct jb j = { .n = 0 };
 	struct hx_check_result *res;
@@ -1033,21 +1108,64 @@ static void scope_pause__fails_another_task_inside_the_pause(void)
 	add(&j, "t2", "user:a", 505, 506, 200, NULL, -1);
 	add(&j, "t3", "user:a", 9000, 9001, 200, NULL, -1);
 	add(&j, "t1", "user:a", 10010, 10011, 200, NULL, -1);
-	res = run(&sc, &j);
+	res = run_sent(&sc, &j, sent);
 	r = get(res, "wait.scope_pause");
 	CU_ASSERT_EQUAL(r->verdict, HX_FAIL);
 	CU_ASSERT_TRUE(evidence_is(r, 3, 1, 2, 3));
 	CU_ASSERT_TRUE(detail_has(r, "first: task t2 arrived 9500.0 ms inside"));
 	CU_ASSERT_TRUE(detail_has(r, "scope user:a"));
+	CU_ASSERT_TRUE(detail_has(r, "seq 2 at +505.0 ms (its first attempt; the task was "
+				     "handed over to the client 495.0 ms after the pausing "
+				     "answer), the pause told to task t1 at seq 1 at +5.0 ms "
+				     "lasts until +10005.0 ms"));
 	/* The told task itself waited. */
 	CU_ASSERT_EQUAL(get(res, "wait.retry_after")->verdict, HX_PASS);
+	free_results(res);
+	jb_release(&j);
+
+	/* a retry inside the pause is named as one */
+	add(&j, "t2", "user:a", 0, 1, 503, NULL, -1);
+	add(&j, "t1", "user:a", 0, 5, 429, "10", 10005);
+	add(&j, "t2", "user:a", 700, 701, 200, NULL, -1);
+	res = run_sent(&sc, &j, sent);
+	r = get(res, "wait.scope_pause");
+	CU_ASSERT_EQUAL(r->verdict, HX_FAIL);
+	CU_ASSERT_TRUE(detail_has(r, "seq 3 at +700.0 ms (its attempt 2, a retry)"));
 	free_results(res);
 	jb_release(&j);
 	sc_release(&sc);
 }
 
-/* t2's first attempt arrives 25 ms after t1's 429 went out: it counts
- * only when the harness handed t2 to the client after that answer. */
+/* Every other task of the scope was handed over before the pausing answer
+ * or after the pause (a late start, or an adapter whose hook runs late):
+ * no attempt was one the client could have sent inside it, so a pass
+ * would be empty. */
+static void scope_pause__is_na_when_no_task_was_handed_over_inside_the_pause(void)
+{
+	static const int64_t sent[4] = { 0, 0, 1200, -1 };
+	struct sc sc;
+	struct jb j = { .n = 0 };
+	struct hx_check_result *res;
+	const struct hx_check_result *r;
+
+	sc_init(&sc, NULL);
+	add(&j, "t1", "user:a", 100, 120, 429, "1", 1120);
+	add(&j, "t2", "user:a", 10, 11, 200, NULL, -1);
+	add(&j, "t2", "user:a", 1130, 1131, 200, NULL, -1);
+	add(&j, "t3", "user:a", 1210, 1211, 200, NULL, -1);
+	add(&j, "t1", "user:a", 1300, 1301, 200, NULL, -1);
+	res = run_sent(&sc, &j, sent);
+	r = get(res, "wait.scope_pause");
+	CU_ASSERT_EQUAL(r->verdict, HX_NA);
+	CU_ASSERT_TRUE(detail_has(r, "no other task of scope user:a was handed over to the "
+				     "client while its pause ran (the pause told to task t1 "
+				     "at seq 1: +120.0 ms to +1120.0 ms; tasks handed over at "
+				     "t2 +0.0 ms, t3 +1200.0 ms)"));
+	free_results(res);
+	jb_release(&j);
+	sc_release(&sc);
+}
+
 static void scope_pause__spares_a_request_already_on_its_way(void)
 {
 	struct sc sc;
@@ -1062,11 +1180,12 @@ static void scope_pause__spares_a_request_already_on_its_way(void)
 	add(&j, "t1", "user:a", 0, 5, 429, "10", 10005);
 	add(&j, "t2", "user:a", 30, 31, 200, NULL, -1);
 	add(&j, "t2", "user:a", 10030, 10031, 200, NULL, -1);
+	add(&j, "t3", "user:a", 10040, 10041, 200, NULL, -1);
 	for (round = 0; round < 2; round++) {
 		for (i = 0; i < 4; i++) {
 			runs[i].spec = &sc.tasks[i];
-			runs[i].sent = i < 2;
-			runs[i].t_sent_us = i < 2 ? 0 : -1;
+			runs[i].sent = i < 3;
+			runs[i].t_sent_us = i < 2 ? 0 : i == 2 ? 100 * MS : -1;
 			runs[i].t_cancel_us = -1;
 			runs[i].t_quiet_until_us = -1;
 			runs[i].t_exit_us = -1;
@@ -1105,7 +1224,11 @@ static void scope_pause__spares_a_retry_that_crossed_the_answer(void)
 		add(&j, "t3", "user:a", 10020, 10021, 200, NULL, -1);
 		res = run(&sc, &j);
 		r = get(res, "wait.scope_pause");
-		CU_ASSERT_EQUAL(r->verdict, late == 30 ? HX_PASS : HX_FAIL);
+		/* t3 came only after the pause: at 30 ms nothing is judged */
+		CU_ASSERT_EQUAL(r->verdict, late == 30 ? HX_NA : HX_FAIL);
+		if (late == 30)
+			CU_ASSERT_TRUE(detail_has(r, "no other task of scope user:a was "
+						     "handed over"));
 		if (late != 30)
 			CU_ASSERT_TRUE(detail_has(r, "task t2 arrived 9925.0 ms inside"));
 		free_results(res);
@@ -1123,7 +1246,7 @@ static void scope_pause__takes_the_tolerance_from_expect(void)
 	sc_init(&sc, "{\"wait.scope_pause\": {\"tolerance_ms\": 1000}}");
 	add(&j, "t1", "user:a", 0, 5, 429, "10", 10005);
 	add(&j, "t2", "user:a", 9500, 9501, 200, NULL, -1);
-	res = run(&sc, &j);
+	res = run_sent(&sc, &j, (const int64_t[4]){ 0, 100, -1, -1 });
 	CU_ASSERT_EQUAL(get(res, "wait.scope_pause")->verdict, HX_PASS);
 	free_results(res);
 	jb_release(&j);
@@ -1387,6 +1510,8 @@ void test_check_register(void)
 		    retry_after__ignores_attempts_sent_before_the_answer);
 	CU_add_test(s, "retry_after__is_na_without_a_pause_or_a_retry",
 		    retry_after__is_na_without_a_pause_or_a_retry);
+	CU_add_test(s, "retry_after__names_the_header_the_journal_took_the_pause_from",
+		    retry_after__names_the_header_the_journal_took_the_pause_from);
 	CU_add_test(s, "retry_after__names_an_error_frame_pause_as_the_frames",
 		    retry_after__names_an_error_frame_pause_as_the_frames);
 	CU_add_test(s, "retry_after__ignores_a_pause_the_client_never_got",
@@ -1409,6 +1534,8 @@ void test_check_register(void)
 		    scope_pause__passes_when_the_scope_waits);
 	CU_add_test(s, "scope_pause__fails_another_task_inside_the_pause",
 		    scope_pause__fails_another_task_inside_the_pause);
+	CU_add_test(s, "scope_pause__is_na_when_no_task_was_handed_over_inside_the_pause",
+		    scope_pause__is_na_when_no_task_was_handed_over_inside_the_pause);
 	CU_add_test(s, "scope_pause__takes_the_tolerance_from_expect",
 		    scope_pause__takes_the_tolerance_from_expect);
 	CU_add_test(s, "scope_pause__is_na_without_a_pause_or_another_task",

@@ -66,6 +66,7 @@ static void fill(struct fa_attempt *a, int i)
 	a->retry_after = fa_xstrdup("10");
 	a->retry_after_ms = fa_xstrdup("9500");
 	a->pause_until_us = 10002000 + i;
+	a->pause_from = fa_xstrdup("retry-after-ms");
 	a->quota = fa_xstrdup("allowed");
 	a->in_flight = 4;
 	a->tokens = 1234;
@@ -120,6 +121,7 @@ static void assert_same(const struct fa_attempt *x, const struct fa_attempt *y)
 	CU_ASSERT(str_eq(x->retry_after, y->retry_after));
 	CU_ASSERT(str_eq(x->retry_after_ms, y->retry_after_ms));
 	CU_ASSERT_EQUAL(x->pause_until_us, y->pause_until_us);
+	CU_ASSERT(str_eq(x->pause_from, y->pause_from));
 	CU_ASSERT(str_eq(x->quota, y->quota));
 	CU_ASSERT_EQUAL(x->in_flight, y->in_flight);
 	CU_ASSERT_EQUAL(x->tokens, y->tokens);
@@ -185,7 +187,7 @@ static void json_members_in_contract_order_with_nulls(void)
 		"user", "scope", "idempotency_key", "client_reference",
 		"body_sha256", "attempt_headers", "status", "fault", "committed",
 		"delivered", "conn_id", "conn_reuse", "retry_after",
-		"retry_after_ms", "pause_until_us", "quota", "in_flight", "tokens", "stream_chunks",
+		"retry_after_ms", "pause_until_us", "pause_from", "quota", "in_flight", "tokens", "stream_chunks",
 		"stream_end",
 	};
 	static const char *const hdrs[] = {
@@ -228,7 +230,7 @@ static void json_members_in_contract_order_with_nulls(void)
 	text = cJSON_PrintUnformatted(obj);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "{\"seq\":0,\"t_arrival_us\":5,\"t_response_us\":-1,"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, ",\"pause_until_us\":null,\"quota\":null,\"in_flight\":0,"
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, ",\"pause_until_us\":null,\"pause_from\":null,\"quota\":null,\"in_flight\":0,"
 				     "\"tokens\":null,\"stream_chunks\":null,\"stream_end\":null}"));
 	cJSON_free(text);
 	cJSON_Delete(obj);
@@ -264,8 +266,10 @@ static void attempt_round_trips_through_json(void)
 	fa_attempt_release(&b);
 	/* a journal written before retry_after_ms existed still reads */
 	cJSON_DeleteItemFromObject(obj, "retry_after_ms");
+	cJSON_DeleteItemFromObject(obj, "pause_from"); /* nor pause_from */
 	CU_ASSERT_EQUAL_FATAL(fa_attempt_from_json(obj, &b, &err), FA_OK);
 	CU_ASSERT_PTR_NULL(b.retry_after_ms);
+	CU_ASSERT_PTR_NULL(b.pause_from);
 	fa_attempt_release(&b);
 	cJSON_Delete(obj);
 

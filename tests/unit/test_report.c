@@ -103,6 +103,7 @@ static void fixture_init(struct fixture *f)
 	}
 	s->tasks[1].exit_code = -1;
 	s->tasks[1].timed_out = true;
+	s->tasks[1].t_sent_us = 100 * MS; /* handed over inside t1's pause */
 	add(s, "t1", 0, 5, 429, "10", 10005);
 	add(s, "t1", 120, 121, 200, NULL, -1);
 	add(s, "t2", 10030, 10031, 200, NULL, -1);

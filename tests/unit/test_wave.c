@@ -85,7 +85,7 @@ static void wave__spread_returns_pass(void)
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
 	CU_ASSERT_EQUAL(r.n_evidence, 9);
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "8 tasks"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "spread out: 8 returns span 700.0 ms, any 7 of them at least 600.0 ms"));
 	hx_check_result_release(&r);
 	teardown(&f);
 }
@@ -99,7 +99,7 @@ static void wave__returns_within_a_fifth_of_w_min_fail(void)
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "one wave"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "came back 150.0 ms apart"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "all 8 returns within 150.0 ms of each other"));
 	hx_check_result_release(&r);
 	teardown(&f);
 }
@@ -130,7 +130,85 @@ static void wave__exact_waits_on_different_instants_are_still_a_wave(void)
 		add(&f, i, 2210, 200, -1, "r");
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "came back 0.0 ms apart"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "all 8 returns within 0.0 ms of each other"));
+	hx_check_result_release(&r);
+	teardown(&f);
+}
+
+/* Seven tasks come back within 4.8 ms of the pause's end, as a client
+ * without jitter does; t8, which the provider had answered during the
+ * pause (a during_pause 429 naming +2005 ms), comes back 1000.9 ms after
+ * them. Measured over all eight the returns span about a second, which
+ * passed this check before; the seven are still one wave. */
+static void wave__one_late_return_does_not_hide_a_wave(void)
+{
+	struct fixture f;
+	struct hx_check_result r;
+
+	setup(&f, 0);
+	f.n = 1;
+	for (size_t i = 1; i < 2 * N_TASKS; i++)
+		fa_attempt_release(&f.a[i]);
+	add(&f, 7, 300, 429, 2005, NULL); /* during_pause: told +2005 */
+	for (int i = 0; i < N_TASKS - 1; i++) {
+		add(&f, i, 2005, 200, -1, "r");
+		f.a[f.n - 1].t_arrival_us += i * 800; /* 0 .. 4.8 ms late */
+	}
+	add(&f, 7, 3005, 200, -1, "r");
+	f.a[f.n - 1].t_arrival_us += 900; /* +3005.9 ms */
+	r = judge(&f);
+	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "one wave: 7 of 8 returns within 4.8 ms of "
+					       "each other; task t8 came back 996.1 ms after them"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "(W_min 1000 ms)"));
+	CU_ASSERT_EQUAL(r.n_evidence, 9);
+	hx_check_result_release(&r);
+	teardown(&f);
+}
+
+/* The same wave, t8 now back with the others although the during_pause
+ * answer had told it +3005 ms: its return fell inside its own later
+ * pause. Counted from that instant its delay was -1000 ms and the eight
+ * returns read as "1000.9 ms apart" (a pass); it was released by the
+ * scope's end, as the others were: one wave of eight. */
+static void wave__a_return_inside_its_own_later_pause_counts_from_the_scope_end(void)
+{
+	struct fixture f;
+	struct hx_check_result r;
+
+	setup(&f, 0);
+	f.n = 1;
+	for (size_t i = 1; i < 2 * N_TASKS; i++)
+		fa_attempt_release(&f.a[i]);
+	add(&f, 7, 300, 429, 3006, NULL); /* during_pause: told +3006 */
+	for (int i = 0; i < N_TASKS; i++) {
+		add(&f, i, 2005, 200, -1, "r");
+		f.a[f.n - 1].t_arrival_us += (i + 1) % N_TASKS * 600; /* t8 first */
+	}
+	r = judge(&f);
+	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "one wave: all 8 returns within 4.2 ms of each other"));
+	hx_check_result_release(&r);
+	teardown(&f);
+}
+
+/* Full jitter over one W_min: eight returns drawn over [0, 1000 ms]. */
+static void wave__a_jittered_set_passes(void)
+{
+	static const int64_t draw_ms[N_TASKS] = { 412, 87, 903, 655, 231, 768, 340, 512 };
+	struct fixture f;
+	struct hx_check_result r;
+
+	setup(&f, 0);
+	f.n = 1;
+	for (size_t i = 1; i < 2 * N_TASKS; i++)
+		fa_attempt_release(&f.a[i]);
+	for (int i = 0; i < N_TASKS; i++)
+		add(&f, i, 2005 + draw_ms[i], 200, -1, "r");
+	r = judge(&f);
+	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "spread out: 8 returns span 816.0 ms, any 7 "
+					       "of them at least 672.0 ms"));
 	hx_check_result_release(&r);
 	teardown(&f);
 }
@@ -173,6 +251,11 @@ void test_wave_register(void)
 		    wave__returns_within_a_fifth_of_w_min_fail);
 	CU_add_test(s, "wave__exact_waits_on_different_instants_are_still_a_wave",
 		    wave__exact_waits_on_different_instants_are_still_a_wave);
+	CU_add_test(s, "wave__one_late_return_does_not_hide_a_wave",
+		    wave__one_late_return_does_not_hide_a_wave);
+	CU_add_test(s, "wave__a_return_inside_its_own_later_pause_counts_from_the_scope_end",
+		    wave__a_return_inside_its_own_later_pause_counts_from_the_scope_end);
+	CU_add_test(s, "wave__a_jittered_set_passes", wave__a_jittered_set_passes);
 	CU_add_test(s, "wave__fewer_than_eight_held_tasks_is_na",
 		    wave__fewer_than_eight_held_tasks_is_na);
 	CU_add_test(s, "wave__during_pause_answers_are_not_pauses_of_their_own",

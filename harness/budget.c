@@ -58,10 +58,7 @@ static const char *outcome_of(const struct hx_check_input *in, const char *id)
 	return out;
 }
 
-/* The client hands tasks over with escalation records: exec mode never;
- * stdio mode unless its hello lists features without "escalation" (a
- * hand-made input without a hello is judged on the record). */
-static bool escalates(const struct hx_check_input *in)
+bool hx_budget_client_escalates(const struct hx_check_input *in)
 {
 	const cJSON *features, *f;
 
@@ -248,7 +245,8 @@ void hx_budget_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 				    (j->late != NULL && j->att[k]->t_arrival_us >= j->late->t_arrival_us))
 					hx_evidence_add(&bad, j->att[k]->seq);
 		} else if (in->mode == HX_MODE_STDIO) {
-			j->fault = escalates(in) ? escalation_fault(in, j) : outcome_fault(in, j);
+			j->fault = hx_budget_client_escalates(in) ? escalation_fault(in, j)
+								   : outcome_fault(in, j);
 			for (size_t k = 0; j->fault != NULL && k < j->n; k++)
 				hx_evidence_add(&bad, j->att[k]->seq);
 		}
@@ -292,7 +290,7 @@ void hx_budget_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 			r->detail = fa_xasprintf("exec mode: task %s stayed within its budget "
 						 "(%s; %s), but an exec client prints no "
 						 "escalation record to judge", shown->t->id, spent, b);
-		} else if (!escalates(in)) {
+		} else if (!hx_budget_client_escalates(in)) {
 			const char *outcome = outcome_of(in, shown->t->id);
 
 			r->verdict = HX_NA;

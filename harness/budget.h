@@ -25,4 +25,12 @@
  */
 void hx_budget_check(const struct hx_check_ctx *c, struct hx_check_result *r);
 
+/*
+ * Does the client hand tasks over with escalation records? Exec mode
+ * never; stdio mode unless its hello lists features without
+ * "escalation" (a hand-made input without a hello: yes). A client that
+ * cannot escalate ends an exhausted task failed, which stands for it.
+ */
+bool hx_budget_client_escalates(const struct hx_check_input *in);
+
 #endif

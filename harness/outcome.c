@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "budget.h"
 #include "evidence.h"
 #include "task_spec.h"
 
@@ -106,8 +107,9 @@ static void read_ending(const struct hx_check_input *in, const struct hx_task_ru
 }
 
 /* Does @e meet @want? A write left open (failed, sent unknown) is a
- * failure too. An exec client cannot say escalated or unknown: its
- * non-zero exit stands for either. */
+ * failure too. A client that cannot escalate (exec mode, or a hello
+ * without the "escalation" feature) ends failed where it would: that
+ * stands for escalated; and an exec client's non-zero exit for unknown. */
 static bool meets(const struct hx_check_input *in, const struct ending *e, unsigned want)
 {
 	if (e->bit == 0)
@@ -116,8 +118,11 @@ static bool meets(const struct hx_check_input *in, const struct ending *e, unsig
 		return true;
 	if (e->bit == FA_OUTCOME_UNKNOWN && (want & FA_OUTCOME_FAILED))
 		return true;
+	if ((e->bit == FA_OUTCOME_FAILED || e->bit == FA_OUTCOME_UNKNOWN) &&
+	    (want & FA_OUTCOME_ESCALATED) && !hx_budget_client_escalates(in))
+		return true;
 	return in->mode == HX_MODE_EXEC && e->bit == FA_OUTCOME_FAILED &&
-	       (want & (FA_OUTCOME_ESCALATED | FA_OUTCOME_UNKNOWN));
+	       (want & FA_OUTCOME_UNKNOWN);
 }
 
 /* "succeeds", "succeeds or escalates": what a correct client does. */

@@ -28,7 +28,7 @@ def check_pause(entry, seconds):
 
 
 def test_each_shape_of_the_scenario_field_by_field(provider, repo_root):
-    p = provider(repo_root / "scenarios/provider/seed002-shapes.json")
+    p = provider(repo_root / "scenarios/provider/platform-shapes.json")
 
     status, h, body = p.request("GET", "/v1/cluster/1?fa_task=c", key=KEY)
     assert status == 429

@@ -1,6 +1,7 @@
 /* test_write.c -- write tasks, client references, the write checks on hand-made journals. */
 #include <stdarg.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <CUnit/CUnit.h>
@@ -674,7 +675,7 @@ static void ambiguity__is_na_in_exec_mode_without_ambiguity_or_result(void)
 
 static void body(struct fa_attempt *a, const char *sha)
 {
-	strcpy(a->body_sha256, sha);
+	snprintf(a->body_sha256, sizeof(a->body_sha256), "%s", sha);
 }
 
 static void body_stable__passes_one_body_across_retries(void)

@@ -48,7 +48,7 @@ struct fa_journal {
 
 /* How a member is stored; drives both directions so they cannot drift. */
 enum kind { K_U64, K_I64, K_INT, K_UINT, K_STR, K_WALL, K_SHA, K_HEADERS,
-	    K_BOOL, K_DELIVERY, K_PAUSE, K_OPT_INT };
+	    K_BOOL, K_DELIVERY, K_PAUSE, K_OPT_INT, K_SCALE };
 
 struct field {
 	const char *name; /* JSON member */
@@ -91,6 +91,7 @@ static const struct field fields[] = {
 	F("tokens", K_OPT_INT, tokens),
 	F("stream_chunks", K_OPT_INT, stream_chunks), /* null unless stream_end */
 	F("stream_end", K_STR, stream_end),
+	F("time_scale", K_SCALE, time_scale), /* left out at scale 1 */
 };
 #undef F
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -171,6 +172,10 @@ cJSON *fa_attempt_to_json(const struct fa_attempt *a)
 				cJSON_AddNullToObject(obj, name);
 			else
 				cJSON_AddNumberToObject(obj, name, *(const int *)p);
+			break;
+		case K_SCALE:
+			if (*(const double *)p > 1.0)
+				cJSON_AddNumberToObject(obj, name, *(const double *)p);
 			break;
 		case K_PAUSE:
 			if (*(const int64_t *)p == -1)
@@ -277,7 +282,8 @@ static const struct { double lo, hi; const char *want; } int_range[] = {
 /* Members added after the first journals were written: missing is null. */
 static bool optional_member(const struct field *f)
 {
-	return f->kind == K_OPT_INT || strcmp(f->name, "stream_end") == 0 ||
+	return f->kind == K_OPT_INT || f->kind == K_SCALE ||
+	       strcmp(f->name, "stream_end") == 0 ||
 	       strcmp(f->name, "retry_after_ms") == 0 ||
 	       strcmp(f->name, "pause_from") == 0;
 }
@@ -294,6 +300,8 @@ static bool get_field(const cJSON *obj, const struct field *f,
 	if (v == NULL && optional_member(f)) {
 		if (f->kind == K_OPT_INT)
 			*(int *)p = -1;
+		if (f->kind == K_SCALE)
+			*(double *)p = 1.0;
 		return true;
 	}
 	if (v == NULL) {
@@ -310,6 +318,12 @@ static bool get_field(const cJSON *obj, const struct field *f,
 		else if (f->kind == K_INT || f->kind == K_OPT_INT) *(int *)p = (int)i;
 		else if (f->kind == K_UINT) *(unsigned *)p = (unsigned)i;
 		else *(int64_t *)p = i;
+		break;
+	case K_SCALE:
+		if (cJSON_IsNumber(v) && v->valuedouble >= 1.0 && v->valuedouble <= 1e6)
+			*(double *)p = v->valuedouble;
+		else
+			want = "number >= 1";
 		break;
 	case K_STR:
 		if (!get_str(v, (char **)p))

@@ -88,6 +88,10 @@ struct fa_attempt {
 	                                "stall" (went silent; closed or ended by a
 	                                stream_idle_timeout frame), "client_gone" (the client
 	                                closed first); NULL = not a stream */
+	double time_scale;           /* the scale S of the provider's clock when the
+	                                attempt arrived (docs/time-scale.md): every time
+	                                above is then virtual; 0 or 1 = real time, and the
+	                                member is left out of the JSON */
 };
 
 /* Release what @a owns (not @a itself). NULL is accepted. */
@@ -108,14 +112,15 @@ const char *fa_delivery_str(enum fa_delivery d);
  * conn_id, conn_reuse, retry_after, retry_after_ms, pause_until_us (null
  * when -1), pause_from, quota,
  * in_flight, tokens (null when -1), stream_chunks (null when stream_end is
- * NULL), stream_end. Caller frees with cJSON_Delete.
+ * NULL), stream_end, and time_scale only when it is not 1. Caller frees
+ * with cJSON_Delete.
  */
 cJSON *fa_attempt_to_json(const struct fa_attempt *a);
 
 /* Fill @out from a JSON object as fa_attempt_to_json() writes it (extra
  * members such as "prev" are ignored; retry_after_ms, pause_from, tokens,
- * stream_chunks and stream_end may be missing, as in journals written
- * before they existed: NULL, NULL, -1, -1, NULL). FA_EINVAL with "$.member: ..." in @err when another member is
+ * stream_chunks, stream_end and time_scale may be missing, as in journals
+ * written before they existed or at scale 1: NULL, NULL, -1, -1, NULL, 1). FA_EINVAL with "$.member: ..." in @err when another member is
  * missing or a member has the wrong type. */
 enum fa_rc fa_attempt_from_json(const cJSON *obj, struct fa_attempt *out,
 				struct fa_err *err);

@@ -260,6 +260,7 @@ static const struct fa_key *describe(const struct fa_provider *p,
 	a->t_response_us = -1;
 	a->t_done_us = -1;
 	a->wall_us = req->wall_us;
+	a->time_scale = fa_clock_scale();
 	/* bytes from the wire: the journal is JSON, so keep it valid UTF-8 */
 	a->method = fa_utf8_clean(req->method);
 	a->path = fa_utf8_clean(req->path);

@@ -687,10 +687,8 @@ static void *timer_main(void *arg)
 			pthread_cond_wait(&s->wake, &s->lock);
 			continue;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		int64_t abs_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 + (next - now);
-		ts.tv_sec = abs_us / 1000000;
-		ts.tv_nsec = (abs_us % 1000000) * 1000;
+		/* due instants are virtual: a scaled clock waits 1/S as long */
+		ts = fa_clock_real_deadline(fa_clock_mono_us() + (next - now));
 		pthread_cond_timedwait(&s->wake, &s->lock, &ts);
 	}
 	pthread_mutex_unlock(&s->lock);

@@ -392,6 +392,22 @@ enum hx_client_line hx_client_log_line(struct hx_client_log *l, const char *line
 		why = fa_xstrdup("a second hello");
 		goto bad;
 	}
+	if (strcmp(type, "clock") == 0) {
+		const cJSON *w = cJSON_GetObjectItemCaseSensitive(json, "wall_ms");
+
+		if (!l->clock_asked || l->clock_read) {
+			why = fa_xstrdup("a clock line the harness did not ask for");
+			goto bad;
+		}
+		if (!cJSON_IsNumber(w)) {
+			why = fa_xstrdup("clock: \"wall_ms\" must be a number");
+			goto bad;
+		}
+		l->clock_wall_ms = w->valuedouble;
+		l->clock_read = true;
+		cJSON_Delete(json);
+		return HX_CLIENT_LINE_CLOCK;
+	}
 	if (!one_of(type, msg_types)) {
 		t = excerpt(type, strlen(type));
 		why = fa_xasprintf("unknown type \"%s\"", t);

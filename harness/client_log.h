@@ -55,6 +55,11 @@ struct hx_client_log {
 	struct hx_canary_hit *hits;  /* owned: what that search found, n_hits */
 	size_t n_hits;
 	size_t searched;             /* bytes it searched */
+	bool clock_asked;            /* the harness sent {"type": "clock"} and waits for
+	                                the answer (the clock probe of a time scale) */
+	bool clock_read;             /* that answer was read: its wall_ms is clock_wall_ms */
+	double clock_wall_ms;        /* the client's wall clock in the answer, ms since
+	                                the epoch */
 	bool raw_cut;                /* set by the reader: the lines read from now on may
 	                                be missing from the stdout bytes searched later
 	                                (past the capture's bound), so a canary a line
@@ -66,6 +71,7 @@ enum hx_client_line {
 	HX_CLIENT_LINE_HELLO = 0, /* the client's hello: now in ->hello */
 	HX_CLIENT_LINE_MSG,       /* a valid message: appended to ->msgs */
 	HX_CLIENT_LINE_ERROR,     /* malformed: recorded in ->errors (or counted) */
+	HX_CLIENT_LINE_CLOCK,     /* the answer to the clock probe: ->clock_wall_ms */
 };
 
 /* An empty log. */

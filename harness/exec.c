@@ -14,6 +14,7 @@
 
 #include "alloc.h"
 #include "clock.h"
+#include "timescale.h"
 #include "utf8.h"
 
 extern char **environ;
@@ -207,7 +208,8 @@ static size_t env_name_len(const char *entry)
 
 char **hx_exec_env(const char *const *extra, const char *mark)
 {
-	size_t n_own = 0, n_extra = 0, k = 0;
+	const char *const *ts = hx_timescale_env();
+	size_t n_own = 0, n_extra = 0, n_ts = 0, k = 0;
 	const char **add;
 	char **env;
 
@@ -215,9 +217,15 @@ char **hx_exec_env(const char *const *extra, const char *mark)
 		n_own++;
 	while (extra != NULL && extra[n_extra] != NULL)
 		n_extra++;
-	add = fa_xcalloc(n_extra + 2, sizeof(*add));
+	while (ts != NULL && ts[n_ts] != NULL)
+		n_ts++;
+	/* the clock's entries after the others: a later entry wins */
+	add = fa_xcalloc(n_ts + n_extra + 2, sizeof(*add));
 	for (size_t j = 0; j < n_extra; j++)
 		add[j] = extra[j];
+	for (size_t j = 0; j < n_ts; j++)
+		add[n_extra + j] = ts[j];
+	n_extra += n_ts;
 	if (mark != NULL)
 		add[n_extra++] = mark;
 	env = fa_xcalloc(n_own + n_extra + 1, sizeof(*env));
@@ -385,7 +393,8 @@ bool hx_exec_poll(struct hx_exec_proc *p, int64_t now_us)
 	}
 	if (p->deadline_us > 0 && now_us >= p->deadline_us && p->t_term_us == 0)
 		hx_exec_stop(p, now_us);
-	else if (p->t_term_us > 0 && now_us >= p->t_term_us + HX_EXEC_KILL_GRACE_US)
+	else if (p->t_term_us > 0 &&
+		 fa_clock_real_mono_us() >= p->t_term_real_us + HX_EXEC_KILL_GRACE_US)
 		kill(-p->pid, SIGKILL);
 	return false;
 }
@@ -396,6 +405,7 @@ void hx_exec_stop(struct hx_exec_proc *p, int64_t now_us)
 		return;
 	p->timed_out = true;
 	p->t_term_us = now_us;
+	p->t_term_real_us = fa_clock_real_mono_us();
 	kill(-p->pid, SIGTERM);
 }
 
@@ -404,6 +414,7 @@ void hx_exec_terminate(struct hx_exec_proc *p, int64_t now_us)
 	if (!p->running || p->t_term_us > 0)
 		return;
 	p->t_term_us = now_us;
+	p->t_term_real_us = fa_clock_real_mono_us();
 	kill(-p->pid, SIGTERM);
 }
 

@@ -100,8 +100,9 @@ char *hx_exec_task_url(const char *base, const char *path, const char *task_id);
 
 /*
  * A client's environment: the harness's own, with the names of @extra's
- * "NAME=value" entries (NULL-terminated, or NULL), then @mark's (one entry,
- * or NULL), replaced by those entries; a later one wins, and a bare
+ * "NAME=value" entries (NULL-terminated, or NULL), then the time scale's
+ * (hx_timescale_env()), then @mark's (one entry, or NULL), replaced by
+ * those entries; a later one wins, and a bare
  * "NAME" entry (no '=') removes the name instead. Returns a
  * NULL-terminated array the caller frees; its strings stay borrowed from
  * environ, @extra and @mark. Allocates: call it before fork().
@@ -168,6 +169,9 @@ struct hx_exec_proc {
 	int64_t t_start_us;   /* when it was forked */
 	int64_t deadline_us;  /* when the timeout stops it; 0 = never */
 	int64_t t_term_us;    /* when SIGTERM went to the group; 0 = not yet */
+	int64_t t_term_real_us; /* the same on the real clock, for the kill's grace
+	                           (fa_clock_real_mono_us(): the grace is the
+	                           client's own time to end, never scaled) */
 	int64_t t_exit_us;    /* when it was seen to have exited; 0 = not yet */
 	int exit_code;        /* exit status 0..255; -1 when killed by a signal or not run */
 	int term_signal;      /* the signal that killed it; 0 = none */

@@ -31,6 +31,7 @@
 #include "scenario.h"
 #include "stray.h"
 #include "suite.h"
+#include "timescale.h"
 
 #define PROG "fakeapi-harness"
 
@@ -172,6 +173,18 @@ static const char usage_text[] =
 	"        pass, 1 fail\"); the level is the lowest of the runs, the exit\n"
 	"        code the worst; the scenarios shown are the last run's. A run\n"
 	"        that exits 2 ends the repeat.\n"
+	"    --time-scale S\n"
+	"        Run on virtual time, S times faster than real time, 1..20\n"
+	"        (default 1): the provider's clock, everything it stamps, announces\n"
+	"        (Retry-After, reset instants) and waits on, and the client's clock\n"
+	"        through libfaketime (Debian's faketime package), all on one\n"
+	"        timeline, so a Retry-After of 120 s takes 6 s at S = 20 with the\n"
+	"        same verdicts. Every time in the reports is virtual. The client\n"
+	"        must follow the scaled clock: a stdio client answers the clock\n"
+	"        probe (docs/client-protocol.md); an exec template's program must\n"
+	"        be dynamically linked and not a Go program (an interpreter is\n"
+	"        probed too). One that does not is refused, exit 2.\n"
+	"        docs/time-scale.md says why 20 is the largest.\n"
 	"    --seed N\n"
 	"        Seed of the provider's random choices, 0..2^53-1. Default: from\n"
 	"        the clock; the report always prints it so a run can be replayed.\n"
@@ -220,7 +233,9 @@ static const char usage_text[] =
 	"ENVIRONMENT\n"
 	"    FAKEAPI_SCENARIOS  folder holding five-step/suite.json, the default\n"
 	"                       suite (otherwise found next to the program)\n"
-	"    FAKEAPI_LOG        error|warn|info|debug: the harness's own log level\n";
+	"    FAKEAPI_LOG        error|warn|info|debug: the harness's own log level\n"
+	"    FAKEAPI_LIBFAKETIME  the libfaketime library --time-scale preloads into\n"
+	"                       clients (default: Debian's libfaketimeMT.so.1)\n";
 
 enum {
 	OPT_EXEC = 256,
@@ -237,6 +252,7 @@ enum {
 	OPT_REPEAT,
 	OPT_JOURNAL,
 	OPT_FOLLOW,
+	OPT_TIME_SCALE,
 };
 
 /* What the command line asked for. */
@@ -257,6 +273,8 @@ struct cli {
 	bool has_seed;
 	unsigned jobs;
 	bool quiet;
+	double time_scale;         /* --time-scale S; 1 = real time */
+	char *clock_check;         /* owned: how the client's clock was checked */
 };
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -289,6 +307,31 @@ static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 	return true;
 }
 
+/* --time-scale's value: a number in [1, FA_CLOCK_SCALE_MAX]. */
+static bool parse_scale(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end != '\0' || errno != 0 || !(v >= 1.0 && v <= FA_CLOCK_SCALE_MAX))
+		return false;
+	*out = v;
+	return true;
+}
+
+/* Why a number past the largest scale is refused (docs/time-scale.md). */
+static const char *scale_why(const char *s)
+{
+	double v = strtod(s, NULL);
+
+	return v > FA_CLOCK_SCALE_MAX
+		       ? ": a larger scale would multiply the scheduler's wake-up error past "
+			 "the timing checks' tolerances (docs/time-scale.md)"
+		       : "";
+}
+
 static int parse_args(int argc, char **argv, struct cli *c)
 {
 	static const struct option longopts[] = {
@@ -305,6 +348,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "known-failing", required_argument, NULL, OPT_KNOWN_FAILING },
 		{ "repeat", required_argument, NULL, OPT_REPEAT },
+		{ "time-scale", required_argument, NULL, OPT_TIME_SCALE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -367,6 +411,11 @@ static int parse_args(int argc, char **argv, struct cli *c)
 				return usage_error("--repeat: expected an integer 1..%d, got '%s'",
 						   HX_REPEAT_MAX, optarg);
 			c->repeat = (unsigned)v;
+			break;
+		case OPT_TIME_SCALE:
+			if (!parse_scale(optarg, &c->time_scale))
+				return usage_error("--time-scale: expected a number 1..%g, got '%s'%s",
+						   FA_CLOCK_SCALE_MAX, optarg, scale_why(optarg));
 			break;
 		case 'q': c->quiet = true; break;
 		case 'h': fputs(usage_text, stdout); return 0;
@@ -595,6 +644,7 @@ static int run(const struct cli *c, const char *path)
 		.client_cmd = c->client_cmd,
 		.journal_dir = c->journal_dir,
 		.seed = c->seed,
+		.clock_check = c->clock_check,
 		.jobs = c->jobs,
 		.min_level = c->min_level,
 		.progress = c->quiet ? NULL : stderr,
@@ -624,6 +674,9 @@ static int run(const struct cli *c, const char *path)
 			suite->id, suite->version[0] ? suite->version : "-",
 			suite->n_scenarios, suite->n_scenarios == 1 ? "" : "s", c->seed,
 			c->repeat > 1 ? " and up" : "");
+	if (!c->quiet && c->time_scale > 1.0)
+		fprintf(stderr, PROG ": time scale %g: the provider and the client run on "
+			"virtual time; client clock: %s\n", c->time_scale, c->clock_check);
 	if (c->journal_stdout || c->follow)
 		opts.live = fa_livefeed_new(STDOUT_FILENO, 0, 0, PROG, c->journal_dir != NULL
 					    ? "the --journal-dir files and the report are complete"
@@ -665,9 +718,32 @@ out:
 	return code;
 }
 
+/* Put the run on @c's time scale and check that its client can follow;
+ * the reason printed when not. */
+static enum fa_rc start_scale(struct cli *c)
+{
+	struct fa_err err = { { 0 } };
+
+	if (hx_timescale_start(c->time_scale, &err) != FA_OK) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		return FA_EIO;
+	}
+	if (c->exec_template == NULL) {
+		c->clock_check = fa_xstrdup("the clock probe of the stdio protocol at each hello "
+					    "(docs/client-protocol.md)");
+		return FA_OK;
+	}
+	if (hx_timescale_check_exec(c->exec_template, &c->clock_check, &err) != FA_OK) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		hx_timescale_stop();
+		return FA_EINVAL;
+	}
+	return FA_OK;
+}
+
 int main(int argc, char **argv)
 {
-	struct cli c = { .jobs = 2 };
+	struct cli c = { .jobs = 2, .time_scale = 1.0 };
 	struct fa_err err = { { 0 } };
 	char *path = NULL, *client = NULL;
 	int code;
@@ -727,7 +803,14 @@ int main(int argc, char **argv)
 	/* orphans of the clients come to us, to be found and reaped */
 	if (hx_stray_subreaper(&err) != FA_OK)
 		FA_LOG(FA_LOG_WARN, "harness", "event=no_subreaper reason=\"%s\"", err.msg);
+	if (c.time_scale > 1.0 && start_scale(&c) != FA_OK) {
+		free(path);
+		free(client);
+		return 2;
+	}
 	code = run(&c, path);
+	hx_timescale_stop();
+	free(c.clock_check);
 	free(path);
 	free(client);
 	return code;

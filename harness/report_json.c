@@ -393,6 +393,8 @@ static char *json_text(const struct hx_run_result *r)
 	/* Raw so a 64-bit seed keeps every digit (a double would round it). */
 	snprintf(raw, sizeof(raw), "%" PRIu64, r->seed);
 	cJSON_AddRawToObject(root, "seed", raw);
+	cJSON_AddNumberToObject(root, "time_scale", r->time_scale > 1.0 ? r->time_scale : 1);
+	add_str(root, "clock_check", r->clock_check);
 	obj = cJSON_AddObjectToObject(root, "client");
 	add_str(obj, "command", r->client);
 	if (r->hello != NULL) {

@@ -133,6 +133,11 @@ static void junit_scenario(FILE *f, const struct hx_run_result *r,
 	junit_property(f, "attempts", num);
 	snprintf(num, sizeof(num), "%zu", hx_report_unattributed(s));
 	junit_property(f, "unattributed_attempts", num);
+	if (r->time_scale > 1.0) {
+		/* the times are virtual: the suite ran this much faster */
+		snprintf(num, sizeof(num), "%g", r->time_scale);
+		junit_property(f, "time_scale", num);
+	}
 	fputs("    </properties>\n", f);
 	if (s->error != NULL) {
 		fputs("    <testcase classname=\"", f);

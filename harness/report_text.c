@@ -389,7 +389,16 @@ void hx_report_text(FILE *out, const struct hx_run_result *r)
 		fputs(" version ", out);
 		put_plain(out, r->suite->version);
 	}
-	fprintf(out, "\nseed: %" PRIu64 "\nmode: %s\nclient: ", r->seed, hx_report_mode_str(r->mode));
+	fprintf(out, "\nseed: %" PRIu64 "\n", r->seed);
+	if (r->time_scale > 1.0) {
+		fprintf(out, "time scale: %g (every time below is virtual: the provider's "
+			"clock and the client's ran %g times faster than real time)\n",
+			r->time_scale, r->time_scale);
+		fputs("client clock: ", out);
+		put_plain(out, r->clock_check ? r->clock_check : "-");
+		fputc('\n', out);
+	}
+	fprintf(out, "mode: %s\nclient: ", hx_report_mode_str(r->mode));
 	put_plain(out, r->client);
 	fputc('\n', out);
 	text_grading(out, r);

@@ -134,8 +134,8 @@ void hx_restart_fire(struct scen *s, size_t e)
 	target = fa_journal_count(s->journal);
 	rs->released = fa_server_release(s->srv, NULL);
 	target += rs->released;
-	until = fa_clock_mono_us() + HX_RESTART_RELEASE_WAIT_US;
-	while (fa_journal_count(s->journal) < target && fa_clock_mono_us() < until)
+	until = fa_clock_real_mono_us() + HX_RESTART_RELEASE_WAIT_US;
+	while (fa_journal_count(s->journal) < target && fa_clock_real_mono_us() < until)
 		hx_scenario_tick();
 	if (!ev->restart) {
 		s->killed = s->stdio;

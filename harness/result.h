@@ -175,6 +175,10 @@ struct hx_run_result {
 	const struct fa_suite *suite;        /* borrowed */
 	const char *harness_version;         /* static */
 	uint64_t seed;
+	double time_scale;                   /* --time-scale S; 1 = real time */
+	const char *clock_check;             /* under a scale: how the client's clock was
+	                                        found to follow it (static or borrowed);
+	                                        NULL at scale 1 */
 	enum hx_mode mode;
 	const char *client;                  /* the exec template or client command, borrowed */
 	const cJSON *hello;                  /* borrowed: the first scenario's hello, or NULL */

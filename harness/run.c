@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "check.h"
 #include "grade.h"
 #include "client_log.h"
@@ -161,6 +162,8 @@ enum fa_rc hx_run_suite(const struct fa_suite *suite,
 	out->suite = suite;
 	out->harness_version = HX_VERSION;
 	out->seed = opts->seed;
+	out->time_scale = fa_clock_scale();
+	out->clock_check = opts->clock_check;
 	out->mode = opts->client_cmd != NULL ? HX_MODE_STDIO : HX_MODE_EXEC;
 	out->client = opts->client_cmd != NULL ? opts->client_cmd : opts->exec_template;
 	out->min_level = opts->min_level;

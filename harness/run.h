@@ -25,6 +25,9 @@ struct hx_run_opts {
 	const char *client_cmd;    /* stdio mode: the --client COMMAND (sh -c) */
 	const char *journal_dir;   /* write DIR/<scenario id>.jsonl; NULL = memory only */
 	uint64_t seed;             /* the providers' seed */
+	const char *clock_check;   /* under --time-scale: what hx_timescale_check_exec()
+	                              found, or how stdio clients are checked; NULL at
+	                              scale 1 */
 	unsigned jobs;             /* scenarios run at once, >= 1 */
 	int min_level;             /* --min-level, 0..4 */
 	FILE *progress;            /* a line per scenario start and finish; NULL = quiet */

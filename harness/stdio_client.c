@@ -18,6 +18,7 @@
 #include "route.h"
 #include "clock.h"
 #include "exec.h"
+#include "timescale.h"
 
 /* How long a reaped client's stdout may stay open (held by a process that
  * left its group) before it is no longer waited for, µs. */
@@ -35,12 +36,15 @@ struct hx_stdio {
 	size_t pending_len;
 	size_t pending_cap;
 	bool closing;             /* shutdown sent: close stdin once pending is out */
-	int64_t t_shutdown_us;    /* fa_clock_mono_us() of the shutdown; 0 = none */
+	int64_t t_shutdown_us;    /* fa_clock_real_mono_us() of the shutdown (the grace
+	                             is the client's own time, never scaled); 0 = none */
 	int64_t grace_us;         /* shutdown to SIGKILL */
 	bool killed;              /* the harness SIGKILLed the group */
 	bool early;               /* ended before shutdown or a kill */
-	int64_t t_reaped_us;      /* fa_clock_mono_us() of the reaping; 0 = not yet */
+	int64_t t_reaped_us;      /* fa_clock_real_mono_us() of the reaping; 0 = not yet */
 	int64_t t0_us;            /* origin of the stamps */
+	int64_t t_fork_wall_us;   /* fa_clock_wall_us() just before the fork: the
+	                             earliest its clock could be read */
 	char *line;               /* owned: the line being read, line_cap bytes */
 	size_t line_len;
 	size_t line_cap;
@@ -215,6 +219,7 @@ enum fa_rc hx_stdio_start(const struct hx_stdio_spec *spec, struct hx_stdio **ou
 	struct hx_stdio *c = NULL;
 	enum fa_rc rc = FA_EIO;
 	pid_t pid;
+	int64_t t_fork_wall;
 
 	*out = NULL;
 	hx_exec_client_env_init(&env, spec->env);
@@ -224,6 +229,7 @@ enum fa_rc hx_stdio_start(const struct hx_stdio_spec *spec, struct hx_stdio **ou
 		fa_err_set(err, "cannot start client: pipe: %s", strerror(errno));
 		goto out;
 	}
+	t_fork_wall = fa_clock_wall_us();
 	pid = fork();
 	if (pid < 0) {
 		fa_err_set(err, "cannot start client: fork: %s", strerror(errno));
@@ -240,6 +246,7 @@ enum fa_rc hx_stdio_start(const struct hx_stdio_spec *spec, struct hx_stdio **ou
 	c->proc.pid = pid;
 	c->proc.running = true;
 	c->proc.t_start_us = fa_clock_mono_us();
+	c->t_fork_wall_us = t_fork_wall;
 	c->proc.exit_code = -1;
 	memcpy(c->proc.marker, env.marker, sizeof(c->proc.marker));
 	c->in_fd = in[1];
@@ -517,7 +524,7 @@ static void on_reaped(struct hx_stdio *c, int64_t now)
 /* Reap, end the grace, give up on a stdout nobody will close. */
 static void advance(struct hx_stdio *c)
 {
-	int64_t now = fa_clock_mono_us();
+	int64_t now = fa_clock_real_mono_us();
 
 	if (c->proc.running) {
 		if (c->t_shutdown_us > 0 && !c->killed &&
@@ -527,13 +534,13 @@ static void advance(struct hx_stdio *c)
 			hx_stdio_kill(c);
 			close_fd(&c->in_fd);
 		}
-		if (hx_exec_poll(&c->proc, now))
+		if (hx_exec_poll(&c->proc, fa_clock_mono_us()))
 			on_reaped(c, now);
 	}
 	if (!c->proc.running && now - c->t_reaped_us >= DRAIN_US) {
 		read_stdout(c);
 		if (c->out_fd >= 0 && c->line_len > 0)
-			end_line(c, now - c->t0_us);
+			end_line(c, fa_clock_mono_us() - c->t0_us);
 		close_fd(&c->out_fd);
 		close_fd(&c->err_fd);
 	}
@@ -577,7 +584,7 @@ void hx_stdio_shutdown(struct hx_stdio *c)
 	queue(c, msg);
 	cJSON_Delete(msg);
 	c->closing = true;
-	c->t_shutdown_us = fa_clock_mono_us();
+	c->t_shutdown_us = fa_clock_real_mono_us();
 	flush(c);
 }
 
@@ -639,10 +646,51 @@ static const char *line1_error(const struct hx_client_log *l)
 	return "line 1: malformed";
 }
 
+/* Under a time scale: the hello's wall_ms, then a clock line asked
+ * HX_TIMESCALE_PROBE_US of virtual time later, each on the virtual
+ * clock (docs/client-protocol.md, the clock probe). The answer is due
+ * within @limit_us real µs. */
+static enum fa_rc clock_probe(struct hx_stdio *c, int64_t limit_us, struct fa_err *err)
+{
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(c->log.hello, "wall_ms");
+	int64_t now = fa_clock_wall_us(), asked, due;
+	cJSON *msg;
+
+	if (!cJSON_IsNumber(w)) {
+		fa_err_set(err, "client's hello carries no wall_ms: under --time-scale the "
+			   "client must report its clock (docs/client-protocol.md, the clock probe)");
+		return FA_EINVAL;
+	}
+	if (hx_timescale_check_reading("client", w->valuedouble, c->t_fork_wall_us, now,
+				       err) != FA_OK)
+		return FA_EINVAL;
+	due = fa_clock_mono_us() + HX_TIMESCALE_PROBE_US;
+	while (fa_clock_mono_us() < due && !hx_stdio_finished(c))
+		hx_stdio_pump(c, 5);
+	msg = fa_xcheck(cJSON_CreateObject(), "clock line");
+	fa_xcheck(cJSON_AddStringToObject(msg, "type", "clock"), "clock line");
+	c->log.clock_asked = true;
+	asked = fa_clock_wall_us();
+	queue(c, msg);
+	cJSON_Delete(msg);
+	due = fa_clock_real_mono_us() + limit_us;
+	while (!c->log.clock_read && !hx_stdio_finished(c) && fa_clock_real_mono_us() < due)
+		hx_stdio_pump(c, 5);
+	now = fa_clock_wall_us();
+	c->log.clock_asked = false;
+	if (!c->log.clock_read) {
+		fa_err_set(err, "client did not answer the clock probe within %g s: under "
+			   "--time-scale it must answer {\"type\": \"clock\"} with its wall_ms "
+			   "(docs/client-protocol.md)", (double)limit_us / 1e6);
+		return FA_EIO;
+	}
+	return hx_timescale_check_reading("client", c->log.clock_wall_ms, asked, now, err);
+}
+
 enum fa_rc hx_stdio_hello(struct hx_stdio *c, int64_t timeout_us, struct fa_err *err)
 {
 	int64_t limit = timeout_us > 0 ? timeout_us : HX_STDIO_HELLO_US;
-	int64_t deadline = fa_clock_mono_us() + limit;
+	int64_t deadline = fa_clock_real_mono_us() + limit; /* its start: real time */
 	const cJSON *proto;
 	struct hx_stdio_end e;
 	char *how, *last;
@@ -669,7 +717,7 @@ enum fa_rc hx_stdio_hello(struct hx_stdio *c, int64_t timeout_us, struct fa_err 
 			free(last);
 			return FA_EIO;
 		}
-		if (fa_clock_mono_us() >= deadline) {
+		if (fa_clock_real_mono_us() >= deadline) {
 			if (c->out_fd < 0)
 				fa_err_set(err, "client closed its stdout before saying hello");
 			else
@@ -685,7 +733,7 @@ enum fa_rc hx_stdio_hello(struct hx_stdio *c, int64_t timeout_us, struct fa_err 
 			   proto->valuedouble, HX_STDIO_PROTOCOL);
 		return FA_EINVAL;
 	}
-	return FA_OK;
+	return fa_clock_scaled() ? clock_probe(c, limit, err) : FA_OK;
 }
 
 void hx_stdio_take(struct hx_stdio *c, struct hx_scenario_result *out)

@@ -295,7 +295,7 @@ size_t hx_stray_kill(const char *nonce, pid_t pgid)
 	struct found_set s = { 0 };
 	struct target t = { .pgid = pgid, .uid = geteuid() };
 	char *entry = nonce ? fa_xasprintf("%s=%s", HX_STRAY_ENV, nonce) : NULL;
-	int64_t deadline = fa_clock_mono_us() + HX_STRAY_SWEEP_US;
+	int64_t deadline = fa_clock_real_mono_us() + HX_STRAY_SWEEP_US;
 	size_t n;
 
 	t.entry = entry;
@@ -303,7 +303,7 @@ size_t hx_stray_kill(const char *nonce, pid_t pgid)
 		size_t alive = scan(&s, &t);
 		bool reaped = reap(&s);
 
-		if ((alive == 0 && reaped) || fa_clock_mono_us() >= deadline)
+		if ((alive == 0 && reaped) || fa_clock_real_mono_us() >= deadline)
 			break;
 		nanosleep(&pause, NULL);
 	}

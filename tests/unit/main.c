@@ -47,7 +47,8 @@
 	X(har)          \
 	X(redact)       \
 	X(recording)    \
-	X(coverage)
+	X(coverage) \
+	X(clock)
 
 #define DECLARE(m) void test_##m##_register(void) __attribute__((weak));
 TEST_MODULES(DECLARE)

@@ -273,6 +273,24 @@ static void attempt_round_trips_through_json(void)
 	fa_attempt_release(&b);
 	cJSON_Delete(obj);
 
+	/* time_scale: left out at scale 1, written under a scale, read back */
+	CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(back = fa_attempt_to_json(&a), "time_scale"));
+	cJSON_Delete(back);
+	a.time_scale = 20;
+	obj = fa_attempt_to_json(&a);
+	CU_ASSERT_DOUBLE_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(obj, "time_scale")), 20, 1e-9);
+	CU_ASSERT_EQUAL_FATAL(fa_attempt_from_json(obj, &b, &err), FA_OK);
+	CU_ASSERT_DOUBLE_EQUAL(b.time_scale, 20, 1e-9);
+	fa_attempt_release(&b);
+	cJSON_DeleteItemFromObject(obj, "time_scale"); /* a scale-1 journal's line */
+	CU_ASSERT_EQUAL_FATAL(fa_attempt_from_json(obj, &b, &err), FA_OK);
+	CU_ASSERT_DOUBLE_EQUAL(b.time_scale, 1, 1e-9);
+	fa_attempt_release(&b);
+	cJSON_AddStringToObject(obj, "time_scale", "20");
+	CU_ASSERT_EQUAL(fa_attempt_from_json(obj, &b, &err), FA_EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg, "$.time_scale: expected number >= 1, got string");
+	cJSON_Delete(obj);
+
 	fa_attempt_release(&a);
 	CU_ASSERT_PTR_NULL(a.method);
 	CU_ASSERT_EQUAL(a.status, 0);

@@ -16,8 +16,13 @@ struct cJSON;
  */
 
 /* {"type":"hello","protocol":1,"client":{"name":@name,"version":...},
- *  "features":["cancel","reconciliation","escalation"]} */
+ *  "features":["cancel","reconciliation","escalation"],"wall_ms":...}, with
+ * the wall clock read just before the line is written. */
 void ref_emit_hello(const char *name, const char *version);
+
+/* The answer to the harness's clock probe: {"type":"clock","wall_ms":...},
+ * the wall clock read now (docs/client-protocol.md, the clock probe). */
+void ref_emit_clock(void);
 
 /* Just before attempt @attempt (1, 2, ... in this process) goes on the
  * wire: its @kind ("read", "write" or "reconcile") and the

@@ -174,6 +174,8 @@ static enum next on_line(struct tasks *ts, const struct ref_shared *sh, const ch
 		on_cancel(ts, msg, lineno);
 	else if (strcmp(type->valuestring, "shutdown") == 0)
 		next = STOP;
+	else if (strcmp(type->valuestring, "clock") == 0)
+		ref_emit_clock(); /* at once, from the reading thread */
 	else
 		bad_line(lineno, "unknown type");
 	cJSON_Delete(msg);

@@ -11,7 +11,11 @@ What this part does, the same for every library:
 
 - prints `hello` at once, with the library's name, its installed version
   (read at run time), this adapter's name and the library configuration
-  used, in one line;
+  used, and `wall_ms` (time.time() in ms), in one line;
+- answers the harness's clock probe, `{"type": "clock"}`, at once on the
+  main thread with `{"type": "clock", "wall_ms": ...}`, time.time() read
+  then (under --time-scale it is libfaketime's clock, which the harness
+  checks against its own);
 - reads `task`, `cancel` and `shutdown` lines on the main thread and runs
   each task on a thread of its own, all of them sharing the library's
   client objects (one per process, or one per retry configuration where
@@ -85,6 +89,11 @@ def emit(obj):
     with _out_lock:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
+
+
+def wall_ms():
+    """The wall clock (CLOCK_REALTIME) in ms since the Unix epoch."""
+    return time.time() * 1000
 
 
 def current():
@@ -303,7 +312,7 @@ def _hello(lib):
     emit({"type": "hello", "protocol": PROTOCOL,
           "client": {"name": lib.NAME, "version": version, "adapter": ADAPTER,
                      "config": lib.CONFIG},
-          "features": ["cancel"]})
+          "features": ["cancel"], "wall_ms": wall_ms()})
 
 
 def _stop_all(lib, tasks):
@@ -343,6 +352,8 @@ def serve(lib):
                 timer = threading.Timer(max(0.0, left), _cancelled, args=(lib, task))
                 timer.daemon = True
                 timer.start()
+        elif kind == "clock":
+            emit({"type": "clock", "wall_ms": wall_ms()})
         elif kind == "shutdown":
             break
         else:

@@ -7,8 +7,11 @@
 // LIBRARY names a file lib/LIBRARY.mjs beside this one (got, ky, axios,
 // p-retry, fetch-retry, undici, openai, anthropic). This part does what every
 // library shares: the hello (the library's version read from its installed
-// package.json at run time), reading the harness's lines with readline, one
-// async function per task, all of them running concurrently on ONE client
+// package.json at run time, and `wall_ms`, Date.now()), reading the
+// harness's lines with readline, the clock probe (a `{"type": "clock"}` line
+// is answered at once, from the line handler, with Date.now() as `wall_ms`:
+// under --time-scale that is libfaketime's clock, which the harness checks),
+// one async function per task, all of them running concurrently on ONE client
 // object that the library file builds once per process, an AbortController
 // per task (its signal goes to the library wherever the library takes one),
 // cancel, shutdown, the outcome mapping and the result lines.
@@ -310,7 +313,7 @@ async function main() {
 	emit({ type: 'hello', protocol: 1,
 		client: { name: lib.library, version: pkg.version, adapter: 'node stdio adapter 1',
 			config: lib.config },
-		features: ['cancel'] });
+		features: ['cancel'], wall_ms: Date.now() });
 	// The library itself loads now, after the hello; tasks wait for it.
 	const ready = lib.create(registry);
 	ready.catch((err) => {
@@ -383,6 +386,8 @@ async function main() {
 				cancel(t);
 			else
 				note(`cancel for unknown task ${m.id}`);
+		} else if (m?.type === 'clock') {
+			emit({ type: 'clock', wall_ms: Date.now() });
 		} else if (m?.type === 'shutdown') {
 			shutdown();
 		} else {

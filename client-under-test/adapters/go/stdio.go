@@ -1,8 +1,14 @@
 // stdio.go -- the generic part of the Go stdio adapter (docs/client-protocol.md,
-// protocol 1): hello, task lines read without waiting for running tasks, one
+// protocol 1): hello (with its wall_ms), task lines read without waiting for
+// running tasks, the clock probe answered at once by the reading loop, one
 // goroutine per task, cancel through the task's context, shutdown, and the
 // result built mechanically from what the library's hooks reported. The
 // library part (here retryablehttp.go) provides libHello and libRun.
+//
+// The wall clock is time.Now(), which Go reads from the kernel (vDSO), not
+// through the C library: under --time-scale libfaketime cannot reach it, so
+// this adapter reports the real clock and the harness's clock probe refuses
+// it, as it should.
 //
 // Never printed: the key (it is read from the task's key_env and handed to
 // the library only) and the request body.
@@ -57,6 +63,9 @@ type Outcome struct {
 }
 
 var outMu sync.Mutex
+
+// wallMs is the wall clock (CLOCK_REALTIME) in ms since the Unix epoch.
+func wallMs() float64 { return float64(time.Now().UnixMicro()) / 1000 }
 
 // emit prints one protocol line of type typ about task (none when empty),
 // "type" and "task" first; lines of concurrent tasks never interleave.
@@ -193,7 +202,7 @@ func ReporterOf(ctx context.Context) *Reporter {
 
 func main() {
 	emit("hello", "", map[string]any{"protocol": 1, "client": libHello(),
-		"features": []string{"cancel"}})
+		"features": []string{"cancel"}, "wall_ms": wallMs()})
 	var wg sync.WaitGroup
 	cancels := map[string]context.CancelFunc{}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
@@ -222,6 +231,8 @@ func main() {
 				} else {
 					fmt.Fprintf(os.Stderr, "adapter: line %d: cancel of unknown task, ignored\n", lineno)
 				}
+			} else if m.Type == "clock" {
+				emit("clock", "", map[string]any{"wall_ms": wallMs()})
 			} else if m.Type == "shutdown" {
 				break
 			} else {

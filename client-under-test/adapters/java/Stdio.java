@@ -1,10 +1,12 @@
 // Stdio.java -- the generic part of the Java stdio adapter
-// (docs/client-protocol.md, protocol 1): hello, task lines read on the main
-// thread while tasks run, cancel and shutdown plumbing, the result built
-// mechanically from what the library's hooks reported, and a small JSON
-// reader and writer (the JDK has none). A library part implements Library
-// (here OkHttpAdapter.java) and starts its tasks however the library runs
-// requests concurrently.
+// (docs/client-protocol.md, protocol 1): hello (with its wall_ms), task
+// lines read on the main thread while tasks run, the clock probe answered
+// there at once (System.currentTimeMillis(), which the JVM reads through the
+// C library: libfaketime's clock under --time-scale), cancel and shutdown
+// plumbing, the result built mechanically from what the library's hooks
+// reported, and a small JSON reader and writer (the JDK has none). A
+// library part implements Library (here OkHttpAdapter.java) and starts its
+// tasks however the library runs requests concurrently.
 //
 // Never printed: the key (read from the task's key_env and handed to the
 // library only) and the request body.
@@ -210,6 +212,7 @@ public final class Stdio {
 		hello.put("protocol", 1);
 		hello.put("client", lib.hello());
 		hello.put("features", List.of("cancel"));
+		hello.put("wall_ms", System.currentTimeMillis());
 		emit(hello);
 		BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
 		String line;
@@ -241,6 +244,11 @@ public final class Stdio {
 				}
 				if (r == null || !r.cancel())
 					System.err.println("adapter: line " + lineno + ": cancel of no running task, ignored");
+			} else if ("clock".equals(type)) {
+				Map<String, Object> c = new LinkedHashMap<>();
+				c.put("type", "clock");
+				c.put("wall_ms", System.currentTimeMillis());
+				emit(c);
 			} else if ("shutdown".equals(type)) {
 				break;
 			} else {

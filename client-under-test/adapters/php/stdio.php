@@ -1,9 +1,11 @@
 <?php
 // stdio.php -- the generic part of the PHP stdio adapter
-// (docs/client-protocol.md, protocol 1): hello, task lines read without
-// blocking (stream_select on STDIN) in one loop with the library's own event
-// loop, cancel and shutdown plumbing, and the result built mechanically from
-// what the library's hooks reported. PHP has no threads: a library part
+// (docs/client-protocol.md, protocol 1): hello (with its wall_ms), task
+// lines read without blocking (stream_select on STDIN) in one loop with the
+// library's own event loop, the clock probe answered in that loop as soon as
+// its line is read (microtime(true), which PHP reads through the C library:
+// libfaketime's clock under --time-scale), cancel and shutdown plumbing, and
+// the result built mechanically from what the library's hooks reported. PHP has no threads: a library part
 // (here guzzle.php) starts each task as an asynchronous request and
 // advances its transfers in tick(), which the loop calls between reads.
 //
@@ -201,6 +203,12 @@ interface Library
     public function tick(): void;
 }
 
+/** The wall clock (CLOCK_REALTIME) in ms since the Unix epoch. */
+function wall_ms(): float
+{
+    return microtime(true) * 1000;
+}
+
 /** Prints one protocol line. */
 function emit(array $m): void
 {
@@ -211,7 +219,8 @@ function emit(array $m): void
 /** Runs the protocol with $lib until shutdown or the end of input; exits 0. */
 function stdio_main(Library $lib): void
 {
-    emit(['type' => 'hello', 'protocol' => 1, 'client' => $lib->hello(), 'features' => ['cancel']]);
+    emit(['type' => 'hello', 'protocol' => 1, 'client' => $lib->hello(), 'features' => ['cancel'],
+          'wall_ms' => wall_ms()]);
     stream_set_blocking(STDIN, false);
     /** @var array<string,Reporter> $tasks */
     $tasks = [];
@@ -249,6 +258,8 @@ function stdio_main(Library $lib): void
                     if ($rep === null || !$rep->cancel()) {
                         fwrite(STDERR, "adapter: line $lineno: cancel of no running task, ignored\n");
                     }
+                } elseif ($type === 'clock') {
+                    emit(['type' => 'clock', 'wall_ms' => wall_ms()]);
                 } elseif ($type === 'shutdown') {
                     $open = false;
                 } else {

@@ -432,7 +432,14 @@ static int probe_of(const char *path)
  * *@prog, the script chain into *@chain (owned). */
 static enum fa_rc follow(const char *word, char **prog, char **chain, struct fa_err *err)
 {
-	char *path = resolve(word), *text = fa_xstrdup("");
+	char *path = resolve(word), *text;
+
+	if (path == NULL) {
+		fa_err_set(err, "'%s': no such program%s", word,
+			   strchr(word, '/') ? "" : " on PATH");
+		return FA_EINVAL;
+	}
+	text = fa_xstrdup("");
 
 	for (int depth = 0; path != NULL && depth < 4; depth++) {
 		unsigned char *m;

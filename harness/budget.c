@@ -7,8 +7,10 @@
 #include <cJSON.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "escalation.h"
 #include "evidence.h"
+#include "timescale.h"
 
 #define CHECK_ID "budget.escalates"
 
@@ -199,7 +201,10 @@ void hx_budget_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
 	const struct hx_check_input *in = c->in;
 	const struct hx_param_value *list = hx_check_param(c, "tasks");
-	int tol_ms = (int)hx_check_param(c, "tolerance_ms")->i;
+	/* under a scale, the provider's stamps lag the client's own clock by
+	 * its real delays times the scale (docs/time-scale.md) */
+	int tol_ms = (int)hx_check_param(c, "tolerance_ms")->i +
+		     (int)(hx_timescale_margin_us(fa_clock_scale(), HX_TIMESCALE_LATE_US) / 1000);
 	size_t n_list = list->n_tasks, n_j = 0, n_bad = 0;
 	struct judged *js = fa_xcalloc(n_list + 1, sizeof(*js));
 	struct hx_evidence bad = { 0 }, good = { 0 };

@@ -7,7 +7,9 @@
 #include <cJSON.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "evidence.h"
+#include "timescale.h"
 
 #define CHECK_ID "cancel.quiet"
 #define MAX_DUE_MS 86400000     /* a due_in_ms past a day is no plan to honour */
@@ -94,7 +96,10 @@ static bool sent_after(const struct hx_check_input *in, const char *id, int64_t 
 void hx_cancel_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
 	const struct hx_check_input *in = c->in;
-	int64_t tol_us = hx_check_param(c, "tolerance_ms")->i * 1000;
+	/* under a scale, the real flight of an attempt crossing the cancel is
+	 * multiplied: the tolerance grows by it (docs/time-scale.md) */
+	int64_t tol_us = hx_check_param(c, "tolerance_ms")->i * 1000 +
+			 hx_timescale_margin_us(fa_clock_scale(), HX_TIMESCALE_LATE_US);
 	struct hx_evidence bad = { 0 }, good = { 0 };
 	size_t n_cancelled = 0, n_judged = 0, n_bad = 0;
 	const struct hx_task_run *done_first = NULL;

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "evidence.h"
+#include "timescale.h"
 
 static double ms(int64_t us)
 {
@@ -334,7 +336,9 @@ void hx_pause_scope_check(const struct hx_check_ctx *c, struct hx_check_result *
 
 			if (same(b->task, p->task) || !same(b->scope, p->scope) ||
 			    b->t_arrival_us <= p->t_response_us ||
-			    on_its_way(c, b, p->t_response_us, tol_us))
+			    on_its_way(c, b, p->t_response_us,
+				       tol_us + hx_timescale_margin_us(fa_clock_scale(),
+								       HX_TIMESCALE_LATE_US)))
 				continue;
 			any_after = true;
 			if (b->t_arrival_us < p->pause_until_us - tol_us) {

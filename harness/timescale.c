@@ -207,6 +207,11 @@ static bool run_probe(char *const argv[], char *out, size_t cap, struct fa_err *
 	return ok;
 }
 
+int64_t hx_timescale_margin_us(double scale, int64_t real_us)
+{
+	return scale > 1.0 ? (int64_t)((scale - 1.0) * (double)real_us) : 0;
+}
+
 enum fa_rc hx_timescale_check_reading(const char *who, double client_ms, int64_t from_us,
 				      int64_t to_us, struct fa_err *err)
 {

@@ -11,6 +11,23 @@
  * before an HTTP-date retry could come early (docs/time-scale.md). */
 #define HX_TIMESCALE_SLACK_US 50000
 
+/* Real time a client's attempt may take, at the tail under load, from
+ * "it is on its way" (a retry sent as the pausing answer went out, an
+ * attempt crossing a cancel) to the provider's arrival stamp, µs;
+ * docs/time-scale.md has the measurement. A scale multiplies it. */
+#define HX_TIMESCALE_LATE_US 5000
+
+/* Real spread of returns that a client means to send at one instant
+ * (threads or processes woken together, their requests' own work), at
+ * the tail under load, µs: what a scale can spread a wave by. */
+#define HX_TIMESCALE_SPREAD_US 20000
+
+/* What a time scale @scale adds, in virtual µs, to a tolerance for @real_us
+ * of real delay: (scale − 1) × @real_us, 0 at scale 1, so a check keeps its
+ * documented rule unscaled and the real delay a scale multiplies never
+ * turns into a verdict. */
+int64_t hx_timescale_margin_us(double scale, int64_t real_us);
+
 /* The virtual pause between the hello and the clock probe, µs. */
 #define HX_TIMESCALE_PROBE_US 2000000
 

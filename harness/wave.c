@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "evidence.h"
+#include "timescale.h"
 
 static bool same(const char *a, const char *b)
 {
@@ -221,6 +223,7 @@ void hx_wave_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 	struct judged best = { 0 };
 	size_t pauses = 0, best_held = 0;
 	struct hx_evidence ev = { 0 };
+	int64_t margin;
 
 	for (size_t i = 0; i < in->n_attempts && !(best.wave_all || best.wave_but_one); i++) {
 		const struct fa_attempt *p = &in->attempts[i];
@@ -259,5 +262,22 @@ void hx_wave_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 	hx_evidence_give(&ev, r);
 	r->verdict = best.wave_all || best.wave_but_one ? HX_FAIL : HX_PASS;
 	r->detail = describe(&best, w_min_ms, wave_us, wave1_us);
+	margin = hx_timescale_margin_us(fa_clock_scale(), HX_TIMESCALE_SPREAD_US);
+	if (r->verdict == HX_PASS && margin > 0 &&
+	    (best.full_us <= wave_us + margin ||
+	     (best.robust_us >= 0 && best.robust_us <= wave1_us + margin))) {
+		/* a scale spreads what a client sends at once by its real
+		 * scheduling times S: a spread this small may be a wave */
+		char *d = r->detail;
+
+		r->verdict = HX_NA;
+		r->detail = fa_xasprintf("cannot tell under --time-scale %g: %s; the scale "
+					 "can spread a wave by up to %.1f ms of virtual time "
+					 "(%d ms of real scheduling x %g), so only a spread past "
+					 "the rule by that much passes (docs/time-scale.md)",
+					 fa_clock_scale(), d, ms(margin),
+					 HX_TIMESCALE_SPREAD_US / 1000, fa_clock_scale() - 1.0);
+		free(d);
+	}
 	free(best.r);
 }

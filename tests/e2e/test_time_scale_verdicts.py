@@ -4,7 +4,7 @@ daily quota reset six hours away), graded at --time-scale 20 on the
 reference client, curl, one Python library (urllib3) and one Node.js
 library (got), must give every verdict a run at scale 1 gave.
 
-The scale-1 verdicts are pinned in expect/time-scale-verdicts.json: a
+The scale-1 verdicts are pinned in pins/time-scale-verdicts.json: a
 scale-1 run of the four takes about ten minutes, far too long for make
 test, so they were recorded by client-under-test/matrix/run at scale 1
 (the file says how) and this test runs only the scaled side, about a
@@ -27,7 +27,7 @@ from conftest import BUILD, REPO
 pytestmark = pytest.mark.xdist_group("matrix-fast")
 
 SUITE = "scenarios/five-step/suite.json"
-PINS = REPO / "tests/e2e/expect/time-scale-verdicts.json"
+PINS = REPO / "tests/e2e/pins/time-scale-verdicts.json"
 SCALE = "20"
 
 

@@ -118,8 +118,13 @@ demo: deps
 # Benchmarks against nginx and of the harness (docs/bench.md); never part of `make test`.
 bench: deps
 	@ci/install-bench-deps
-	$(MAKE) all
+	$(MAKE) all $(BUILD)/bench-wakeup
 	$(PYTHON) bench/run $(BUILD)
+
+# The timer wake-up probe of bench/run's wake-up line (bench/wakeup.c).
+$(BUILD)/bench-wakeup: bench/wakeup.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< -lpthread
 
 lint: $(BUILD)/libfakeapi.a $(HX_OBJ)
 	@! git grep -nE '\b(strcpy|strcat|sprintf|vsprintf|strtok|atoi|atol|gets)[[:space:]]*\(' -- '*.c' '*.h' \

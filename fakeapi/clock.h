@@ -6,9 +6,11 @@
 #include <stdint.h>
 #include <time.h>
 
-/* The largest time scale a run accepts (docs/time-scale.md: the wake-up
- * error that the scale multiplies must stay inside the timing checks'
- * tolerances). */
+/* The largest time scale a run accepts. libfaketime ends a poll or
+ * epoll_wait up to 1 ms of real time early (S ms virtual) against
+ * wait.retry_after's 50 ms, and above 20 the wave check could rarely
+ * judge a full-jitter client (docs/time-scale.md, "Why the scale stops
+ * at 20"). */
 #define FA_CLOCK_SCALE_MAX 20.0
 
 /* The real instants of the timeline's origin T0, on each clock the

@@ -14,10 +14,9 @@
 
 #include "alloc.h"
 #include "clock.h"
+#include "environment.h"
 #include "timescale.h"
 #include "utf8.h"
-
-extern char **environ;
 
 /* A growing string; every append keeps it NUL-terminated. */
 struct buf {
@@ -198,49 +197,25 @@ char *hx_exec_task_url(const char *base, const char *path, const char *task_id)
 			    strchr(path, '?') ? '&' : '?', task_id);
 }
 
-/* Length of the name part of a "NAME=value" entry. */
-static size_t env_name_len(const char *entry)
-{
-	const char *eq = strchr(entry, '=');
-
-	return eq ? (size_t)(eq - entry) : strlen(entry);
-}
-
 char **hx_exec_env(const char *const *extra, const char *mark)
 {
 	const char *const *ts = hx_timescale_env();
-	size_t n_own = 0, n_extra = 0, n_ts = 0, k = 0;
+	size_t n_extra = 0, n_ts = 0;
 	const char **add;
 	char **env;
 
-	while (environ != NULL && environ[n_own] != NULL)
-		n_own++;
 	while (extra != NULL && extra[n_extra] != NULL)
 		n_extra++;
 	while (ts != NULL && ts[n_ts] != NULL)
 		n_ts++;
 	/* the clock's entries after the others: a later entry wins */
-	add = fa_xcalloc(n_ts + n_extra + 2, sizeof(*add));
+	add = fa_xcalloc(n_extra + n_ts + 2, sizeof(*add));
 	for (size_t j = 0; j < n_extra; j++)
 		add[j] = extra[j];
 	for (size_t j = 0; j < n_ts; j++)
 		add[n_extra + j] = ts[j];
-	n_extra += n_ts;
-	if (mark != NULL)
-		add[n_extra++] = mark;
-	env = fa_xcalloc(n_own + n_extra + 1, sizeof(*env));
-	for (size_t i = 0; i < n_own + n_extra; i++) {
-		const char *e = i < n_own ? environ[i] : add[i - n_own];
-		size_t len = env_name_len(e);
-		bool replaced = false;
-
-		/* a later entry of the same name wins; a bare NAME unsets it */
-		for (size_t j = i < n_own ? 0 : i - n_own + 1; j < n_extra && !replaced; j++)
-			replaced = env_name_len(add[j]) == len && strncmp(add[j], e, len) == 0;
-		if (!replaced && (i < n_own || e[len] == '='))
-			env[k++] = (char *)e;
-	}
-	env[k] = NULL;
+	add[n_extra + n_ts] = mark;
+	env = hx_environment_merge(add);
 	free(add);
 	return env;
 }

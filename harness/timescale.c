@@ -19,7 +19,7 @@
 
 #include "alloc.h"
 #include "clock.h"
-#include "exec.h"
+#include "environment.h"
 
 /* How long a probe may take, real µs (an interpreter's start included). */
 #define PROBE_TIMEOUT_US 15000000
@@ -144,7 +144,7 @@ void hx_timescale_stop(void)
  * µs. False with the reason in @err when it cannot start or time runs out. */
 static bool run_probe(char *const argv[], char *out, size_t cap, struct fa_err *err)
 {
-	char **envp = hx_exec_env(NULL, NULL);
+	char **envp = hx_environment_merge(hx_timescale_env());
 	int64_t until = fa_clock_real_mono_us() + PROBE_TIMEOUT_US;
 	size_t len = 0;
 	int fds[2], status;

@@ -53,7 +53,9 @@ $(BUILD)/fakeapi: $(BUILD)/obj/fakeapi/main.o $(BUILD)/libfakeapi.a
 $(BUILD)/fakeapi-harness: $(BUILD)/obj/harness/main.o $(HX_OBJ) $(BUILD)/libfakeapi.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_ALL)
 
+# ci/unit-suites: every tests/unit/test_*.c is in main.c's list (docs/internals.md).
 $(BUILD)/unit-tests: $(UNIT_OBJ) $(HX_OBJ) $(BUILD)/libfakeapi.a
+	@ci/unit-suites tests/unit
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_ALL) $(CUNIT_LIBS)
 
 define client_rules

@@ -4,53 +4,55 @@
 #include <CUnit/Basic.h>
 
 /*
- * Weak so a module's tests can land before or after the others: a register
- * function that does not exist yet is simply skipped.
+ * Every tests/unit/test_<name>.c, each once, in run order; the file defines
+ * test_<name>_register(). A listed name without its file fails the link
+ * (the declarations are strong), and ci/unit-suites, which the build runs
+ * before linking, fails on a test file this list leaves out.
  */
 #define TEST_MODULES(X) \
-	X(retry_after)  \
-	X(scenario)     \
-	X(task_spec)    \
-	X(journal)      \
-	X(route)        \
-	X(scope)        \
-	X(provider)     \
-	X(check)        \
-	X(expect)       \
-	X(report)       \
-	X(exec)         \
-	X(wave)         \
-	X(tally)        \
-	X(stdio)        \
-	X(store)        \
-	X(fault)        \
-	X(evidence)     \
-	X(write)        \
-	X(event)        \
-	X(budget)       \
-	X(escalation)   \
-	X(cancel)       \
-	X(circuit)      \
-	X(concurrency)  \
-	X(pacing)       \
+	X(retry_after) \
+	X(scenario) \
+	X(task_spec) \
+	X(journal) \
+	X(route) \
+	X(provider) \
+	X(check) \
+	X(expect) \
+	X(report) \
+	X(exec) \
+	X(wave) \
+	X(tally) \
+	X(stdio) \
+	X(store) \
+	X(fault) \
+	X(evidence) \
+	X(write) \
+	X(event) \
+	X(budget) \
+	X(escalation) \
+	X(cancel) \
+	X(circuit) \
+	X(concurrency) \
+	X(pacing) \
 	X(interruption) \
-	X(canary)       \
-	X(grade)        \
+	X(canary) \
+	X(grade) \
 	X(known_failing) \
-	X(quota)        \
-	X(shape)        \
-	X(chat)         \
-	X(sse)          \
-	X(messages)     \
-	X(follow)       \
-	X(livefeed)     \
-	X(har)          \
-	X(redact)       \
-	X(recording)    \
+	X(quota) \
+	X(quota_tokens) \
+	X(shape) \
+	X(chat) \
+	X(sse) \
+	X(messages) \
+	X(follow) \
+	X(livefeed) \
+	X(har) \
+	X(redact) \
+	X(recording) \
 	X(coverage) \
 	X(clock)
 
-#define DECLARE(m) void test_##m##_register(void) __attribute__((weak));
+#define DECLARE(m) void test_##m##_register(void);
 TEST_MODULES(DECLARE)
 #undef DECLARE
 
@@ -63,7 +65,7 @@ int main(void)
 			CU_get_error_msg());
 		return 2;
 	}
-#define CALL(m) if (test_##m##_register) test_##m##_register();
+#define CALL(m) test_##m##_register();
 	TEST_MODULES(CALL)
 #undef CALL
 	CU_basic_set_mode(CU_BRM_NORMAL);

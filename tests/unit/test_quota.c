@@ -630,9 +630,6 @@ static void quota__scenario_defaults_and_overrides(void)
 	fa_scenario_free(sc);
 }
 
-/* the LLM rate-limit guide's token and daily buckets: tests/unit/test_quota_tokens.c */
-void test_quota_tokens_register(void);
-
 void test_quota_register(void)
 {
 	CU_pSuite suite = CU_add_suite("quota", NULL, NULL);
@@ -671,5 +668,4 @@ void test_quota_register(void)
 		    quota__provider_answers_the_platform_429_and_refunds_503);
 	CU_add_test(suite, "quota__scenario_defaults_and_overrides",
 		    quota__scenario_defaults_and_overrides);
-	test_quota_tokens_register();
 }

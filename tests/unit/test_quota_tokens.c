@@ -1,5 +1,5 @@
 /* test_quota_tokens.c -- the LLM rate-limit guide's token and daily buckets, with fake times;
- * registered by test_quota.c. */
+ * the quota_tokens suite. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,0 +1,92 @@
+"""The checks that keep the structure honest: ci/unit-suites (no CUnit test
+file silently left out or listed without its file) and ci/include-graph
+(include circles and client includes of provider headers), each shown
+failing on a copy with the defect and passing on the tree."""
+
+import os
+import shutil
+import subprocess
+
+from conftest import REPO
+
+UNIT_SUITES = os.path.join(REPO, "ci", "unit-suites")
+INCLUDE_GRAPH = os.path.join(REPO, "ci", "include-graph")
+
+
+def run(argv, **kw):
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, **kw)
+
+
+def unit_copy(tmp_path):
+    d = tmp_path / "unit"
+    shutil.copytree(os.path.join(REPO, "tests", "unit"), d)
+    return d
+
+
+def test_unit_suites_accepts_the_tree():
+    r = run([UNIT_SUITES, os.path.join(REPO, "tests", "unit")])
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+
+
+def test_unit_suites_names_a_test_file_the_list_leaves_out(tmp_path):
+    d = unit_copy(tmp_path)
+    shutil.copy(d / "test_clock.c", d / "test_new_module.c")
+    r = run([UNIT_SUITES, str(d)])
+    assert r.returncode == 1
+    assert r.stderr == ("%s/test_new_module.c: not listed in %s/main.c (TEST_MODULES):"
+                        " its tests would never run\n" % (d, d))
+
+
+def test_unit_suites_names_a_listed_suite_without_its_file(tmp_path):
+    d = unit_copy(tmp_path)
+    os.remove(d / "test_clock.c")
+    r = run([UNIT_SUITES, str(d)])
+    assert r.returncode == 1
+    assert r.stderr == ("%s/main.c: lists clock, but %s/test_clock.c does not exist\n"
+                        % (d, d))
+
+
+def test_unit_suites_names_a_suite_listed_twice(tmp_path):
+    d = unit_copy(tmp_path)
+    main = (d / "main.c").read_text()
+    (d / "main.c").write_text(main.replace("\tX(clock)", "\tX(clock) \\\n\tX(clock)"))
+    r = run([UNIT_SUITES, str(d)])
+    assert r.returncode == 1
+    assert "clock is listed 2 times in TEST_MODULES" in r.stderr
+
+
+def graph_copy(tmp_path):
+    """A tree with ci/include-graph and two small folders of modules."""
+    root = tmp_path / "tree"
+    (root / "ci").mkdir(parents=True)
+    shutil.copy(INCLUDE_GRAPH, root / "ci" / "include-graph")
+    for folder in ("fakeapi", "harness", "client-under-test/c"):
+        (root / folder).mkdir(parents=True)
+    def module(folder, name, *incs):
+        (root / folder / (name + ".h")).write_text(
+            "".join('#include "%s.h"\n' % i for i in incs))
+        (root / folder / (name + ".c")).write_text('#include "%s.h"\n' % name)
+    module("fakeapi", "a", "b")
+    module("fakeapi", "b")
+    module("harness", "x")
+    module("client-under-test/c", "main")
+    return root, module
+
+
+def test_include_graph_passes_a_tree_without_circles(tmp_path):
+    root, _ = graph_copy(tmp_path)
+    r = run([str(root / "ci" / "include-graph")])
+    assert r.returncode == 0, r.stdout
+    assert "fakeapi/: 2 modules, 0 include circles" in r.stdout
+
+
+def test_include_graph_names_a_circle_and_a_client_include(tmp_path):
+    root, module = graph_copy(tmp_path)
+    module("fakeapi", "b", "c")
+    module("fakeapi", "c", "a")
+    module("client-under-test/c", "main", "b")
+    r = run([str(root / "ci" / "include-graph")])
+    assert r.returncode == 1
+    assert "  circle of 3: a b c\n" in r.stdout
+    assert 'client-under-test/c/main.h includes "b.h"' in r.stdout

@@ -53,6 +53,10 @@ $(BUILD)/fakeapi: $(BUILD)/obj/fakeapi/main.o $(BUILD)/libfakeapi.a
 $(BUILD)/fakeapi-harness: $(BUILD)/obj/harness/main.o $(HX_OBJ) $(BUILD)/libfakeapi.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_ALL)
 
+# Every unit test file gets the comparing assertions that print both values.
+$(UNIT_OBJ): CFLAGS_ALL += -include tests/unit/unit_assert.h
+$(UNIT_OBJ): tests/unit/unit_assert.h
+
 # ci/unit-suites: every tests/unit/test_*.c is in main.c's list (docs/internals.md).
 $(BUILD)/unit-tests: $(UNIT_OBJ) $(HX_OBJ) $(BUILD)/libfakeapi.a
 	@ci/unit-suites tests/unit

@@ -90,3 +90,56 @@ def test_include_graph_names_a_circle_and_a_client_include(tmp_path):
     assert r.returncode == 1
     assert "  circle of 3: a b c\n" in r.stdout
     assert 'client-under-test/c/main.h includes "b.h"' in r.stdout
+
+
+FAILING_ASSERTS = r'''
+#include <stddef.h>
+#include <CUnit/Basic.h>
+static int calls;
+static int next(void) { return ++calls; }
+static void t(void)
+{
+	size_t n = 4;
+	const char *s = "ab", *none = NULL;
+	CU_ASSERT_EQUAL(n, 3);
+	CU_ASSERT_EQUAL(next(), 1); /* evaluated once: passes */
+	CU_ASSERT_NOT_EQUAL(-2, -2);
+	CU_ASSERT_EQUAL(0.5, 0.25);
+	CU_ASSERT_STRING_EQUAL(s, "abc");
+	CU_ASSERT_STRING_EQUAL(none, "x");
+	CU_ASSERT_STRING_NOT_EQUAL(s, "ab");
+	CU_ASSERT_EQUAL_FATAL(calls, 2);
+	CU_ASSERT_EQUAL(1, 1); /* not reached */
+}
+int main(void)
+{
+	CU_initialize_registry();
+	CU_add_test(CU_add_suite("s", NULL, NULL), "t", t);
+	CU_basic_set_mode(CU_BRM_NORMAL);
+	CU_basic_run_tests();
+	printf("failures %u\n", CU_get_number_of_failures());
+	CU_cleanup_registry();
+	return 0;
+}
+'''
+
+
+def test_unit_assertions_print_what_they_got_and_wanted(tmp_path):
+    src = tmp_path / "t.c"
+    src.write_text(FAILING_ASSERTS)
+    exe = tmp_path / "t"
+    cc = run(["cc", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
+              "-include", os.path.join(REPO, "tests", "unit", "unit_assert.h"),
+              str(src), "-o", str(exe), "-lcunit"])
+    assert cc.returncode == 0, cc.stderr
+    out = run([str(exe)]).stdout
+    for line in ("CU_ASSERT_EQUAL(n, 3): got 4, want 3",
+                 "CU_ASSERT_NOT_EQUAL(-2, -2): got -2, want not -2",
+                 "CU_ASSERT_EQUAL(0.5, 0.25): got 0.5, want 0.25",
+                 'CU_ASSERT_STRING_EQUAL(s, "abc"): got "ab", want "abc"',
+                 'CU_ASSERT_STRING_EQUAL(none, "x"): got (null), want "x"',
+                 'CU_ASSERT_STRING_NOT_EQUAL(s, "ab"): got "ab", want not "ab"',
+                 "CU_ASSERT_EQUAL_FATAL(calls, 2): got 1, want 2"):
+        assert line in out, out
+    assert "next()" not in out
+    assert "failures 7" in out

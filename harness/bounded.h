@@ -2,7 +2,7 @@
 #ifndef HX_BOUNDED_H
 #define HX_BOUNDED_H
 
-#include "check.h"
+#include "judge.h"
 
 /*
  * Judge attempts.bounded (docs/checks.md; the retry-safety guide: a

@@ -2,7 +2,7 @@
 #ifndef HX_BUDGET_H
 #define HX_BUDGET_H
 
-#include "check.h"
+#include "judge.h"
 
 /* Slack after first arrival + max_wait_s before an attempt counts as past
  * the budget, ms (requests take time too); the parameter "tolerance_ms"

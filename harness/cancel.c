@@ -24,11 +24,6 @@ static double ms(int64_t us)
 	return (double)us / 1000.0;
 }
 
-int hx_cancel_margin_ms(const struct fa_scenario *sc)
-{
-	return (int)hx_expect_int(sc, CHECK_ID, "margin_ms");
-}
-
 int64_t hx_cancel_quiet_until(const struct fa_attempt *attempts, size_t n_attempts,
 			      const struct hx_client_msg *msgs, size_t n_msgs,
 			      const char *task, int64_t t_cancel_us, int margin_ms)

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "check.h"
+#include "judge.h"
 
 /* Watched time past the wait that was pending when the task was
  * cancelled, ms; the parameter "margin_ms" overrides. */
@@ -28,9 +28,6 @@ int64_t hx_cancel_quiet_until(const struct fa_attempt *attempts, size_t n_attemp
 			      const struct hx_client_msg *msgs, size_t n_msgs,
 			      const char *task, int64_t t_cancel_us, int margin_ms);
 
-/* The margin of @sc's cancel.quiet expectation ("margin_ms"), else
- * HX_CANCEL_MARGIN_MS. */
-int hx_cancel_margin_ms(const struct fa_scenario *sc);
 
 /*
  * cancel.quiet (L4; the retry-safety guide: a queue needs cancel; delete

@@ -197,17 +197,6 @@ const struct hx_check_def *hx_check_find(const char *id)
 	return NULL;
 }
 
-bool hx_check_attributed(const struct hx_check_input *in, const struct fa_attempt *a)
-{
-	return a->task != NULL && in->sc != NULL && fa_scenario_task(in->sc, a->task) != NULL;
-}
-
-bool hx_check_received(const struct fa_attempt *a)
-{
-	return a->status != 0 && a->t_response_us >= 0 &&
-	       a->delivered == FA_DELIVERED_COMPLETE;
-}
-
 void hx_check_ctx_init(struct hx_check_ctx *c, const struct hx_check_input *in)
 {
 	size_t n = in->n_attempts;
@@ -228,7 +217,8 @@ void hx_check_ctx_init(struct hx_check_ctx *c, const struct hx_check_input *in)
 			c->att[c->n++] = c->all[i];
 	c->expect = fa_xcalloc(N_DEFS, sizeof(*c->expect));
 	for (size_t i = 0; i < N_DEFS; i++)
-		hx_expect_read(in->sc, &defs[i], &c->expect[i]);
+		hx_param_read(in->sc, defs[i].id, defs[i].params, defs[i].n_params,
+			      &c->expect[i]);
 }
 
 /* A programming error: a judge asked for what the registry does not have. */
@@ -251,7 +241,7 @@ void hx_check_ctx_release(struct hx_check_ctx *c)
 	if (c == NULL)
 		return;
 	for (size_t i = 0; c->expect != NULL && i < N_DEFS; i++)
-		hx_expect_check_release(&c->expect[i]);
+		hx_param_set_release(&c->expect[i]);
 	free(c->expect);
 	free(c->all);
 	free(c->att);
@@ -259,37 +249,16 @@ void hx_check_ctx_release(struct hx_check_ctx *c)
 	memset(c, 0, sizeof(*c));
 }
 
-const struct hx_param_value *hx_check_param(const struct hx_check_ctx *c, const char *name)
-{
-	if (c->def == NULL)
-		internal_error("no check in focus for parameter", name);
-	for (size_t k = 0; k < c->def->n_params; k++)
-		if (strcmp(c->def->params[k].name, name) == 0)
-			return &c->ex->v[k];
-	if (strcmp(name, hx_expect_required.name) == 0)
-		return &c->ex->required;
-	internal_error(c->def->id, name);
-	return NULL;
-}
-
 bool hx_check_covered(const struct hx_check_ctx *c, const char **why)
 {
 	return hx_coverage_covers(c, why);
-}
-
-void hx_check_na_empty(const struct hx_check_ctx *c, struct hx_check_result *r)
-{
-	r->verdict = HX_NA;
-	r->detail = fa_xasprintf("the journal has no attributed attempts (%zu unattributed: "
-				 "none names a task of the scenario by its fa_task parameter "
-				 "or X-Fakeapi-Task header)", c->n_un);
 }
 
 /* --strict makes every check required; else the scenario's "required",
  * else the check's default. */
 static bool is_required(const struct hx_check_ctx *c)
 {
-	const struct hx_param_value *req = hx_check_param(c, hx_expect_required.name);
+	const struct hx_param_value *req = hx_check_param(c, hx_param_required.name);
 
 	if (c->in->strict)
 		return true;

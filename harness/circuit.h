@@ -2,7 +2,7 @@
 #ifndef HX_CIRCUIT_H
 #define HX_CIRCUIT_H
 
-#include "check.h"
+#include "judge.h"
 
 /*
  * classify.circuit (L4; the retry-safety guide: a circuit breaker for

@@ -2,7 +2,7 @@
 #ifndef HX_CLASSIFY_H
 #define HX_CLASSIFY_H
 
-#include "check.h"
+#include "judge.h"
 
 /*
  * Judge classify.no_retry_4xx (the retry-safety guide: 400, 401, 403, 404

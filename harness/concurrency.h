@@ -2,7 +2,7 @@
 #ifndef HX_CONCURRENCY_H
 #define HX_CONCURRENCY_H
 
-#include "check.h"
+#include "judge.h"
 
 /*
  * wait.concurrency (L2; the retry-safety guide: shared_scope

@@ -2,7 +2,7 @@
 #ifndef HX_COVERAGE_H
 #define HX_COVERAGE_H
 
-#include "check.h"
+#include "judge.h"
 
 /*
  * The coverage predicate of check @id (docs/checks.md, "Coverage"), or

@@ -6,7 +6,7 @@
 
 #include <cJSON.h>
 
-#include "check.h"
+#include "judge.h"
 
 /*
  * Check @record (the `record` member of a client's escalation line)

@@ -2,7 +2,7 @@
 #ifndef HX_INTERRUPTION_H
 #define HX_INTERRUPTION_H
 
-#include "check.h"
+#include "judge.h"
 
 /*
  * How much later than the retry's arrival the harness may have stamped a

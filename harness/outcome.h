@@ -2,7 +2,7 @@
 #ifndef HX_OUTCOME_H
 #define HX_OUTCOME_H
 
-#include "check.h"
+#include "judge.h"
 
 /*
  * outcome.expected (L1; the retry-safety guide: a budget ends in an

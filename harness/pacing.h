@@ -2,7 +2,7 @@
 #ifndef HX_PACING_H
 #define HX_PACING_H
 
-#include "check.h"
+#include "judge.h"
 
 /* The default tolerance_ms: refill credited at each attempt, ms
  * (docs/checks.md, "False failures"). */

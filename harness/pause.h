@@ -2,7 +2,7 @@
 #ifndef HX_PAUSE_H
 #define HX_PAUSE_H
 
-#include "check.h"
+#include "judge.h"
 
 /* The default tolerance of both checks, ms: clock granularity and
  * scheduling slack (docs/checks.md, "Why 50 ms"). */

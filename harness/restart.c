@@ -7,6 +7,7 @@
 #include "alloc.h"
 #include "cancel.h"
 #include "clock.h"
+#include "expect.h"
 
 /* A new entry of the scenario's restarts; its index. */
 static size_t add_restart(struct scen *s)
@@ -189,7 +190,7 @@ void hx_restart_quiet(struct scen *s)
 		if (tr->t_cancel_us < 0)
 			continue;
 		if (margin_ms < 0)
-			margin_ms = hx_cancel_margin_ms(s->sc);
+			margin_ms = (int)hx_expect_int(s->sc, "cancel.quiet", "margin_ms");
 		until = hx_cancel_quiet_until(s->seen, s->n_seen, msgs, n_msgs, tr->spec->id,
 					      tr->t_cancel_us, margin_ms);
 		if (until > tr->t_quiet_until_us)

@@ -44,7 +44,7 @@ void hx_restart_cancel(struct scen *s, size_t e);
 /*
  * Bring the quiet window of every cancelled task of @s up to date
  * (hx_cancel_quiet_until over the journal entries read so far and, stdio
- * mode, the current session's messages; margin hx_cancel_margin_ms): its
+ * mode, the current session's messages; margin: cancel.quiet's margin_ms): its
  * run's t_quiet_until_us only ever grows, as late journal entries or
  * lines show a longer pending wait. Call it every tick; the scenario does
  * not end while hx_event_quiet_open() says a window is open (its timeout

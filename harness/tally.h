@@ -2,7 +2,7 @@
 #ifndef HX_TALLY_H
 #define HX_TALLY_H
 
-#include "check.h"
+#include "judge.h"
 
 /* The largest count a result's "attempts" may carry. */
 #define HX_TALLY_MAX_ATTEMPTS 1000000

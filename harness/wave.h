@@ -2,7 +2,7 @@
 #ifndef HX_WAVE_H
 #define HX_WAVE_H
 
-#include "check.h"
+#include "judge.h"
 
 /* Fewest tasks a pause must have held before the spread is judged. */
 #define HX_WAVE_MIN_TASKS 8

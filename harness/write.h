@@ -4,7 +4,7 @@
 
 #include <cJSON.h>
 
-#include "check.h"
+#include "judge.h"
 #include "scenario.h"
 
 /* Hex digits of randomness at the end of a client reference. */

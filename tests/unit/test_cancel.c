@@ -3,6 +3,7 @@
 
 #include "cancel.h"
 #include "check_fixture.h"
+#include "expect.h"
 
 /* Tasks t1 and t2, both sent at +0 ms, neither cancelled yet. */
 static void setup(struct fx *f, const char *expect)
@@ -85,11 +86,11 @@ static void quiet_until__margin_comes_from_the_scenario(void)
 	struct fx f;
 
 	setup(&f, "{\"cancel.quiet\": {\"margin_ms\": 2500}}");
-	CU_ASSERT_EQUAL(hx_cancel_margin_ms(&f.sc), 2500);
+	CU_ASSERT_EQUAL(hx_expect_int(&f.sc, "cancel.quiet", "margin_ms"), 2500);
 	fx_release(&f);
 	setup(&f, NULL);
-	CU_ASSERT_EQUAL(hx_cancel_margin_ms(&f.sc), HX_CANCEL_MARGIN_MS);
-	CU_ASSERT_EQUAL(hx_cancel_margin_ms(NULL), HX_CANCEL_MARGIN_MS);
+	CU_ASSERT_EQUAL(hx_expect_int(&f.sc, "cancel.quiet", "margin_ms"), HX_CANCEL_MARGIN_MS);
+	CU_ASSERT_EQUAL(hx_expect_int(NULL, "cancel.quiet", "margin_ms"), HX_CANCEL_MARGIN_MS);
 	fx_release(&f);
 }
 

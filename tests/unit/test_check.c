@@ -326,7 +326,7 @@ static const struct hx_check_param *param_of(const struct hx_check_def *d, const
 	for (size_t k = 0; k < d->n_params; k++)
 		if (strcmp(d->params[k].name, name) == 0)
 			return &d->params[k];
-	return strcmp(name, hx_expect_required.name) == 0 ? &hx_expect_required : NULL;
+	return strcmp(name, hx_param_required.name) == 0 ? &hx_param_required : NULL;
 }
 
 /* One row of docs/checks.md's Parameters table ("| `tolerance_ms` |
@@ -357,7 +357,7 @@ static void param_row_matches(char *line, bool seen[][9], size_t *pairs)
 		else
 			snprintf(want, sizeof(want), "%s", p->kind == HX_PARAM_TASKS ? "non-empty" : "");
 		CU_ASSERT_STRING_EQUAL(cell[3], want);
-		if (p == &hx_expect_required)
+		if (p == &hx_param_required)
 			snprintf(want, sizeof(want), "the check's");
 		else if (p->dflt == HX_PARAM_NO_DEFAULT)
 			snprintf(want, sizeof(want), "none: n/a without it");
@@ -365,7 +365,7 @@ static void param_row_matches(char *line, bool seen[][9], size_t *pairs)
 			snprintf(want, sizeof(want), "%lld", (long long)p->dflt);
 		CU_ASSERT_STRING_EQUAL(cell[4], want);
 		CU_ASSERT_STRING_EQUAL(cell[5], p->doc);
-		size_t k = p == &hx_expect_required ? d->n_params : (size_t)(p - d->params);
+		size_t k = p == &hx_param_required ? d->n_params : (size_t)(p - d->params);
 		CU_ASSERT_FALSE(seen[i][k]);
 		seen[i][k] = true;
 		(*pairs)++;

@@ -157,6 +157,14 @@ static void expect__the_provider_leaves_expect_to_the_harness(void)
 /* Values as given, defaults otherwise, the listed tasks as the
  * scenario's own; a hand-built object that breaks the table reads as
  * the defaults. */
+/* Check @id's parameters in @sc, read by its registry row's table. */
+static void read_params(const struct fa_scenario *sc, const char *id, struct hx_param_set *e)
+{
+	const struct hx_check_def *def = hx_check_find(id);
+
+	hx_param_read(sc, def->id, def->params, def->n_params, e);
+}
+
 static void expect__read_gives_values_defaults_and_tasks(void)
 {
 	struct fa_scenario *sc = provider_parse(
@@ -164,10 +172,10 @@ static void expect__read_gives_values_defaults_and_tasks(void)
 		" \"budget.escalates\": {\"tasks\": [\"b\", \"a\"]},"
 		" \"cancel.quiet\": {\"margin_ms\": 2500},"
 		" \"classify.circuit\": {\"max_identical\": 0, \"required\": true}}");
-	struct hx_expect_check e;
+	struct hx_param_set e;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
-	hx_expect_read(sc, hx_check_find("wait.jitter"), &e);
+	read_params(sc, "wait.jitter", &e);
 	CU_ASSERT_EQUAL_FATAL(e.n, 3);
 	CU_ASSERT_FALSE(e.v[0].given); /* tolerance_ms */
 	CU_ASSERT_EQUAL(e.v[0].i, 50);
@@ -176,32 +184,32 @@ static void expect__read_gives_values_defaults_and_tasks(void)
 	CU_ASSERT_EQUAL(e.v[2].i, 1000); /* w_min_ms */
 	CU_ASSERT_TRUE(e.required.given);
 	CU_ASSERT_EQUAL(e.required.i, 0);
-	hx_expect_check_release(&e);
+	hx_param_set_release(&e);
 	CU_ASSERT_PTR_NULL(e.v);
 
-	hx_expect_read(sc, hx_check_find("budget.escalates"), &e);
+	read_params(sc, "budget.escalates", &e);
 	CU_ASSERT_TRUE(e.v[0].given);
 	CU_ASSERT_EQUAL_FATAL(e.v[0].n_tasks, 2);
 	CU_ASSERT_PTR_EQUAL(e.v[0].tasks[0], fa_scenario_task(sc, "b"));
 	CU_ASSERT_PTR_EQUAL(e.v[0].tasks[1], fa_scenario_task(sc, "a"));
 	CU_ASSERT_EQUAL(e.v[1].i, 500);
 	CU_ASSERT_FALSE(e.required.given);
-	hx_expect_check_release(&e);
+	hx_param_set_release(&e);
 
 	/* max_identical 0 breaks the table: the check reads as unset, its
 	 * "required" too */
-	hx_expect_read(sc, hx_check_find("classify.circuit"), &e);
+	read_params(sc, "classify.circuit", &e);
 	CU_ASSERT_FALSE(e.v[0].given);
 	CU_ASSERT_EQUAL(e.v[0].i, HX_PARAM_NO_DEFAULT);
 	CU_ASSERT_FALSE(e.required.given);
-	hx_expect_check_release(&e);
+	hx_param_set_release(&e);
 
 	/* no scenario: every default */
-	hx_expect_read(NULL, hx_check_find("cancel.quiet"), &e);
+	read_params(NULL, "cancel.quiet", &e);
 	CU_ASSERT_EQUAL(e.v[0].i, 1000);
 	CU_ASSERT_EQUAL(e.v[1].i, 50);
-	hx_expect_check_release(&e);
-	hx_expect_check_release(NULL);
+	hx_param_set_release(&e);
+	hx_param_set_release(NULL);
 
 	CU_ASSERT_EQUAL(hx_expect_int(sc, "cancel.quiet", "margin_ms"), 2500);
 	CU_ASSERT_EQUAL(hx_expect_int(NULL, "cancel.quiet", "margin_ms"), 1000);
@@ -220,7 +228,7 @@ static void expect__every_table_is_sound(void)
 		for (size_t k = 0; k < d->n_params; k++) {
 			const struct hx_check_param *p = &d->params[k];
 
-			CU_ASSERT_STRING_NOT_EQUAL(p->name, hx_expect_required.name);
+			CU_ASSERT_STRING_NOT_EQUAL(p->name, hx_param_required.name);
 			CU_ASSERT_PTR_NOT_NULL(p->doc);
 			for (size_t j = 0; j < k; j++)
 				CU_ASSERT_STRING_NOT_EQUAL(p->name, d->params[j].name);

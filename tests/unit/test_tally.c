@@ -5,6 +5,7 @@
 #include <CUnit/CUnit.h>
 
 #include "alloc.h"
+#include "check.h"
 #include "tally.h"
 
 #define N_MAX 16

@@ -5,6 +5,7 @@
 #include <CUnit/CUnit.h>
 
 #include "alloc.h"
+#include "check.h"
 #include "wave.h"
 
 #define MS 1000LL

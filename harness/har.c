@@ -8,7 +8,7 @@
 
 #include "alloc.h"
 #include "har.h"
-#include "import.h"
+#include "draft.h"
 #include "route.h"
 #include "jsontext.h"
 #include "redact.h"
@@ -31,8 +31,8 @@ struct entry {
 /* What a conversion gathers. */
 struct har {
 	struct fa_schema s;
-	const struct hx_import_opts *opts;
-	struct hx_import_warnings *warn;
+	const struct hx_draft_opts *opts;
+	struct hx_draft_warnings *warn;
 	struct entry *e;
 	size_t n, cap;
 	size_t filtered;    /* entries --host or --path-prefix left out */
@@ -184,7 +184,7 @@ static const cJSON *want(struct fa_schema *s, const cJSON *obj, const char *key,
 
 /* Whether --host and --path-prefix keep @host (lower case, port
  * included) and @path. */
-static bool kept(const struct hx_import_opts *o, const char *host, const char *path)
+static bool kept(const struct hx_draft_opts *o, const char *host, const char *path)
 {
 	bool h = o->n_hosts == 0, p = o->n_prefixes == 0;
 	size_t hl = strcspn(host, ":");
@@ -208,7 +208,7 @@ static cJSON *body_json(struct har *h, const char *text, size_t len, const char 
 	if (len == 0)
 		return NULL;
 	if (fa_jsontext_parse(text, len, h->s.file, &v, &ignored) != FA_OK) {
-		hx_import_warn(h->warn, "%s: %s: %s is not JSON: left out (a scenario's body is JSON)",
+		hx_draft_warn(h->warn, "%s: %s: %s is not JSON: left out (a scenario's body is JSON)",
 			       h->s.file, h->s.path, what);
 		h->dropped++;
 		return NULL;
@@ -259,7 +259,7 @@ static enum fa_rc copy_headers(struct har *h, const cJSON *arr, int64_t sent_us,
 		if (strcasecmp(name->valuestring, "retry-after") == 0 &&
 		    cJSON_HasObjectItem(resp, "retry_after"))
 			continue;
-		if (hx_import_value_ok(value->valuestring)) {
+		if (hx_draft_value_ok(value->valuestring)) {
 			/* Location: ...?code=, Link: <...?access_token=> */
 			char *v = hx_redact_text(value->valuestring, false, &h->red);
 
@@ -298,10 +298,10 @@ static enum fa_rc convert_response(struct har *h, const cJSON *ent, int64_t star
 	wait = timings != NULL ? cJSON_GetObjectItemCaseSensitive(timings, "wait") : NULL;
 	if (wait != NULL && cJSON_IsNumber(wait) && wait->valuedouble > 0)
 		wait_ms = wait->valuedouble;
-	if (wait_ms > HX_IMPORT_MAX_DELAY_MS) {
-		hx_import_warn(h->warn, "%s: %s.timings.wait: %.0f ms cut to %d ms", h->s.file,
-			       h->s.path, wait_ms, HX_IMPORT_MAX_DELAY_MS);
-		wait_ms = HX_IMPORT_MAX_DELAY_MS;
+	if (wait_ms > HX_DRAFT_MAX_DELAY_MS) {
+		hx_draft_warn(h->warn, "%s: %s.timings.wait: %.0f ms cut to %d ms", h->s.file,
+			       h->s.path, wait_ms, HX_DRAFT_MAX_DELAY_MS);
+		wait_ms = HX_DRAFT_MAX_DELAY_MS;
 	}
 	resp = want(&h->s, ent, "response", cJSON_Object, "object", true);
 	if (resp == NULL)
@@ -416,7 +416,7 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 			return FA_EINVAL;
 		}
 		/* data:, blob:, ws: and extension URLs are no HTTP exchange */
-		hx_import_warn(h->warn, "%s: %s: a %.*s: URL is no HTTP request: left out",
+		hx_draft_warn(h->warn, "%s: %s: a %.*s: URL is no HTTP request: left out",
 			       h->s.file, h->s.path, (int)scheme, u);
 		h->filtered++;
 		return FA_OK;
@@ -431,7 +431,7 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 	for (char *p = host; *p != '\0'; p++)
 		*p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
 	q = strchr(url_nofrag + (path_start - u), '?');
-	if (!hx_import_authority_ok(host, strlen(host), why, sizeof(why))) {
+	if (!hx_draft_authority_ok(host, strlen(host), why, sizeof(why))) {
 		fa_schema_enter(&h->s, "url");
 		fa_schema_fail(&h->s, "not a URL's host and port: %s", why);
 		goto out;
@@ -439,7 +439,7 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 	/* clients resolve dot segments before sending (RFC 3986 §5.2.4) */
 	raw_path = *path_start == '/' ? fa_xstrndup(path_start, strcspn(path_start, "?#"))
 				      : fa_xstrdup("/");
-	path = hx_import_remove_dots(raw_path);
+	path = hx_draft_remove_dots(raw_path);
 	if (!kept(h->opts, host, path)) {
 		h->filtered++;
 		rc = FA_OK;
@@ -455,19 +455,19 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 		fa_schema_fail_got(&h->s, method, "one of GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS");
 		goto out;
 	}
-	if (hx_import_path_unfit(path) != NULL) {
-		hx_import_warn(h->warn, "%s: %s.url: the path holds %s: skipped (no route could "
+	if (hx_draft_path_unfit(path) != NULL) {
+		hx_draft_warn(h->warn, "%s: %s.url: the path holds %s: skipped (no route could "
 			       "answer it as a client sends it)", h->s.file, h->s.path,
-			       hx_import_path_unfit(path));
+			       hx_draft_path_unfit(path));
 		h->unfit++;
 		rc = FA_OK;
 		goto out;
 	}
 	if (strcmp(raw_path, path) != 0)
-		hx_import_warn(h->warn, "%s: %s.url: %s is sent as %s (dot segments resolved, as "
+		hx_draft_warn(h->warn, "%s: %s.url: %s is sent as %s (dot segments resolved, as "
 			       "clients do)", h->s.file, h->s.path, raw_path, path);
 	e.method = fa_xstrdup(method->valuestring);
-	e.tmpl = hx_import_template(path, true);
+	e.tmpl = hx_draft_template(path, true);
 	if (e.tmpl == NULL) {
 		fa_schema_enter(&h->s, "url");
 		fa_schema_fail(&h->s, "more than %d id segments in the path", FA_ROUTE_MAX_PARAMS);
@@ -481,9 +481,9 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 	{
 		struct hx_redact_stats qs = { 0 };
 
-		e.task_path = hx_import_task_path(path, q != NULL ? q + 1 : NULL, &qs);
+		e.task_path = hx_draft_task_path(path, q != NULL ? q + 1 : NULL, &qs);
 		if (qs.n > 0)
-			hx_import_warn(h->warn, "%s: %s.url: the value of query parameter%s %s "
+			hx_draft_warn(h->warn, "%s: %s.url: the value of query parameter%s %s "
 				       "redacted (a credential's name)", h->s.file, h->s.path,
 				       qs.n == 1 ? "" : "s", qs.names);
 		h->query_redacted += qs.n;
@@ -517,7 +517,7 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 	if (status < 200) {
 		/* 0: cancelled or failed before an answer; 1xx: interim, or the
 		 * 101 of a WebSocket, after which a client would wait for ever */
-		hx_import_warn(h->warn, "%s: %s: no final response (status %d): skipped",
+		hx_draft_warn(h->warn, "%s: %s: no final response (status %d): skipped",
 			       h->s.file, h->s.path, status);
 		h->no_response++;
 		goto out;
@@ -568,12 +568,12 @@ static cJSON *make_routes(struct har *h, size_t *n_routes)
 		if (done[i])
 			continue;
 		ids = fa_xrealloc(ids, (n + 1) * sizeof(*ids));
-		ids[n] = hx_import_route_id(h->e[i].method, h->e[i].tmpl, ids, n);
+		ids[n] = hx_draft_route_id(h->e[i].method, h->e[i].tmpl, ids, n);
 		route = cJSON_CreateObject();
 		cJSON_AddStringToObject(route, "id", ids[n++]);
 		cJSON_AddStringToObject(route, "method", h->e[i].method);
 		cJSON_AddStringToObject(route, "path", h->e[i].tmpl);
-		cJSON_AddStringToObject(route, "class", hx_import_class(h->e[i].method));
+		cJSON_AddStringToObject(route, "class", hx_draft_class(h->e[i].method));
 		resps = cJSON_AddArrayToObject(route, "responses");
 		for (size_t j = i; j < h->n; j++) {
 			if (strcmp(h->e[j].method, h->e[i].method) != 0 ||
@@ -585,12 +585,12 @@ static cJSON *make_routes(struct har *h, size_t *n_routes)
 				continue;
 			}
 			if (last != NULL)
-				cJSON_AddItemToArray(resps, hx_import_times(last, times));
+				cJSON_AddItemToArray(resps, hx_draft_times(last, times));
 			last = h->e[j].response;
 			h->e[j].response = NULL;
 			times = 1;
 		}
-		cJSON_AddItemToArray(resps, hx_import_times(last, times));
+		cJSON_AddItemToArray(resps, hx_draft_times(last, times));
 		cJSON_AddItemToArray(routes, route);
 	}
 	for (size_t i = 0; i < n; i++)
@@ -629,11 +629,11 @@ static enum fa_rc make_harness(struct har *h, cJSON *sc, size_t *n_tasks)
 		cJSON *t = cJSON_CreateObject(), *ev = cJSON_CreateObject();
 		char id[32];
 
-		if (at_ms > HX_IMPORT_MAX_AT_MS) {
+		if (at_ms > HX_DRAFT_MAX_AT_MS) {
 			fa_err_set(h->s.err, "%s: $.log.entries[%zu].startedDateTime: %lld ms after "
 				   "the first entry, past the %d a scenario's at_ms allows: keep "
 				   "fewer entries (--host, --path-prefix)", h->s.file, e->index,
-				   (long long)at_ms, HX_IMPORT_MAX_AT_MS);
+				   (long long)at_ms, HX_DRAFT_MAX_AT_MS);
 			cJSON_Delete(t);
 			cJSON_Delete(ev);
 			free(first);
@@ -643,8 +643,8 @@ static enum fa_rc make_harness(struct har *h, cJSON *sc, size_t *n_tasks)
 			last_ms = at_ms;
 		snprintf(id, sizeof(id), "t%zu", k + 1);
 		cJSON_AddStringToObject(t, "id", id);
-		cJSON_AddStringToObject(t, "key", HX_IMPORT_KEY_ID);
-		cJSON_AddStringToObject(t, "class", hx_import_class(e->method));
+		cJSON_AddStringToObject(t, "key", HX_DRAFT_KEY_ID);
+		cJSON_AddStringToObject(t, "class", hx_draft_class(e->method));
 		cJSON_AddStringToObject(t, "method", e->method);
 		cJSON_AddStringToObject(t, "path", e->task_path);
 		if (e->req_body != NULL)
@@ -654,15 +654,15 @@ static enum fa_rc make_harness(struct har *h, cJSON *sc, size_t *n_tasks)
 		cJSON_AddItemToObject(ev, "send", cJSON_CreateStringArray((const char *[]){ id }, 1));
 		cJSON_AddItemToArray(events, ev);
 	}
-	cJSON_AddNumberToObject(harness, "timeout_s", hx_import_timeout_s(last_ms));
+	cJSON_AddNumberToObject(harness, "timeout_s", hx_draft_timeout_s(last_ms));
 	free(first);
 	*n_tasks = n;
 	return FA_OK;
 }
 
 enum fa_rc hx_har_convert(const char *text, size_t len, const char *name,
-			  const struct hx_import_opts *opts, cJSON **out,
-			  struct hx_import_warnings *warn, struct fa_err *err)
+			  const struct hx_draft_opts *opts, cJSON **out,
+			  struct hx_draft_warnings *warn, struct fa_err *err)
 {
 	struct har h = { .opts = opts, .warn = warn };
 	cJSON *root = NULL, *sc = NULL, *provider, *keys, *key, *users;
@@ -710,18 +710,18 @@ enum fa_rc hx_har_convert(const char *text, size_t len, const char *name,
 		goto out;
 	}
 	sc = cJSON_CreateObject();
-	id = opts->id != NULL ? fa_xstrdup(opts->id) : hx_import_id_from_file(name);
+	id = opts->id != NULL ? fa_xstrdup(opts->id) : hx_draft_id_from_file(name);
 	cJSON_AddStringToObject(sc, "id", id);
-	comment = fa_xasprintf("imported from %s", hx_import_basename(name));
+	comment = fa_xasprintf("imported from %s", hx_draft_basename(name));
 	cJSON_AddStringToObject(sc, "title", comment);
 	cJSON_AddStringToObject(sc, "comment", comment); /* completed below */
 	provider = cJSON_AddObjectToObject(sc, "provider");
 	keys = cJSON_AddObjectToObject(provider, "keys");
-	key = cJSON_AddObjectToObject(keys, HX_IMPORT_KEY_ID);
-	cJSON_AddStringToObject(key, "secret", HX_IMPORT_KEY_SECRET);
-	cJSON_AddStringToObject(key, "user", HX_IMPORT_USER);
+	key = cJSON_AddObjectToObject(keys, HX_DRAFT_KEY_ID);
+	cJSON_AddStringToObject(key, "secret", HX_DRAFT_KEY_SECRET);
+	cJSON_AddStringToObject(key, "user", HX_DRAFT_USER);
 	users = cJSON_AddObjectToObject(provider, "users");
-	cJSON_AddObjectToObject(users, HX_IMPORT_USER);
+	cJSON_AddObjectToObject(users, HX_DRAFT_USER);
 	if (!opts->no_harness && make_harness(&h, sc, &n_tasks) != FA_OK)
 		goto out;
 	/* routes take the responses: after the tasks, before the harness block */
@@ -732,7 +732,7 @@ enum fa_rc hx_har_convert(const char *text, size_t len, const char *name,
 		cJSON_AddItemToObject(sc, "harness", harness);
 	free(comment);
 	comment = fa_xasprintf("imported from %s (%zu entr%s, %zu route%s, %zu task%s) by "
-			       "fakeapi-harness import-har%s%s%s%s%s", hx_import_basename(name), h.n,
+			       "fakeapi-harness import-har%s%s%s%s%s", hx_draft_basename(name), h.n,
 			       h.n == 1 ? "y" : "ies", n_routes, n_routes == 1 ? "" : "s", n_tasks,
 			       n_tasks == 1 ? "" : "s",
 			       h.filtered > 0 ? "; entries left out by --host, --path-prefix or their "

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "import.h"
+#include "draft.h"
 #include "recording.h"
 #include "retry_after.h"
 #include "scenario.h"
@@ -46,7 +46,7 @@ static const char *code_for(int status)
 }
 
 /* Whether attempt @a is left out, and why (for the warning), or NULL. */
-static const char *left_out(const struct fa_attempt *a, const struct hx_import_opts *o)
+static const char *left_out(const struct fa_attempt *a, const struct hx_draft_opts *o)
 {
 	bool prefix = o->n_prefixes == 0, method = false;
 
@@ -113,12 +113,12 @@ static cJSON *response_for(const struct fa_attempt *a)
 		cJSON_AddNumberToObject(o, "seconds",
 					(double)(d >= 0 ? d / 1000000 : -((-d + 999999) / 1000000)));
 		cJSON_AddStringToObject(o, "form", fa_retry_after_form_str(ra.form));
-	} else if (a->retry_after != NULL && hx_import_value_ok(a->retry_after)) {
+	} else if (a->retry_after != NULL && hx_draft_value_ok(a->retry_after)) {
 		cJSON *h = cJSON_AddObjectToObject(r, "headers");
 
 		cJSON_AddStringToObject(h, "Retry-After", a->retry_after);
 	}
-	if (a->retry_after_ms != NULL && hx_import_value_ok(a->retry_after_ms)) {
+	if (a->retry_after_ms != NULL && hx_draft_value_ok(a->retry_after_ms)) {
 		/* sent again as written: the exact pause an SDK reads first */
 		cJSON *h = cJSON_GetObjectItemCaseSensitive(r, "headers");
 
@@ -137,8 +137,8 @@ static cJSON *response_for(const struct fa_attempt *a)
 	if (a->fault != NULL && strcmp(a->fault, "delay") == 0 && a->t_response_us >= 0) {
 		int64_t ms = (a->t_response_us - a->t_arrival_us + 500) / 1000;
 
-		if (ms > HX_IMPORT_MAX_DELAY_MS)
-			ms = HX_IMPORT_MAX_DELAY_MS;
+		if (ms > HX_DRAFT_MAX_DELAY_MS)
+			ms = HX_DRAFT_MAX_DELAY_MS;
 		if (ms > 0)
 			cJSON_AddNumberToObject(r, "delay_ms", (double)ms);
 	}
@@ -216,7 +216,7 @@ static void add_provider(cJSON *sc, const struct kept *k, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		const struct fa_attempt *a = k[i].a;
-		const char *user = a->user != NULL && a->user[0] != '\0' ? a->user : HX_IMPORT_USER;
+		const char *user = a->user != NULL && a->user[0] != '\0' ? a->user : HX_DRAFT_USER;
 
 		if (a->scope != NULL && strncmp(a->scope, "key:", 4) == 0)
 			key_scope = true;
@@ -232,11 +232,11 @@ static void add_provider(cJSON *sc, const struct kept *k, size_t n)
 			cJSON_AddObjectToObject(users, user);
 	}
 	if (keys->child == NULL) {
-		cJSON *key = cJSON_AddObjectToObject(keys, HX_IMPORT_KEY_ID);
+		cJSON *key = cJSON_AddObjectToObject(keys, HX_DRAFT_KEY_ID);
 
-		cJSON_AddStringToObject(key, "secret", HX_IMPORT_KEY_SECRET);
-		cJSON_AddStringToObject(key, "user", HX_IMPORT_USER);
-		cJSON_AddObjectToObject(users, HX_IMPORT_USER);
+		cJSON_AddStringToObject(key, "secret", HX_DRAFT_KEY_SECRET);
+		cJSON_AddStringToObject(key, "user", HX_DRAFT_USER);
+		cJSON_AddObjectToObject(users, HX_DRAFT_USER);
 	}
 	cJSON_AddItemToObject(provider, "users", users);
 	if (key_scope)
@@ -260,12 +260,12 @@ static cJSON *make_routes(const struct kept *k, size_t n, size_t *n_routes)
 		if (done[i])
 			continue;
 		ids = fa_xrealloc(ids, (nr + 1) * sizeof(*ids));
-		ids[nr] = hx_import_route_id(method, k[i].tmpl, ids, nr);
+		ids[nr] = hx_draft_route_id(method, k[i].tmpl, ids, nr);
 		route = cJSON_CreateObject();
 		cJSON_AddStringToObject(route, "id", ids[nr++]);
 		cJSON_AddStringToObject(route, "method", method);
 		cJSON_AddStringToObject(route, "path", k[i].tmpl);
-		cJSON_AddStringToObject(route, "class", hx_import_class(method));
+		cJSON_AddStringToObject(route, "class", hx_draft_class(method));
 		resps = cJSON_AddArrayToObject(route, "responses");
 		for (size_t j = i; j <= n; j++) {
 			cJSON *r = NULL;
@@ -284,7 +284,7 @@ static cJSON *make_routes(const struct kept *k, size_t n, size_t *n_routes)
 				}
 			}
 			if (last != NULL)
-				cJSON_AddItemToArray(resps, hx_import_times(last, times));
+				cJSON_AddItemToArray(resps, hx_draft_times(last, times));
 			last = r;
 			times = 1;
 		}
@@ -316,13 +316,13 @@ static enum fa_rc add_harness(cJSON *sc, const struct task *t, size_t n, int64_t
 		const struct fa_attempt *f = t[i].first;
 		int64_t at_ms = (f->t_arrival_us - t0) / 1000;
 		cJSON *task = cJSON_CreateObject(), *ev = cJSON_CreateObject();
-		char *path = hx_import_encode_path(f->path);
+		char *path = hx_draft_encode_path(f->path);
 
-		if (at_ms > HX_IMPORT_MAX_AT_MS) {
+		if (at_ms > HX_DRAFT_MAX_AT_MS) {
 			fa_err_set(err, "%s: seq %llu: task %s starts %lld ms after the first "
 				   "arrival, past the %d a scenario's at_ms allows: keep fewer "
 				   "attempts (--path-prefix)", name, (unsigned long long)f->seq,
-				   t[i].id, (long long)at_ms, HX_IMPORT_MAX_AT_MS);
+				   t[i].id, (long long)at_ms, HX_DRAFT_MAX_AT_MS);
 			cJSON_Delete(task);
 			cJSON_Delete(ev);
 			free(path);
@@ -331,8 +331,8 @@ static enum fa_rc add_harness(cJSON *sc, const struct task *t, size_t n, int64_t
 		if (at_ms > last_ms)
 			last_ms = at_ms;
 		cJSON_AddStringToObject(task, "id", t[i].id);
-		cJSON_AddStringToObject(task, "key", key_id(f) != NULL ? key_id(f) : HX_IMPORT_KEY_ID);
-		cJSON_AddStringToObject(task, "class", hx_import_class(f->method));
+		cJSON_AddStringToObject(task, "key", key_id(f) != NULL ? key_id(f) : HX_DRAFT_KEY_ID);
+		cJSON_AddStringToObject(task, "class", hx_draft_class(f->method));
 		cJSON_AddStringToObject(task, "method", f->method);
 		cJSON_AddStringToObject(task, "path", path);
 		free(path);
@@ -342,7 +342,7 @@ static enum fa_rc add_harness(cJSON *sc, const struct task *t, size_t n, int64_t
 				      cJSON_CreateStringArray((const char *[]){ t[i].id }, 1));
 		cJSON_AddItemToArray(events, ev);
 	}
-	cJSON_AddNumberToObject(harness, "timeout_s", hx_import_timeout_s(last_ms));
+	cJSON_AddNumberToObject(harness, "timeout_s", hx_draft_timeout_s(last_ms));
 	return FA_OK;
 }
 
@@ -357,8 +357,8 @@ static int by_arrival(const void *x, const void *y)
 }
 
 enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const char *name,
-				 const struct hx_import_opts *opts, cJSON **out,
-				 struct hx_import_warnings *warn, struct fa_err *err)
+				 const struct hx_draft_opts *opts, cJSON **out,
+				 struct hx_draft_warnings *warn, struct fa_err *err)
 {
 	struct kept *k = fa_xcalloc(n + 1, sizeof(*k));
 	const struct fa_attempt **order = fa_xcalloc(n + 1, sizeof(*order));
@@ -389,14 +389,14 @@ enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const cha
 
 		if (why != NULL) {
 			if (strcmp(why, "path prefix") != 0)
-				hx_import_warn(warn, "%s: seq %llu: %s %s: %s, left out", name,
+				hx_draft_warn(warn, "%s: seq %llu: %s %s: %s, left out", name,
 					       (unsigned long long)a[i].seq, a[i].method, a[i].path,
 					       why);
 			skipped++;
 			continue;
 		}
 		k[nk].a = &a[i];
-		k[nk].tmpl = hx_import_template(a[i].path, false);
+		k[nk].tmpl = hx_draft_template(a[i].path, false);
 		if (k[nk].tmpl == NULL) {
 			fa_err_set(err, "%s: seq %llu: path %s: more than 16 id segments", name,
 				   (unsigned long long)a[i].seq, a[i].path);
@@ -414,9 +414,9 @@ enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const cha
 	for (size_t i = 0; i < nk; i++)
 		k[i].task = task_of(&t, &nt, k[i].a, a, n);
 	sc = cJSON_CreateObject();
-	id = opts->id != NULL ? fa_xstrdup(opts->id) : hx_import_id_from_file(name);
+	id = opts->id != NULL ? fa_xstrdup(opts->id) : hx_draft_id_from_file(name);
 	cJSON_AddStringToObject(sc, "id", id);
-	comment = fa_xasprintf("replay of %s", hx_import_basename(name));
+	comment = fa_xasprintf("replay of %s", hx_draft_basename(name));
 	cJSON_AddStringToObject(sc, "title", comment);
 	free(comment);
 	cJSON_AddStringToObject(sc, "comment", "");
@@ -440,7 +440,7 @@ enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const cha
 			       "fakeapi-harness import-journal; a journal keeps no bodies, so "
 			       "answers carry stand-ins: {\"ok\": true} for a 2xx, "
 			       "{\"error\": {\"code\": ...}} for an error%s",
-			       hx_import_basename(name), nk, nk == 1 ? "" : "s", n_routes,
+			       hx_draft_basename(name), nk, nk == 1 ? "" : "s", n_routes,
 			       n_routes == 1 ? "" : "s", opts->no_harness ? 0 : nt,
 			       !opts->no_harness && nt == 1 ? "" : "s",
 			       skipped > 0 ? "; attempts the provider answers by itself left out" : "");
@@ -462,8 +462,8 @@ out:
 	return rc;
 }
 
-enum fa_rc hx_recording_convert(const char *path, const struct hx_import_opts *opts,
-				cJSON **out, struct hx_import_warnings *warn,
+enum fa_rc hx_recording_convert(const char *path, const struct hx_draft_opts *opts,
+				cJSON **out, struct hx_draft_warnings *warn,
 				struct fa_err *err)
 {
 	struct fa_attempt *a = NULL;
@@ -476,7 +476,7 @@ enum fa_rc hx_recording_convert(const char *path, const struct hx_import_opts *o
 	if (rc != FA_OK)
 		return rc;
 	if (fa_journal_verify(path, &lines, NULL, &chain) != FA_OK)
-		hx_import_warn(warn, "%s (the lines are imported as they are)", chain.msg);
+		hx_draft_warn(warn, "%s (the lines are imported as they are)", chain.msg);
 	rc = hx_recording_scenario(a, n, path, opts, out, warn, err);
 	for (size_t i = 0; i < n; i++)
 		fa_attempt_release(&a[i]);

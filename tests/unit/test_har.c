@@ -26,13 +26,13 @@ static char *entry(const char *t, const char *method, const char *url, const cha
 /* Convert a HAR whose entries are the @n texts in @e (freed here). On
  * failure returns NULL with the message in @msg. The warnings go to
  * @keep (the caller releases them) or are dropped when it is NULL. */
-static cJSON *convert_w(char **e, size_t n, const struct hx_import_opts *opts, char *msg,
-			size_t msg_len, struct hx_import_warnings *keep)
+static cJSON *convert_w(char **e, size_t n, const struct hx_draft_opts *opts, char *msg,
+			size_t msg_len, struct hx_draft_warnings *keep)
 {
 	size_t len = 64;
 	char *text, *p;
-	struct hx_import_opts none = { 0 };
-	struct hx_import_warnings w = { 0 };
+	struct hx_draft_opts none = { 0 };
+	struct hx_draft_warnings w = { 0 };
 	struct fa_err err = { { 0 } };
 	cJSON *out = NULL;
 
@@ -53,12 +53,12 @@ static cJSON *convert_w(char **e, size_t n, const struct hx_import_opts *opts, c
 	if (keep != NULL)
 		*keep = w;
 	else
-		hx_import_warnings_release(&w);
+		hx_draft_warnings_release(&w);
 	free(text);
 	return out;
 }
 
-static cJSON *convert(char **e, size_t n, const struct hx_import_opts *opts, char *msg,
+static cJSON *convert(char **e, size_t n, const struct hx_draft_opts *opts, char *msg,
 		      size_t msg_len)
 {
 	return convert_w(e, n, opts, msg, msg_len, NULL);
@@ -102,7 +102,7 @@ static void har__ids_in_paths_become_parameters(void)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *t = hx_import_template(cases[i][0], true);
+		char *t = hx_draft_template(cases[i][0], true);
 
 		CU_ASSERT_PTR_NOT_NULL_FATAL(t);
 		if (strcmp(t, cases[i][1]) != 0)
@@ -111,11 +111,11 @@ static void har__ids_in_paths_become_parameters(void)
 		free(t);
 	}
 	/* a journal's path is decoded already: a % is no escape there */
-	char *t = hx_import_template("/v1/50%", false);
+	char *t = hx_draft_template("/v1/50%", false);
 
 	CU_ASSERT_STRING_EQUAL(t, "/v1/{id}");
 	free(t);
-	CU_ASSERT_PTR_NULL(hx_import_template("/1/2/3/4/5/6/7/8/9/10/11/12/13/14/15/16/17", true));
+	CU_ASSERT_PTR_NULL(hx_draft_template("/1/2/3/4/5/6/7/8/9/10/11/12/13/14/15/16/17", true));
 }
 
 static void har__secret_and_hop_by_hop_headers_are_dropped(void)
@@ -236,7 +236,7 @@ static void har__host_and_prefix_filters_keep_some_entries(void)
 	char msg[1024];
 	const char *hosts[] = { "api.example.test" };
 	const char *prefixes[] = { "/v1/" };
-	struct hx_import_opts o = { .hosts = hosts, .n_hosts = 1, .prefixes = prefixes,
+	struct hx_draft_opts o = { .hosts = hosts, .n_hosts = 1, .prefixes = prefixes,
 				    .n_prefixes = 1 };
 	char *e[] = {
 		entry("2026-03-01T10:00:00Z", "GET", "https://cdn.example.test/v1/a", "200", "[]", "null", 0),
@@ -314,7 +314,7 @@ static void har__errors_name_the_entry(void)
 static void har__no_harness_gives_routes_only(void)
 {
 	char msg[1024];
-	struct hx_import_opts o = { .no_harness = true, .id = "my-id" };
+	struct hx_draft_opts o = { .no_harness = true, .id = "my-id" };
 	char *e[] = { entry("2026-03-01T10:00:00Z", "GET", "https://a.example.test/v1/a", "200", "[]",
 			    "\"not json\"", 0) };
 	cJSON *sc = convert(e, 1, &o, msg, sizeof(msg));
@@ -331,14 +331,14 @@ static void har__no_harness_gives_routes_only(void)
 
 static void har__file_names_make_ids_and_comments_without_folders(void)
 {
-	char *id = hx_import_id_from_file("/some/dir/incident 7.har");
+	char *id = hx_draft_id_from_file("/some/dir/incident 7.har");
 
 	CU_ASSERT_STRING_EQUAL(id, "incident-7");
 	free(id);
-	id = hx_import_id_from_file(".har");
+	id = hx_draft_id_from_file(".har");
 	CU_ASSERT_STRING_EQUAL(id, ".har");
 	free(id);
-	CU_ASSERT_STRING_EQUAL(hx_import_basename("/a/b/c.har"), "c.har");
+	CU_ASSERT_STRING_EQUAL(hx_draft_basename("/a/b/c.har"), "c.har");
 }
 
 /* @s with every ' made ": JSON written readably inside C. A new string. */
@@ -369,7 +369,7 @@ static void assert_nowhere(const cJSON *sc, const char *needle)
 static void har__credentials_are_redacted_in_queries_bodies_and_headers(void)
 {
 	char msg[1024];
-	struct hx_import_warnings w = { 0 };
+	struct hx_draft_warnings w = { 0 };
 	char *e[] = { q("{'startedDateTime': '2026-03-01T10:00:00Z', 'request': {'method': 'POST', "
 			"'url': 'https://api.example.test/v1/a?api_key=SECRETZZ9&x=1&access_token="
 			"SECRETZZ9&key=SECRETZZ9&sig=SECRETZZ9&signature=SECRETZZ9&code=SECRETZZ9&"
@@ -447,7 +447,7 @@ static void har__credentials_are_redacted_in_queries_bodies_and_headers(void)
 			       "redacted (a credential's name)");
 	assert_loads(sc);
 	cJSON_Delete(sc);
-	hx_import_warnings_release(&w);
+	hx_draft_warnings_release(&w);
 	/* the rule alone: counts are no credentials, an error's code is none in a body */
 	CU_ASSERT_TRUE(hx_redact_name("X-Auth-Token", 12, false));
 	CU_ASSERT_TRUE(hx_redact_name("code", 4, true));
@@ -481,7 +481,7 @@ static void har__paths_are_templated_as_the_provider_routes_them(void)
 	};
 	char msg[1024];
 	char *e[8];
-	struct hx_import_warnings w = { 0 };
+	struct hx_draft_warnings w = { 0 };
 	const cJSON *tasks;
 	cJSON *sc;
 
@@ -513,7 +513,7 @@ static void har__paths_are_templated_as_the_provider_routes_them(void)
 				      "; entries with a path no route can answer skipped"));
 	assert_loads(sc);
 	cJSON_Delete(sc);
-	hx_import_warnings_release(&w);
+	hx_draft_warnings_release(&w);
 	/* /_fakeapi/ is judged once the dots are resolved, and decoded */
 	e[0] = entry("2026-03-01T10:00:00Z", "POST", "https://api.example.test/v1/../_fakeapi/reset",
 		     "200", "[]", "null", 0);

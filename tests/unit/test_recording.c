@@ -15,7 +15,7 @@
 struct fixture {
 	struct fa_attempt a[N_MAX];
 	size_t n;
-	struct hx_import_warnings w;
+	struct hx_draft_warnings w;
 	struct fa_err err;
 };
 
@@ -50,12 +50,12 @@ static void teardown(struct fixture *f)
 {
 	for (size_t i = 0; i < f->n; i++)
 		fa_attempt_release(&f->a[i]);
-	hx_import_warnings_release(&f->w);
+	hx_draft_warnings_release(&f->w);
 }
 
-static cJSON *convert(struct fixture *f, const struct hx_import_opts *opts)
+static cJSON *convert(struct fixture *f, const struct hx_draft_opts *opts)
 {
-	struct hx_import_opts none = { 0 };
+	struct hx_draft_opts none = { 0 };
 	cJSON *sc = NULL;
 
 	if (hx_recording_scenario(f->a, f->n, "dir/run.jsonl", opts ? opts : &none, &sc, &f->w,
@@ -300,8 +300,8 @@ static void recording__errors_name_the_file_and_line(void)
 	char path[] = "/tmp/recording-XXXXXX";
 	int fd = mkstemp(path);
 	FILE *fp;
-	struct hx_import_opts o = { 0 };
-	struct hx_import_warnings w = { 0 };
+	struct hx_draft_opts o = { 0 };
+	struct hx_draft_warnings w = { 0 };
 	struct fa_err err = { { 0 } };
 	struct fixture f = { 0 };
 	cJSON *sc = NULL;
@@ -317,7 +317,7 @@ static void recording__errors_name_the_file_and_line(void)
 	CU_ASSERT_EQUAL(strncmp(err.msg, want, strlen(want)), 0);
 	free(want);
 	unlink(path);
-	hx_import_warnings_release(&w);
+	hx_draft_warnings_release(&w);
 	/* only attempts the provider makes again itself: nothing to import */
 	add(&f, "GET", "/v1/x", 0, 401, "unauthorized", NULL, NULL, NULL);
 	CU_ASSERT_PTR_NULL(convert(&f, NULL));

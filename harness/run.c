@@ -17,18 +17,6 @@
 #include "client_log.h"
 #include "scenario_run.h"
 
-static atomic_int interrupted;
-
-void hx_run_interrupt(void)
-{
-	atomic_store(&interrupted, 1);
-}
-
-bool hx_run_interrupted(void)
-{
-	return atomic_load(&interrupted) != 0;
-}
-
 /* Shared by the worker threads of one run. */
 struct runner {
 	const struct fa_suite *suite;
@@ -106,7 +94,7 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&rn->lock);
 		i = rn->next++;
 		pthread_mutex_unlock(&rn->lock);
-		if (i >= rn->suite->n_scenarios || atomic_load(&interrupted) ||
+		if (i >= rn->suite->n_scenarios || hx_run_interrupted() ||
 		    atomic_load(&rn->client_broken))
 			break;
 		rn->ran[i] = true;

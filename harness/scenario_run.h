@@ -6,7 +6,7 @@
 
 #include "rc.h"
 #include "result.h"
-#include "run.h"
+#include "run_opts.h"
 #include "scenario.h"
 
 /* The detail of every check of a scenario an interruption cut short. */

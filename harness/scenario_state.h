@@ -14,7 +14,7 @@
 #include "provider.h"
 #include "rc.h"
 #include "result.h"
-#include "run.h"
+#include "run_opts.h"
 #include "scenario.h"
 #include "server.h"
 #include "stdio_client.h"

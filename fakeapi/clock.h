@@ -13,6 +13,12 @@
  * at 20"). */
 #define FA_CLOCK_SCALE_MAX 20.0
 
+/* The smallest time scale above 1 a run accepts: below it a 1 s sleep
+ * on the scale takes too close to 1 s of real time for the clock check
+ * to tell it from an unscaled one with a process start in between
+ * (docs/time-scale.md). */
+#define FA_CLOCK_SCALE_MIN 2.0
+
 /* The real instants of the timeline's origin T0, on each clock the
  * clients' libfaketime scales (its shared start time). */
 struct fa_clock_origin {

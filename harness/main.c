@@ -174,17 +174,18 @@ static const char usage_text[] =
 	"        code the worst; the scenarios shown are the last run's. A run\n"
 	"        that exits 2 ends the repeat.\n"
 	"    --time-scale S\n"
-	"        Run on virtual time, S times faster than real time, 1..20\n"
-	"        (default 1): the provider's clock, everything it stamps, announces\n"
-	"        (Retry-After, reset instants) and waits on, and the client's clock\n"
-	"        through libfaketime (Debian's faketime package), all on one\n"
-	"        timeline, so a Retry-After of 120 s takes 6 s at S = 20 with the\n"
-	"        same verdicts. Every time in the reports is virtual. The client\n"
-	"        must follow the scaled clock: a stdio client answers the clock\n"
-	"        probe (docs/client-protocol.md); an exec template's program must\n"
-	"        be dynamically linked and not a Go program (an interpreter is\n"
-	"        probed too). One that does not is refused, exit 2.\n"
-	"        docs/time-scale.md says why 20 is the largest.\n"
+	"        Run on virtual time, S times faster than real time: 1 (the\n"
+	"        default, real time) or 2..20. The provider's clock, everything\n"
+	"        it stamps, announces (Retry-After, reset instants) and waits on,\n"
+	"        and the client's clock through libfaketime (Debian's faketime\n"
+	"        package) run on one timeline, so a Retry-After of 120 s takes\n"
+	"        6 s at S = 20 with the same verdicts. Every time in the reports\n"
+	"        is virtual. The client must follow the scaled clock: a stdio\n"
+	"        client answers the clock probe (docs/client-protocol.md); an\n"
+	"        exec template's program must be dynamically linked and not a Go\n"
+	"        program (an interpreter is probed too). One that does not is\n"
+	"        refused, exit 2. docs/time-scale.md says why 20 is the largest\n"
+	"        and 2 the smallest.\n"
 	"    --seed N\n"
 	"        Seed of the provider's random choices, 0..2^53-1. Default: from\n"
 	"        the clock; the report always prints it so a run can be replayed.\n"
@@ -307,7 +308,7 @@ static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 	return true;
 }
 
-/* --time-scale's value: a number in [1, FA_CLOCK_SCALE_MAX]. */
+/* --time-scale's value: 1, or a number in [FA_CLOCK_SCALE_MIN, FA_CLOCK_SCALE_MAX]. */
 static bool parse_scale(const char *s, double *out)
 {
 	char *end;
@@ -315,7 +316,8 @@ static bool parse_scale(const char *s, double *out)
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (end == s || *end != '\0' || errno != 0 || !(v >= 1.0 && v <= FA_CLOCK_SCALE_MAX))
+	if (end == s || *end != '\0' || errno != 0 ||
+	    !(v == 1.0 || (v >= FA_CLOCK_SCALE_MIN && v <= FA_CLOCK_SCALE_MAX)))
 		return false;
 	*out = v;
 	return true;
@@ -326,10 +328,13 @@ static const char *scale_why(const char *s)
 {
 	double v = strtod(s, NULL);
 
-	return v > FA_CLOCK_SCALE_MAX
-		       ? ": a larger scale would multiply the scheduler's wake-up error past "
-			 "the timing checks' tolerances (docs/time-scale.md)"
-		       : "";
+	if (v > FA_CLOCK_SCALE_MAX)
+		return ": a larger scale would multiply the scheduler's wake-up error past "
+		       "the timing checks' tolerances (docs/time-scale.md)";
+	if (v > 1.0 && v < FA_CLOCK_SCALE_MIN)
+		return ": below 2 the clock check cannot tell a scaled sleep from a real "
+		       "one (docs/time-scale.md)";
+	return "";
 }
 
 static int parse_args(int argc, char **argv, struct cli *c)
@@ -414,7 +419,8 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			break;
 		case OPT_TIME_SCALE:
 			if (!parse_scale(optarg, &c->time_scale))
-				return usage_error("--time-scale: expected a number 1..%g, got '%s'%s",
+				return usage_error("--time-scale: expected 1 or a number %g..%g, "
+						   "got '%s'%s", FA_CLOCK_SCALE_MIN,
 						   FA_CLOCK_SCALE_MAX, optarg, scale_why(optarg));
 			break;
 		case 'q': c->quiet = true; break;

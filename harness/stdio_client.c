@@ -654,11 +654,13 @@ static enum fa_rc clock_probe(struct hx_stdio *c, int64_t limit_us, struct fa_er
 {
 	const cJSON *w = cJSON_GetObjectItemCaseSensitive(c->log.hello, "wall_ms");
 	int64_t now = fa_clock_wall_us(), asked, due;
+	size_t errors;
 	cJSON *msg;
 
 	if (!cJSON_IsNumber(w)) {
-		fa_err_set(err, "client's hello carries no wall_ms: under --time-scale the "
-			   "client must report its clock (docs/client-protocol.md, the clock probe)");
+		fa_err_set(err, "client's hello %s: under --time-scale the client must report "
+			   "its clock (docs/client-protocol.md, the clock probe)",
+			   w == NULL ? "carries no wall_ms" : "has a wall_ms that is not a number");
 		return FA_EINVAL;
 	}
 	if (hx_timescale_check_reading("client", w->valuedouble, c->t_fork_wall_us, now,
@@ -674,10 +676,19 @@ static enum fa_rc clock_probe(struct hx_stdio *c, int64_t limit_us, struct fa_er
 	queue(c, msg);
 	cJSON_Delete(msg);
 	due = fa_clock_real_mono_us() + limit_us;
-	while (!c->log.clock_read && !hx_stdio_finished(c) && fa_clock_real_mono_us() < due)
+	errors = c->log.n_errors;
+	while (!c->log.clock_read && c->log.n_errors == errors && !hx_stdio_finished(c) &&
+	       fa_clock_real_mono_us() < due)
 		hx_stdio_pump(c, 5);
 	now = fa_clock_wall_us();
 	c->log.clock_asked = false;
+	if (!c->log.clock_read && c->log.n_errors > errors) {
+		/* the client's answer, a line the harness could not read */
+		fa_err_set(err, "client answered the clock probe with %s: under --time-scale "
+			   "it must answer {\"type\": \"clock\"} with its wall_ms "
+			   "(docs/client-protocol.md)", c->log.errors[errors]);
+		return FA_EINVAL;
+	}
 	if (!c->log.clock_read) {
 		fa_err_set(err, "client did not answer the clock probe within %g s: under "
 			   "--time-scale it must answer {\"type\": \"clock\"} with its wall_ms "

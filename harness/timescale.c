@@ -1,10 +1,12 @@
 /* timescale.c -- a run on a scaled clock: libfaketime for the clients, and the checks that they follow it. */
 #include "timescale.h"
 
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <limits.h>
 #include <poll.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -63,6 +65,38 @@ static char *find_lib(void)
 	return found;
 }
 
+/*
+ * Remove what a harness killed by SIGKILL left in /dev/shm: a segment or
+ * semaphore of ours whose process is gone (another live harness's stays).
+ */
+static void sweep_stale(void)
+{
+	DIR *d = opendir("/dev/shm");
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char name[NAME_MAX + 2];
+		long pid = 0;
+		int end = 0;
+		bool sem = sscanf(e->d_name, "sem.fakeapi-faketime-sem-%ld%n", &pid, &end) == 1 &&
+			   e->d_name[end] == '\0';
+		bool shm = !sem && sscanf(e->d_name, "fakeapi-faketime-shm-%ld%n", &pid, &end) == 1 &&
+			   e->d_name[end] == '\0';
+
+		if ((!sem && !shm) || pid <= 0 || pid == (long)getpid() ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(name, sizeof(name), "/%s", sem ? e->d_name + 4 : e->d_name);
+		if (sem)
+			sem_unlink(name);
+		else
+			shm_unlink(name);
+	}
+	closedir(d);
+}
+
 /* Publish the origin where libfaketime reads its shared start. */
 static enum fa_rc publish(struct fa_err *err)
 {
@@ -71,6 +105,7 @@ static enum fa_rc publish(struct fa_err *err)
 	sem_t *sem;
 	int fd;
 
+	sweep_stale();
 	snprintf(sem_name, sizeof(sem_name), "/fakeapi-faketime-sem-%ld", (long)getpid());
 	snprintf(shm_name, sizeof(shm_name), "/fakeapi-faketime-shm-%ld", (long)getpid());
 	sem_unlink(sem_name);
@@ -252,15 +287,31 @@ static enum fa_rc check_pair(const char *who, const char *out, int64_t from_us,
 	return FA_OK;
 }
 
-/* Run the probe @argv and check its pair of readings as @who. */
+/*
+ * Run the probe @argv and check its pair of readings as @who. The
+ * readings alone cannot catch a clock that does not scale at all: just
+ * after T0 real and virtual time are still close. The real time the
+ * probe took can: an unscaled 1 s sleep takes at least 1 s of it, a
+ * scaled one 1 / S s, which leaves (1 − 1 / S) s, at least 0.5 s at
+ * FA_CLOCK_SCALE_MIN, for the process starts around it.
+ */
 static enum fa_rc probe(const char *who, char *const argv[], struct fa_err *err)
 {
 	char out[256];
-	int64_t from = fa_clock_wall_us();
+	int64_t from = fa_clock_wall_us(), real0 = fa_clock_real_mono_us(), real_us;
+	enum fa_rc rc;
 
 	if (!run_probe(argv, out, sizeof(out), err))
 		return FA_EIO;
-	return check_pair(who, out, from, fa_clock_wall_us(), err);
+	real_us = fa_clock_real_mono_us() - real0;
+	rc = check_pair(who, out, from, fa_clock_wall_us(), err);
+	if (rc == FA_OK && real_us >= 1000000) {
+		fa_err_set(err, "%s's sleep does not follow --time-scale %g: a 1 s sleep "
+			   "took %.3f s of real time, where the scale makes it %.3f s", who,
+			   fa_clock_scale(), (double)real_us / 1e6, 1.0 / fa_clock_scale());
+		rc = FA_EINVAL;
+	}
+	return rc;
 }
 
 static char sh_probe[] = "date +%s%3N; sleep 1; date +%s%3N";
@@ -285,8 +336,12 @@ enum fa_rc hx_timescale_start(double scale, struct fa_err *err)
 	}
 	build_env(lib, scale);
 	if (probe("libfaketime", argv, &why) != FA_OK) {
-		fa_err_set(err, "--time-scale: %s, under %s: %s", "the probe `sh -c 'date; sleep 1; "
-			   "date'` does not run on the virtual clock", lib, why.msg);
+		fa_err_set(err, "--time-scale: %s, under %s%s: %s", "the probe `sh -c 'date; sleep 1; "
+			   "date'` does not run on the virtual clock", lib,
+			   getenv("FAKEAPI_LIBFAKETIME") && *getenv("FAKEAPI_LIBFAKETIME")
+				   ? " (FAKEAPI_LIBFAKETIME names it: point it at libfaketimeMT.so.1 "
+				     "or unset it)"
+				   : "", why.msg);
 		free(lib);
 		hx_timescale_stop();
 		return FA_EIO;
@@ -545,9 +600,13 @@ enum fa_rc hx_timescale_check_exec(const char *template, char **what, struct fa_
 			goto out;
 		}
 	}
-	*what = fa_xasprintf("%s%s: dynamically linked, not Go%s", chain, prog,
+	*what = fa_xasprintf("%s%s: dynamically linked, not Go%s; only this first program "
+			     "is checked: a program it starts that does not follow the scale "
+			     "(statically linked, Go, or run without LD_PRELOAD) waits %g times "
+			     "too long and is graded as if it chose to",
+			     chain, prog,
 			     k >= 0 ? ", probed: its clock and sleep follow the scale"
-				    : " (not probed)");
+				    : " (not probed)", fa_clock_scale());
 	rc = FA_OK;
 out:
 	if (m != NULL)

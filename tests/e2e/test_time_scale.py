@@ -9,9 +9,11 @@ test_time_scale_verdicts.py's business.
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -30,10 +32,14 @@ TINY = textwrap.dedent("""\
     hello = {"type": "hello", "protocol": 1, "client": {"name": "tiny", "version": "0"}}
     if "--no-wall" not in sys.argv:
         hello["wall_ms"] = time.time() * 1000
+    if "--text-wall" in sys.argv:
+        hello["wall_ms"] = str(time.time() * 1000)
     emit(hello)
     for line in sys.stdin:
         m = json.loads(line)
-        if m["type"] == "clock":
+        if m["type"] == "clock" and "--garbage-clock" in sys.argv:
+            sys.stdout.write("clock? what clock\\n"); sys.stdout.flush()
+        elif m["type"] == "clock":
             emit({"type": "clock", "wall_ms": time.time() * 1000})
         elif m["type"] == "task":
             emit({"type": "result", "task": m["id"], "outcome": "failed", "attempts": 0,
@@ -58,11 +64,34 @@ def tiny(tmp_path_factory):
 def test_a_scale_past_the_largest_is_refused_with_the_reason(harness_bin):
     proc = harness(harness_bin, "--time-scale", "50", NO_RETRY)
     assert proc.returncode == 2
-    assert "--time-scale: expected a number 1..20, got '50': a larger scale would " \
+    assert "--time-scale: expected 1 or a number 2..20, got '50': a larger scale would " \
            "multiply the scheduler's wake-up error" in proc.stderr
     proc = harness(harness_bin, "--time-scale", "0.5", NO_RETRY)
     assert proc.returncode == 2
-    assert "expected a number 1..20, got '0.5'" in proc.stderr
+    assert "expected 1 or a number 2..20, got '0.5'" in proc.stderr
+
+
+def test_a_scale_too_close_to_1_to_check_is_refused_with_the_reason(harness_bin):
+    proc = harness(harness_bin, "--time-scale", "1.5", NO_RETRY)
+    assert proc.returncode == 2
+    assert "--time-scale: expected 1 or a number 2..20, got '1.5': below 2 the clock " \
+           "check cannot tell a scaled sleep from a real one" in proc.stderr
+
+
+@pytest.mark.parametrize("lib", ["/bin/true", "/dev/null", "directory"])
+def test_a_library_that_does_not_scale_is_blamed_not_the_client(harness_bin, lib, tmp_path):
+    """A preloaded file that is no libfaketime leaves the probe's sleep at
+    1 s of real time: the harness names it before any client runs."""
+    lib = str(tmp_path) if lib == "directory" else lib
+    env = dict(os.environ, FAKEAPI_LIBFAKETIME=lib)
+    proc = subprocess.run([harness_bin, "run", "--time-scale", SCALE, NO_RETRY],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 2
+    assert ("--time-scale: the probe `sh -c 'date; sleep 1; date'` does not run on the "
+            "virtual clock, under %s (FAKEAPI_LIBFAKETIME names it: point it at "
+            "libfaketimeMT.so.1 or unset it): libfaketime's sleep does not follow "
+            "--time-scale 20: a 1 s sleep took 1." % lib) in proc.stderr
+    assert "client" not in proc.stderr
 
 
 def test_scaled_journal_is_virtual_states_its_scale_and_verifies(harness_bin, fakeapi_bin,
@@ -99,6 +128,22 @@ def test_a_stdio_client_without_its_clock_in_hello_is_refused(harness_bin, tiny)
     assert proc.returncode == 2
     assert "client's hello carries no wall_ms: under --time-scale the client must " \
            "report its clock" in proc.stderr
+
+
+def test_a_hello_whose_clock_is_no_number_is_refused_as_such(harness_bin, tiny):
+    proc = harness(harness_bin, "--time-scale", SCALE, "--client",
+                   f"/usr/bin/python3 {tiny} --text-wall", NO_RETRY)
+    assert proc.returncode == 2
+    assert "client's hello has a wall_ms that is not a number: under --time-scale" \
+        in proc.stderr
+
+
+def test_an_unreadable_answer_to_the_clock_probe_is_refused_at_once(harness_bin, tiny):
+    proc = harness(harness_bin, "--time-scale", SCALE, "--client",
+                   f"/usr/bin/python3 {tiny} --garbage-clock", NO_RETRY)
+    assert proc.returncode == 2
+    assert "client answered the clock probe with line 2: " in proc.stderr
+    assert "did not answer" not in proc.stderr
 
 
 def test_a_stdio_client_on_the_real_clock_is_refused(harness_bin, tiny):
@@ -158,6 +203,10 @@ def test_an_exec_interpreter_is_probed_and_the_report_says_so(harness_bin, tmp_p
     assert proc.returncode in (0, 1), proc.stderr
     check = json.loads(rep.read_text())["clock_check"]
     assert "dynamically linked, not Go, probed: its clock and sleep follow the scale" in check
+    # what the check cannot see is in the report, not only in the docs
+    assert "only this first program is checked: a program it starts that does not " \
+           "follow the scale (statically linked, Go, or run without LD_PRELOAD) waits " \
+           "20 times too long and is graded as if it chose to" in check
 
 
 def test_the_gate_passes_the_scale_on(harness_bin, tmp_path):
@@ -167,3 +216,36 @@ def test_the_gate_passes_the_scale_on(harness_bin, tmp_path):
                           capture_output=True, text=True, timeout=120, cwd=REPO, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "time scale: 20" in proc.stdout
+
+
+@pytest.mark.parametrize("form", [["--time-scale", ""], ["--time-scale="]])
+def test_the_gate_refuses_an_empty_scale_rather_than_run_unscaled(harness_bin, form):
+    env = dict(os.environ, FAKEAPI_HARNESS=harness_bin)
+    proc = subprocess.run(["sh", str(REPO / "ci/fakeapi-gate"), *form, "--suite", NO_RETRY,
+                           "--", str(BUILD / "clients/reference")],
+                          capture_output=True, text=True, timeout=60, cwd=REPO, env=env)
+    assert proc.returncode == 2
+    assert proc.stderr == ("fakeapi-gate: --time-scale: empty argument "
+                           "(see fakeapi-gate --help)\n")
+
+
+def test_a_run_sweeps_what_a_killed_run_left_in_dev_shm(harness_bin):
+    """SIGKILL leaves the shared start behind; the next scaled run removes
+    it, since its process is gone."""
+    proc = subprocess.Popen([harness_bin, "run", "-q", "--time-scale", SCALE, SHARED_READ],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=REPO, start_new_session=True)
+    left = ["/dev/shm/fakeapi-faketime-shm-%d" % proc.pid,
+            "/dev/shm/sem.fakeapi-faketime-sem-%d" % proc.pid]
+    try:
+        deadline = time.monotonic() + 30
+        while not all(os.path.exists(p) for p in left) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(os.path.exists(p) for p in left)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert all(os.path.exists(p) for p in left)
+    again = harness(harness_bin, "-q", "--time-scale", SCALE, NO_RETRY)
+    assert again.returncode in (0, 1), again.stderr
+    assert not any(os.path.exists(p) for p in left)

@@ -36,7 +36,7 @@ CLIENTS    = $(if $(CLIENT_SRC),$(addprefix $(BUILD)/clients/,reference $(DEFECT
 
 BINS = $(BUILD)/fakeapi $(BUILD)/fakeapi-harness $(BUILD)/unit-tests $(CLIENTS)
 
-.PHONY: all asan deps sdk-deps test unit e2e demo bench lint fmt clean
+.PHONY: all asan tsan deps sdk-deps test unit e2e demo bench lint fmt clean
 all: $(BINS)
 
 $(BUILD)/obj/%.o: %.c
@@ -78,6 +78,11 @@ asan:
 	$(MAKE) BUILD=build/asan OPT="-O1 -g" \
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
 
+# The provider under ThreadSanitizer (build/tsan/fakeapi), for the
+# concurrent load of tests/e2e/test_tsan.py.
+tsan:
+	$(MAKE) BUILD=build/tsan OPT="-O1 -g" SAN="-fsanitize=thread" build/tsan/fakeapi
+
 # Installs what the build and the tests need (Debian packages); quick no-op
 # when everything is there.
 deps:
@@ -89,6 +94,7 @@ unit: deps
 
 e2e: deps sdk-deps
 	$(MAKE) asan
+	$(MAKE) tsan
 	FAKEAPI_BUILD=build/asan $(PYTHON) -m pytest -q -n 2 --dist loadgroup tests/e2e
 
 # The openai SDK for Node.js that tests/e2e/test_openai_node.py grades, and
@@ -101,8 +107,12 @@ sdk-deps: deps
 	@test $(NODE_ADAPTERS)/node_modules/.package-lock.json -nt $(NODE_ADAPTERS)/package-lock.json || \
 		(cd $(NODE_ADAPTERS) && npm ci --no-audit --no-fund --loglevel=error)
 
+# The test build treats every compiler warning as an error, and the lint
+# (banned calls, symbol prefixes) runs on it too.
 test: deps sdk-deps
-	$(MAKE) asan
+	$(MAKE) asan CI=1
+	$(MAKE) tsan CI=1
+	$(MAKE) -s BUILD=build/asan lint
 	build/asan/unit-tests
 	FAKEAPI_BUILD=build/asan $(PYTHON) -m pytest -q -n 2 --dist loadgroup tests/e2e
 

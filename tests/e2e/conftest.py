@@ -42,6 +42,16 @@ def harness_bin():
     assert path.exists(), f"{path} missing: run `make asan` first"
     return str(path)
 
+def run_harness(harness_bin, *args, timeout=600, env=None, extra_env=None):
+    """Run fakeapi-harness with @args, stdin closed, output captured as
+    text. The environment is @env (default: the tests' own) without
+    FAKEAPI_LOG, then @extra_env on top; @timeout (s) only bounds a hang."""
+    full = dict(os.environ if env is None else env)
+    full.pop("FAKEAPI_LOG", None)
+    full.update(extra_env or {})
+    return subprocess.run([harness_bin, *args], capture_output=True, text=True,
+                          timeout=timeout, env=full, stdin=subprocess.DEVNULL)
+
 
 class Provider:
     """A running fakeapi process and a tiny HTTP client for it."""

@@ -8,10 +8,10 @@ quiet window, the searches find the canaries, and no report ever shows a
 canary or a key's secret. Timing facts come from the report or the journal.
 """
 import json
-import os
 import re
-import subprocess
 import textwrap
+
+from conftest import run_harness
 
 PY = "/usr/bin/python3"
 AUTH = '-H "Authorization: Bearer $FAKEAPI_KEY"'
@@ -19,13 +19,6 @@ KEY_CANARY = re.compile(r"kc[0-9a-f]{24}")
 BODY_CANARY = re.compile(r"canary\.[0-9a-f]{16}@example\.invalid")
 SECRETS = ("sk-e2e-k1", "sk-e2e-k2")
 
-
-def run_harness(harness_bin, *args, timeout=300, extra_env=None):
-    env = dict(os.environ)
-    env.pop("FAKEAPI_LOG", None)
-    env.update(extra_env or {})
-    return subprocess.run([harness_bin, *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, stdin=subprocess.DEVNULL)
 
 
 def scenario(sid, responses, tasks, events, method="GET", path="/v1/records/{id}",

@@ -15,6 +15,8 @@ import time
 import urllib.error
 import urllib.request
 
+from conftest import run_harness
+
 SCENARIO = {
     "id": "follow-live",
     "title": "a 429 with Retry-After 2, then records",
@@ -138,12 +140,6 @@ def test_fakeapi_help_documents_follow(fakeapi_bin):
     assert out.returncode == 0
     assert "--follow" in out.stdout and "+ARRIVAL  #SEQ  TASK  METHOD PATH  STATUS  FAULT" in out.stdout
 
-
-def run_harness(harness_bin, *args, timeout=120):
-    env = dict(os.environ)
-    env.pop("FAKEAPI_LOG", None)
-    return subprocess.run([harness_bin, *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, stdin=subprocess.DEVNULL)
 
 
 def test_harness_journal_stdout_is_jsonl_with_scenario_id(harness_bin, tmp_path):

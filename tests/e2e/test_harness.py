@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import wait_for
+from conftest import run_harness, wait_for
 
 WRITE_CHECKS = ("write.key_stable", "write.body_stable", "write.no_duplicate",
                 "write.reconcile_first", "ambiguity.preserved")
@@ -51,12 +51,6 @@ PATIENT = (
     'fi; [ "$code" = 200 ]'
 )
 
-
-def run_harness(harness_bin, *args, timeout=600):
-    env = dict(os.environ)
-    env.pop("FAKEAPI_LOG", None)
-    return subprocess.run([harness_bin, *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, stdin=subprocess.DEVNULL)
 
 
 def read_jsonl(path):

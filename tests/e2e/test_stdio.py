@@ -18,7 +18,7 @@ import uuid
 
 import pytest
 
-from conftest import wait_for
+from conftest import run_harness, wait_for
 
 PY = "/usr/bin/python3"
 
@@ -276,12 +276,6 @@ RETRY_AFTER_1 = [
     {"status": 200, "body": {"id": "{id}"}},
 ]
 
-
-def run_harness(harness_bin, *args, timeout=300, env=None):
-    full = dict(os.environ if env is None else env)
-    full.pop("FAKEAPI_LOG", None)
-    return subprocess.run([harness_bin, *args], capture_output=True, text=True,
-                          timeout=timeout, env=full, stdin=subprocess.DEVNULL)
 
 
 def scenario(sid, responses, tasks=None, events=None, timeout_s=20):

@@ -9,10 +9,10 @@ here.
 """
 import json
 import math
-import os
 import re
-import subprocess
 import textwrap
+
+from conftest import run_harness
 
 PY = "/usr/bin/python3"
 AUTH = '-H "Authorization: Bearer $FAKEAPI_KEY"'
@@ -21,12 +21,6 @@ POST = (f'curl -s -o /dev/null -X POST {AUTH} -H "Content-Type: application/json
 GET = f"curl -s -o /dev/null {AUTH} {{url}}"
 REPLY = "one two three four five"
 
-
-def run_harness(harness_bin, *args, timeout=300):
-    env = dict(os.environ)
-    env.pop("FAKEAPI_LOG", None)
-    return subprocess.run([harness_bin, *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, stdin=subprocess.DEVNULL)
 
 
 def run(harness_bin, tmp_path, doc, *client):

@@ -12,16 +12,26 @@ CUNIT_LIBS := $(shell pkg-config --libs cunit 2>/dev/null || echo -lcunit)
 WARN      = -Wall -Wextra -Wshadow -Wformat=2 -Wvla
 OPT      ?= -O2 -g
 SAN      ?=
-CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) $(WARN) $(if $(CI),-Werror) \
-	     -MMD -MP -Ifakeapi -Iharness $(PKG_CFLAGS) $(CFLAGS)
+# Each part sees only the headers it may use, so a forbidden arrow is a
+# compile error: the provider its own and the shared utilities
+# (fakeapi/util: allocation, clocks, log, result codes, digests), the
+# harness those and the provider's, a client the utilities and its own.
+INC_UTIL    = -Ifakeapi/util
+INC_LIB     = -Ifakeapi $(INC_UTIL)
+INC_HX      = $(INC_LIB) -Iharness
+CFLAGS_BASE = -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) $(WARN) $(if $(CI),-Werror) \
+	      -MMD -MP $(PKG_CFLAGS) $(CFLAGS)
+CFLAGS_ALL  = $(CFLAGS_BASE) $(INC_HX)
 LDFLAGS_ALL = $(SAN) $(LDFLAGS)
 LIBS_ALL    = $(PKG_LIBS) -lpthread -lm
 
+UTIL_SRC    = $(wildcard fakeapi/util/*.c)
 LIB_SRC     = $(filter-out fakeapi/main.c,$(wildcard fakeapi/*.c))
 HX_SRC      = $(filter-out harness/main.c,$(wildcard harness/*.c))
 UNIT_SRC    = $(wildcard tests/unit/*.c)
 CLIENT_DIRS = $(wildcard client-under-test/*/)
 
+UTIL_OBJ = $(UTIL_SRC:%.c=$(BUILD)/obj/%.o)
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 HX_OBJ   = $(HX_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_OBJ = $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
@@ -33,6 +43,9 @@ DEFECTS    = storm nojitter solo retry4xx hidden newkey blindpost failreport mem
              leakkey overbudget wakeup whitespace nocap silentretry nopace fixeddelay \
              newbody giveup
 CLIENTS    = $(if $(CLIENT_SRC),$(addprefix $(BUILD)/clients/,reference $(DEFECTS)))
+# The client's own Retry-After parser, cross-checked in the unit tests
+# against the provider's (tests/unit/test_client_retry_after.c).
+CLIENT_UNIT_OBJ = $(BUILD)/obj/clients/reference/client-under-test/reference/retry_hint.o
 
 BINS = $(BUILD)/fakeapi $(BUILD)/fakeapi-harness $(BUILD)/unit-tests $(CLIENTS)
 
@@ -43,14 +56,23 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+# The provider's modules see no harness header.
+$(LIB_OBJ) $(BUILD)/obj/fakeapi/main.o: CFLAGS_ALL = $(CFLAGS_BASE) $(INC_LIB)
+$(UTIL_OBJ): CFLAGS_ALL = $(CFLAGS_BASE) $(INC_UTIL)
+
+$(BUILD)/libfautil.a: $(UTIL_OBJ)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
 $(BUILD)/libfakeapi.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(AR) rcs $@ $^
 
-$(BUILD)/fakeapi: $(BUILD)/obj/fakeapi/main.o $(BUILD)/libfakeapi.a
+$(BUILD)/fakeapi: $(BUILD)/obj/fakeapi/main.o $(BUILD)/libfakeapi.a $(BUILD)/libfautil.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_ALL)
 
-$(BUILD)/fakeapi-harness: $(BUILD)/obj/harness/main.o $(HX_OBJ) $(BUILD)/libfakeapi.a
+$(BUILD)/fakeapi-harness: $(BUILD)/obj/harness/main.o $(HX_OBJ) $(BUILD)/libfakeapi.a \
+			  $(BUILD)/libfautil.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_ALL)
 
 # Every unit test file gets the comparing assertions that print both values.
@@ -58,16 +80,20 @@ $(UNIT_OBJ): CFLAGS_ALL += -include tests/unit/unit_assert.h
 $(UNIT_OBJ): tests/unit/unit_assert.h
 
 # ci/unit-suites: every tests/unit/test_*.c is in main.c's list (docs/internals.md).
-$(BUILD)/unit-tests: $(UNIT_OBJ) $(HX_OBJ) $(BUILD)/libfakeapi.a
+$(BUILD)/unit-tests: $(UNIT_OBJ) $(HX_OBJ) $(CLIENT_UNIT_OBJ) $(BUILD)/libfakeapi.a \
+		     $(BUILD)/libfautil.a
 	@ci/unit-suites tests/unit
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS_ALL) $(CUNIT_LIBS)
 
+# A client sees the shared utilities and its own headers, never the
+# provider's or the harness's, and links the utilities only.
+INC_CLIENT = $(INC_UTIL) -Iclient-under-test/reference
 define client_rules
 $(BUILD)/obj/clients/$(1)/%.o: %.c
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CFLAGS_ALL) -DDEFECT=$(2) -c $$< -o $$@
+	$$(CC) $$(CFLAGS_BASE) $$(INC_CLIENT) -DDEFECT=$(2) -c $$< -o $$@
 
-$(BUILD)/clients/$(1): $(CLIENT_SRC:%.c=$(BUILD)/obj/clients/$(1)/%.o) $(BUILD)/libfakeapi.a
+$(BUILD)/clients/$(1): $(CLIENT_SRC:%.c=$(BUILD)/obj/clients/$(1)/%.o) $(BUILD)/libfautil.a
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$^ $$(LIBS_ALL)
 endef
@@ -142,13 +168,13 @@ $(BUILD)/bench-wakeup: bench/wakeup.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< -lpthread
 
-lint: $(BUILD)/libfakeapi.a $(HX_OBJ)
+lint: $(BUILD)/libfakeapi.a $(BUILD)/libfautil.a $(HX_OBJ)
 	@! git grep -nE '\b(strcpy|strcat|sprintf|vsprintf|strtok|atoi|atol|gets)[[:space:]]*\(' -- '*.c' '*.h' \
 		|| { echo "lint: banned calls above (docs/internals.md, Style)"; exit 1; }
-	@ci/check-symbols $(BUILD)/libfakeapi.a $(HX_OBJ)
+	@ci/check-symbols $(BUILD)/libfakeapi.a $(BUILD)/libfautil.a $(HX_OBJ)
 
 fmt:
-	clang-format -i fakeapi/*.[ch] harness/*.[ch] tests/unit/*.[ch]
+	clang-format -i fakeapi/*.[ch] fakeapi/util/*.[ch] harness/*.[ch] tests/unit/*.[ch]
 
 clean:
 	rm -rf build

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "defect.h"
-#include "retry_after.h"
+#include "retry_hint.h"
 
 /*
  * The numbers follow the retry-safety guide's example table: reads get a small budget,
@@ -144,14 +144,12 @@ int64_t ref_policy_jitter_us(int64_t window_us)
 bool ref_policy_retry_after(const char *value, int64_t seen_wall_us, int64_t seen_mono_us,
                             int64_t *until_mono_us, int64_t *window_us)
 {
-	struct fa_retry_after ra;
 	int64_t pause;
 
-	if (value == NULL || fa_retry_after_parse(value, &ra) != FA_OK)
-		return false;
 	/* The date forms name a wall-clock instant; carry the distance over
 	 * to the monotonic clock so a clock step later cannot move it. */
-	pause = fa_retry_after_until_wall_us(&ra, seen_wall_us) - seen_wall_us;
+	if (!ref_retry_hint_pause_us(value, seen_wall_us, &pause))
+		return false;
 	if (pause <= 0)
 		return false;
 	*until_mono_us = seen_mono_us + pause;

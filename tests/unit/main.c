@@ -11,6 +11,7 @@
  */
 #define TEST_MODULES(X) \
 	X(retry_after) \
+	X(client_retry_after) \
 	X(scenario) \
 	X(task_spec) \
 	X(journal) \

@@ -8,7 +8,7 @@
 
 #include "alloc.h"
 #include "jsontext.h"
-#include "provider.h"
+#include "exchange.h"
 #include "scenario.h"
 #include "sse.h"
 

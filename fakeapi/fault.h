@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "provider.h"
+#include "exchange.h"
 #include "route.h"
 #include "scenario.h"
 

@@ -9,7 +9,7 @@
 #include "alloc.h"
 #include "chat.h"
 #include "jsontext.h"
-#include "provider.h"
+#include "exchange.h"
 #include "scenario.h"
 #include "sse.h"
 

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "provider.h"
+#include "exchange.h"
 #include "quota.h"
 #include "scenario.h"
 

@@ -8,7 +8,7 @@
 
 #include "alloc.h"
 #include "fault.h"
-#include "provider.h"
+#include "exchange.h"
 #include "scenario.h"
 #include "store.h"
 #include "utf8.h"

@@ -15,6 +15,7 @@
 
 #include <microhttpd.h>
 
+#include "admin.h"
 #include "alloc.h"
 #include "clock.h"
 #include "fault.h"
@@ -537,7 +538,10 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mhd,
 	}
 	if (r->state == REQ_READING) {
 		fill_req(r, &q);
-		fa_provider_decide(s->p, &q, &r->resp);
+		if (fa_provider_admin_on(s->p) && fa_admin_is_admin_path(q.path))
+			fa_admin_handle(s->p, &q, &r->resp);
+		else
+			fa_provider_decide(s->p, &q, &r->resp);
 		r->decided = true;
 		if ((r->resp.hold || r->resp.delay_ms > 0) && suspend(s, r))
 			return MHD_YES;
@@ -562,7 +566,9 @@ static void request_completed(void *cls, struct MHD_Connection *mhd,
 	*con_cls = NULL;
 	if (!r->decided) {
 		fill_req(r, &q);
-		fa_provider_abandon(s->p, &q, &r->resp);
+		/* an admin request that never finished is no attempt */
+		if (!fa_provider_admin_on(s->p) || !fa_admin_is_admin_path(q.path))
+			fa_provider_abandon(s->p, &q, &r->resp);
 	}
 	/* a connection fault closes on purpose, even when the server's stop
 	 * closed the connection before the fault could */

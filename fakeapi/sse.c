@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "provider.h"
+#include "exchange.h"
 #include "scenario.h"
 
 static void append(struct fa_sse_stream *s, const char *text, size_t n)

@@ -6,6 +6,7 @@
 
 #include <CUnit/CUnit.h>
 
+#include "admin.h"
 #include "clock.h"
 #include "provider.h"
 #include "provider_fixture.h"
@@ -64,7 +65,11 @@ static int ask(struct fixture *f, const char *method, const char *path,
 		q.headers = &h;
 		q.n_headers = 1;
 	}
-	fa_provider_decide(f->p, &q, &r);
+	/* as the server routes it */
+	if (fa_provider_admin_on(f->p) && fa_admin_is_admin_path(path))
+		fa_admin_handle(f->p, &q, &r);
+	else
+		fa_provider_decide(f->p, &q, &r);
 	status = r.status;
 	if (ra != NULL) {
 		ra[0] = '\0';

@@ -18,7 +18,9 @@ SAN      ?=
 # harness those and the provider's, a client the utilities and its own.
 INC_UTIL    = -Ifakeapi/util
 INC_LIB     = -Ifakeapi $(INC_UTIL)
-INC_HX      = $(INC_LIB) -Iharness
+# The harness in folders that name its layers (docs/internals.md).
+HX_DIRS     = run client checks report import
+INC_HX      = $(INC_LIB) -Iharness $(addprefix -Iharness/,$(HX_DIRS))
 CFLAGS_BASE = -std=c11 -D_GNU_SOURCE $(OPT) $(SAN) $(WARN) $(if $(CI),-Werror) \
 	      -MMD -MP $(PKG_CFLAGS) $(CFLAGS)
 CFLAGS_ALL  = $(CFLAGS_BASE) $(INC_HX)
@@ -27,7 +29,7 @@ LIBS_ALL    = $(PKG_LIBS) -lpthread -lm
 
 UTIL_SRC    = $(wildcard fakeapi/util/*.c)
 LIB_SRC     = $(filter-out fakeapi/main.c,$(wildcard fakeapi/*.c))
-HX_SRC      = $(filter-out harness/main.c,$(wildcard harness/*.c))
+HX_SRC      = $(foreach d,$(HX_DIRS),$(wildcard harness/$(d)/*.c))
 UNIT_SRC    = $(wildcard tests/unit/*.c)
 CLIENT_DIRS = $(wildcard client-under-test/*/)
 
@@ -174,7 +176,7 @@ lint: $(BUILD)/libfakeapi.a $(BUILD)/libfautil.a $(HX_OBJ)
 	@ci/check-symbols $(BUILD)/libfakeapi.a $(BUILD)/libfautil.a $(HX_OBJ)
 
 fmt:
-	clang-format -i fakeapi/*.[ch] fakeapi/util/*.[ch] harness/*.[ch] tests/unit/*.[ch]
+	clang-format -i fakeapi/*.[ch] fakeapi/util/*.[ch] harness/*.[ch] harness/*/*.[ch] tests/unit/*.[ch]
 
 clean:
 	rm -rf build

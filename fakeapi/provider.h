@@ -41,7 +41,7 @@ bool fa_provider_admin_on(const struct fa_provider *p);
 /*
  * Accept each key's secret only with "." and @suffix after it
  * ("<secret>.<suffix>"): the harness plants its key canary there
- * (harness/canary.h), so a client that prints its key is caught. The
+ * (harness/client/canary.h), so a client that prints its key is caught. The
  * plain secret, or the secret with any other ending, is then an unknown
  * key (401). @suffix is copied; NULL or "" accepts the plain secrets
  * again (the default). Call before the server starts.

@@ -8,8 +8,13 @@
 #include <cJSON.h>
 
 #include "rc.h"
-#include "scenario.h"
 #include "schema.h"
+
+/* A header to send, in the order the file lists them. */
+struct fa_header {
+	char *name;  /* as written in the file */
+	char *value; /* as written in the file */
+};
 
 /* True when @name is an RFC 9110 §5.6.2 token (1*tchar): a valid field name. */
 bool fa_header_is_token(const char *name);

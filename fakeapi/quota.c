@@ -8,7 +8,7 @@
 
 #include "alloc.h"
 #include "clock.h"
-#include "scenario.h"
+#include "key.h"
 
 /*
  * A bucket counts in units where one token is period_us units and it

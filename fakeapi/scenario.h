@@ -8,16 +8,12 @@
 
 #include <cJSON.h>
 
+#include "header.h"
+#include "key.h"
 #include "quota.h"
 #include "rc.h"
 #include "retry_after.h"
 #include "shape.h"
-
-/* A header to send, in the order the file lists them. */
-struct fa_header {
-	char *name;  /* as written in the file */
-	char *value; /* as written in the file */
-};
 
 /* How a route's response sequence advances. */
 enum fa_cursor_kind {
@@ -154,13 +150,6 @@ struct fa_store_spec {
 	bool key_required;            /* ietf: a write without a key is 400 (default false) */
 	bool by_client_reference;     /* GET /v1/records?client_reference=R exists (default true) */
 	bool by_operation;            /* GET /v1/operations/{idempotency_key} exists (default true) */
-};
-
-/* An API key the provider accepts ($.provider.keys.<id>). */
-struct fa_key {
-	char *id;     /* the object key; what the journal records */
-	char *secret; /* what the client sends; never journaled or reported */
-	char *user;   /* the account it belongs to */
 };
 
 /* A budget a task is graded against ($.harness.tasks[i].budget). */

@@ -10,8 +10,10 @@ canary or a key's secret. Timing facts come from the report or the journal.
 import json
 import re
 import textwrap
+from functools import partial
 
 from conftest import run_harness
+from scenarios import key_table, one_route_scenario
 
 PY = "/usr/bin/python3"
 AUTH = '-H "Authorization: Bearer $FAKEAPI_KEY"'
@@ -21,18 +23,9 @@ SECRETS = ("sk-e2e-k1", "sk-e2e-k2")
 
 
 
-def scenario(sid, responses, tasks, events, method="GET", path="/v1/records/{id}",
-             expect=None, timeout_s=30):
-    doc = {
-        "id": sid,
-        "provider": {"keys": {"k1": {"secret": "sk-e2e-k1", "user": "u1"},
-                              "k2": {"secret": "sk-e2e-k2", "user": "u1"}}},
-        "routes": [{"id": "r", "method": method, "path": path, "responses": responses}],
-        "harness": {"tasks": tasks, "events": events, "timeout_s": timeout_s},
-    }
-    if expect:
-        doc["harness"]["expect"] = expect
-    return doc
+KEYS = key_table(("k1", "sk-e2e-k1", "u1"), ("k2", "sk-e2e-k2", "u1"))
+# A one-route scenario (route r) of the given tasks and events.
+scenario = partial(one_route_scenario, keys=KEYS, route_id="r", timeout_s=30)
 
 
 def task(tid="t1", **extra):

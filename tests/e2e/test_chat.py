@@ -10,6 +10,7 @@ from urllib.parse import urlparse
 import pytest
 
 from conftest import estimate_tokens as tokens, post_whole_or_not
+from scenarios import key_table, provider_scenario
 
 KEY = "sk-chat-app-1"
 REPLY = "Hello from the fake model."
@@ -384,15 +385,13 @@ def test_paced_streams_hold_no_pool_thread(sp):
 
 
 def stall_scenario(quota=None):
-    sc = {"id": "chat-long-stall",
-          "provider": {"keys": {"app-1": {"secret": KEY, "user": "app-team"}}},
-          "routes": [{"id": "stall", "kind": "chat_completions", "method": "POST",
-                      "path": "/v1/chat/completions", "reply": STREAM_REPLY,
-                      "responses": [{"status": 200, "stall_after_chunks": 2,
-                                     "stall_ms": 600000}]}]}
-    if quota is not None:
-        sc["provider"]["quota"] = quota
-    return sc
+    """A chat stream that stalls for 10 minutes after 2 chunks."""
+    return provider_scenario(
+        "chat-long-stall", key_table(("app-1", KEY, "app-team")),
+        [{"id": "stall", "kind": "chat_completions", "method": "POST",
+          "path": "/v1/chat/completions", "reply": STREAM_REPLY,
+          "responses": [{"status": 200, "stall_after_chunks": 2, "stall_ms": 600000}]}],
+        quota=quota)
 
 
 def test_streams_the_server_stops_are_cut_by_the_provider(provider):

@@ -11,8 +11,11 @@ import signal
 import subprocess
 import textwrap
 import xml.etree.ElementTree as ET
+from functools import partial
 
 import pytest
+
+from scenarios import READ_TASK, key_table, one_route_scenario
 
 AUTH = '-H "Authorization: Bearer $FAKEAPI_KEY"'
 # One attempt; succeeds on a 200.
@@ -21,8 +24,6 @@ ONCE = f"curl -sS -f -o /dev/null {AUTH} {{url}}"
 IMPATIENT = (f'for i in 1 2 3; do curl -s -o /dev/null -w "%{{http_code}}" {AUTH} {{url}}'
              " | grep -q 200 && exit 0; done; exit 1")
 
-TASK = {"id": "t1", "key": "k1", "method": "GET", "path": "/v1/records/7",
-        "budget": {"max_attempts": 4, "max_wait_s": 5}}
 OK_200 = [{"status": 200, "body": {"id": "{id}"}}]
 # A pause of 3 s: IMPATIENT's immediate retry lands inside it however late a
 # loaded machine starts that curl; IMPATIENT never waits, so it costs nothing.
@@ -30,20 +31,9 @@ ONE_429 = [{"times": 1, "status": 429, "headers": {"Retry-After": "3"},
             "body": {"error": {"code": "rate_limit_exceeded"}}}] + OK_200
 
 
-def scenario(sid, responses, tasks=None, expect=None):
-    """A one-route scenario; by default one task t1 sent at the start."""
-    tasks = tasks or [TASK]
-    harness = {"tasks": tasks, "events": [{"at_ms": 0, "send": [t["id"] for t in tasks]}],
-               "timeout_s": 20}
-    if expect is not None:
-        harness["expect"] = expect
-    return {
-        "id": sid,
-        "provider": {"keys": {"k1": {"secret": "sk-gate-k1", "user": "u1"}}},
-        "routes": [{"id": "read", "method": "GET", "path": "/v1/records/{id}",
-                    "responses": responses}],
-        "harness": harness,
-    }
+KEYS = key_table(("k1", "sk-gate-k1", "u1"))
+# A one-route scenario; by default one task t1 sent at the start.
+scenario = partial(one_route_scenario, keys=KEYS)
 
 
 def write(tmp_path, doc):
@@ -219,7 +209,7 @@ def test_strict_counts_a_check_recommended_by_default(harness_bin, tmp_path, sch
     fail it, which only --strict turns into exit 1."""
     # five reads of 500 ms each: they miss each other only if a loaded
     # machine starts each more than 500 ms after the one before (2 s in all)
-    tasks = [dict(TASK, id=f"t{i}", path=f"/v1/records/{i}") for i in range(1, 6)]
+    tasks = [dict(READ_TASK, id=f"t{i}", path=f"/v1/records/{i}") for i in range(1, 6)]
     slow = [{"status": 200, "delay_ms": 500, "body": {"id": "{id}"}}]
     doc = scenario("strict-default", slow, tasks=tasks,
                    expect={"wait.concurrency": {"max_concurrent_requests": 1}})

@@ -13,10 +13,12 @@ import signal
 import subprocess
 import uuid
 import xml.etree.ElementTree as ET
+from functools import partial
 
 import pytest
 
 from conftest import run_harness, wait_for
+from scenarios import key_table, one_route_scenario
 
 WRITE_CHECKS = ("write.key_stable", "write.body_stable", "write.no_duplicate",
                 "write.reconcile_first", "ambiguity.preserved")
@@ -58,25 +60,9 @@ def read_jsonl(path):
         return [line.rstrip(b"\n") for line in f if line.strip()]
 
 
-def scenario(sid, responses, tasks=None, events=None, timeout_s=20, during_pause=None):
-    """A one-route scenario; by default one task t1 sent at the start."""
-    provider = {"keys": {"k1": {"secret": "sk-e2e-k1", "user": "u1"},
-                         "k2": {"secret": "sk-e2e-k2", "user": "u1"}}}
-    if during_pause is not None:
-        provider["during_pause"] = during_pause
-    return {
-        "id": sid,
-        "provider": provider,
-        "routes": [{"id": "read", "method": "GET", "path": "/v1/records/{id}",
-                    "responses": responses}],
-        "harness": {
-            "tasks": tasks or [{"id": "t1", "key": "k1", "method": "GET",
-                                "path": "/v1/records/7",
-                                "budget": {"max_attempts": 4, "max_wait_s": 5}}],
-            "events": events or [{"at_ms": 0, "send": ["t1"]}],
-            "timeout_s": timeout_s,
-        },
-    }
+KEYS = key_table(("k1", "sk-e2e-k1", "u1"), ("k2", "sk-e2e-k2", "u1"))
+# A one-route scenario; by default one task t1 sent at the start.
+scenario = partial(one_route_scenario, keys=KEYS)
 
 
 def write(tmp_path, doc, name=None):

@@ -12,6 +12,7 @@ import shutil
 import pytest
 
 from conftest import REPO, graded_run
+from scenarios import report_scenario
 
 ADAPTERS = REPO / "client-under-test" / "adapters" / "node"
 FAST = REPO / "scenarios" / "five-step-fast"
@@ -58,12 +59,8 @@ def graded(request, harness_bin, tmp_path_factory):
     return lib, report, journals
 
 
-def scenario(report, sid):
-    return next(s for s in report["scenarios"] if s["id"] == sid)
-
-
 def verdict(report, sid, check):
-    return next(c for c in scenario(report, sid)["checks"] if c["id"] == check)
+    return next(c for c in report_scenario(report, sid)["checks"] if c["id"] == check)
 
 
 def test_the_hello_names_the_library_and_its_installed_version(graded):
@@ -89,7 +86,7 @@ def test_the_hooks_count_the_librarys_own_retry(graded):
     entries = journals["hidden-retry-503"]
     assert [e["status"] for e in entries] == [503, 200]
     assert verdict(report, "hidden-retry-503", "attempts.hidden")["verdict"] == "pass"
-    assert scenario(report, "hidden-retry-503")["tasks"][0]["outcome"] == "succeeded"
+    assert report_scenario(report, "hidden-retry-503")["tasks"][0]["outcome"] == "succeeded"
 
 
 def test_a_cancel_stops_the_pending_retry(graded):
@@ -97,7 +94,7 @@ def test_a_cancel_stops_the_pending_retry(graded):
     sid = "step-5-cancel-pending-retry"
     assert verdict(report, sid, "cancel.quiet")["verdict"] == "pass"
     assert verdict(report, sid, "attempts.hidden")["verdict"] == "pass"
-    assert scenario(report, sid)["tasks"][0]["outcome"] == "cancelled"
+    assert report_scenario(report, sid)["tasks"][0]["outcome"] == "cancelled"
 
 
 def test_a_write_cut_short_is_reported_as_unknown(graded):
@@ -123,7 +120,7 @@ def test_the_anthropic_sdk_on_the_messages_endpoint(harness_bin, tmp_path):
            for sid, j in journals.items()}
     assert got == {"anthropic-429-retry-after-2": [429, 200], "anthropic-400-no-retry": [400],
                    "anthropic-529-should-retry-false": [529]}, got
-    outcome = {sid: scenario(report, sid)["tasks"][0]["outcome"] for sid in got}
+    outcome = {sid: report_scenario(report, sid)["tasks"][0]["outcome"] for sid in got}
     assert outcome == {"anthropic-429-retry-after-2": "succeeded",
                        "anthropic-400-no-retry": "failed",
                        "anthropic-529-should-retry-false": "failed"}, outcome

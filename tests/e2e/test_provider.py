@@ -4,10 +4,14 @@ import json
 import socket
 import subprocess
 import time
+from functools import partial
 
 from conftest import wait_for
+from scenarios import key_table, provider_scenario
 
 KEY = "sk-test-ops-1"
+KEYS = key_table(("ops-1", KEY, "ops-team"), ("ops-2", "sk-test-ops-2", "ops-team"),
+                 ("other", "sk-test-other", "other-team"))
 
 
 def by_arrival(journal):
@@ -16,15 +20,8 @@ def by_arrival(journal):
     return sorted(journal["entries"], key=lambda e: e["t_arrival_us"])
 
 
-def scenario(routes, **provider_extra):
-    return {
-        "id": "provider-e2e",
-        "provider": {"keys": {"ops-1": {"secret": KEY, "user": "ops-team"},
-                              "ops-2": {"secret": "sk-test-ops-2", "user": "ops-team"},
-                              "other": {"secret": "sk-test-other", "user": "other-team"}},
-                     **provider_extra},
-        "routes": routes,
-    }
+# scenario(routes, **provider_extra): the provider-e2e scenario of KEYS.
+scenario = partial(provider_scenario, "provider-e2e", KEYS)
 
 
 RECORDS = {"id": "read-record", "method": "GET", "path": "/v1/records/{id}",

@@ -19,6 +19,7 @@ import time
 import pytest
 
 from conftest import REPO, graded_run
+from scenarios import report_scenario
 
 PY = "/usr/bin/python3"
 ADAPTERS = REPO / "client-under-test" / "adapters"
@@ -58,16 +59,12 @@ def run_suite(harness_bin, tmp_path, scenarios, *, client=None, exec_template=No
     return report, journals
 
 
-def scenario(report, scenario_id):
-    return next(s for s in report["scenarios"] if s["id"] == scenario_id)
-
-
 def verdicts(report, scenario_id):
-    return {c["id"]: c for c in scenario(report, scenario_id)["checks"]}
+    return {c["id"]: c for c in report_scenario(report, scenario_id)["checks"]}
 
 
 def task_of(report, scenario_id, task_id):
-    return next(t for t in scenario(report, scenario_id)["tasks"] if t["id"] == task_id)
+    return next(t for t in report_scenario(report, scenario_id)["tasks"] if t["id"] == task_id)
 
 
 # -- the protocol plumbing, without the harness ------------------------------

@@ -4,23 +4,21 @@ import time
 
 import pytest
 
+from scenarios import key_table, provider_scenario
+
 KEY = "sk-quota-ops-1"
 KEY2 = "sk-quota-ops-2"
+KEYS = key_table(("ops-1", KEY, "ops-team"), ("ops-2", KEY2, "ops-team"))
 
 
 def scenario(quota, routes=None):
-    return {
-        "id": "quota-e2e",
-        "provider": {"keys": {"ops-1": {"secret": KEY, "user": "ops-team"},
-                              "ops-2": {"secret": KEY2, "user": "ops-team"}},
-                     "quota": quota},
-        "routes": routes or [
-            {"id": "read", "method": "GET", "path": "/v1/records/{id}",
-             "responses": [{"status": 200, "body": {"id": "{id}"}}]},
-            {"id": "busy", "method": "GET", "path": "/v1/busy",
-             "responses": [{"status": 503, "body": {"error": {"code": "pool_exhausted"}}}]},
-        ],
-    }
+    """The quota-e2e scenario under @quota; by default a read route and a busy one."""
+    return provider_scenario("quota-e2e", KEYS, routes or [
+        {"id": "read", "method": "GET", "path": "/v1/records/{id}",
+         "responses": [{"status": 200, "body": {"id": "{id}"}}]},
+        {"id": "busy", "method": "GET", "path": "/v1/busy",
+         "responses": [{"status": 503, "body": {"error": {"code": "pool_exhausted"}}}]},
+    ], quota=quota)
 
 
 def by_arrival(journal):

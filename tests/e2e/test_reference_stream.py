@@ -21,6 +21,7 @@ import uuid
 import pytest
 
 from conftest import BUILD, wait_for
+from scenarios import key_table, provider_scenario
 
 KEY_ID = "app-1"
 SECRET = "sk-stream-app-1"
@@ -112,11 +113,11 @@ def task(url, tid, *, stream=True, body=CHAT_BODY, tokens=None, pacing=None, cls
 
 
 def chat_scenario(sid, responses):
-    return {"id": sid,
-            "provider": {"keys": {KEY_ID: {"secret": SECRET, "user": "app-team"}}},
-            "routes": [{"id": "chat", "kind": "chat_completions", "method": "POST",
-                        "path": "/v1/chat/completions", "reply": REPLY,
-                        "responses": responses}]}
+    """One chat route replying REPLY through @responses."""
+    return provider_scenario(sid, key_table((KEY_ID, SECRET, "app-team")),
+                             [{"id": "chat", "kind": "chat_completions", "method": "POST",
+                               "path": "/v1/chat/completions", "reply": REPLY,
+                               "responses": responses}])
 
 
 def attempts(p, n=None, timeout=10):

@@ -2,7 +2,10 @@
 import json
 import time
 
+from scenarios import key_table, provider_scenario
+
 KEY = "sk-shapes-ops-1"
+KEYS = key_table(("ops-1", KEY, "ops-team"))
 
 
 def by_arrival(journal):
@@ -10,12 +13,9 @@ def by_arrival(journal):
 
 
 def one_route(responses, quota=None):
-    provider = {"keys": {"ops-1": {"secret": KEY, "user": "ops-team"}}}
-    if quota is not None:
-        provider["quota"] = quota
-    return {"id": "shapes-e2e", "provider": provider,
-            "routes": [{"id": "r", "method": "GET", "path": "/v1/x/{id}",
-                        "responses": responses}]}
+    """The shapes-e2e scenario: one route r playing @responses."""
+    route = {"id": "r", "method": "GET", "path": "/v1/x/{id}", "responses": responses}
+    return provider_scenario("shapes-e2e", KEYS, [route], quota=quota)
 
 
 def check_pause(entry, seconds):

@@ -15,10 +15,12 @@ import signal
 import textwrap
 import time
 import uuid
+from functools import partial
 
 import pytest
 
 from conftest import run_harness, wait_for
+from scenarios import key_table, one_route_scenario
 
 PY = "/usr/bin/python3"
 
@@ -278,22 +280,9 @@ RETRY_AFTER_1 = [
 
 
 
-def scenario(sid, responses, tasks=None, events=None, timeout_s=20):
-    """A one-route scenario; by default one task t1 sent at the start."""
-    return {
-        "id": sid,
-        "provider": {"keys": {"k1": {"secret": "sk-e2e-k1", "user": "u1"},
-                              "k2": {"secret": "sk-e2e-k2", "user": "u2"}}},
-        "routes": [{"id": "read", "method": "GET", "path": "/v1/records/{id}",
-                    "responses": responses}],
-        "harness": {
-            "tasks": tasks or [{"id": "t1", "key": "k1", "method": "GET",
-                                "path": "/v1/records/7",
-                                "budget": {"max_attempts": 4, "max_wait_s": 5}}],
-            "events": events or [{"at_ms": 0, "send": ["t1"]}],
-            "timeout_s": timeout_s,
-        },
-    }
+KEYS = key_table(("k1", "sk-e2e-k1", "u1"), ("k2", "sk-e2e-k2", "u2"))
+# A one-route scenario; by default one task t1 sent at the start.
+scenario = partial(one_route_scenario, keys=KEYS)
 
 
 def client(tmp_path, name, source, *args):

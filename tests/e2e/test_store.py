@@ -5,24 +5,23 @@ import threading
 import time
 
 from conftest import wait_for
+from scenarios import key_table, provider_scenario
 
 KEY = "sk-test-store-1"
 AUTH = {"Authorization": f"Bearer {KEY}"}
+KEYS = key_table(("ops-1", KEY, "ops-team"))
 
 
 def scenario(responses=None, idempotency=None, reconciliation=None, route_extra=None,
              routes_after=()):
-    provider = {"keys": {"ops-1": {"secret": KEY, "user": "ops-team"}}}
-    if idempotency is not None:
-        provider["idempotency"] = idempotency
-    if reconciliation is not None:
-        provider["reconciliation"] = reconciliation
+    """The store-e2e scenario: a create-payment route, then @routes_after."""
     route = {"id": "create-payment", "method": "POST", "path": "/v1/accounts/{account}/payments",
              "effect": "create",
              "responses": responses or [{"status": 201, "headers": {"Location": "/v1/x"},
                                          "body": {"id": "{provider_id}", "account": "{account}"}}]}
     route.update(route_extra or {})
-    return {"id": "store-e2e", "provider": provider, "routes": [route, *routes_after]}
+    return provider_scenario("store-e2e", KEYS, [route, *routes_after],
+                             idempotency=idempotency, reconciliation=reconciliation)
 
 
 PAYMENT = {"profile": "payment", "retention_s": 3600}

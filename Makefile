@@ -174,6 +174,7 @@ lint: $(BUILD)/libfakeapi.a $(BUILD)/libfautil.a $(HX_OBJ)
 	@! git grep -nE '\b(strcpy|strcat|sprintf|vsprintf|strtok|atoi|atol|gets)[[:space:]]*\(' -- '*.c' '*.h' \
 		|| { echo "lint: banned calls above (docs/internals.md, Style)"; exit 1; }
 	@ci/check-symbols $(BUILD)/libfakeapi.a $(BUILD)/libfautil.a $(HX_OBJ)
+	@ci/include-graph --quiet || { echo "lint: include circle above (docs/internals.md, Layers)"; exit 1; }
 
 fmt:
 	clang-format -i fakeapi/*.[ch] fakeapi/util/*.[ch] harness/*.[ch] harness/*/*.[ch] tests/unit/*.[ch]

@@ -7,9 +7,10 @@
 #include <strings.h>
 
 #include "alloc.h"
-#include "jsontext.h"
 #include "exchange.h"
-#include "scenario.h"
+#include "jsontext.h"
+#include "response_spec.h"
+#include "route.h"
 #include "sse.h"
 
 int fa_chat_tokens(size_t len)

@@ -26,11 +26,6 @@ struct fa_response_spec;
 #define FA_CHAT_DEFAULT_REPLY "This is a deterministic reply from the fake model."
 #define FA_CHAT_REPLY_MAX     65536          /* "reply": 1..this bytes */
 #define FA_CHAT_MAX_MODELS    64             /* "models": 1..this names */
-#define FA_CHAT_MAX_CHUNKS    100000         /* "error_after_chunks", "stop_after_chunks",
-                                                "stall_after_chunks" */
-#define FA_CHAT_CHUNK_DELAY_MAX_MS 60000     /* "chunk_delay_ms": 0..this */
-#define FA_CHAT_STALL_MAX_MS  600000         /* "stall_ms": 1..this */
-#define FA_CHAT_STALL_DEFAULT_MS 30000       /* "stall_ms" when not given */
 
 /*
  * The LLM rate-limit guide's "estimated prompt tokens": ceil(@len / 4) for a text of @len

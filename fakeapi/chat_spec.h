@@ -5,7 +5,7 @@
 #include <cJSON.h>
 
 #include "rc.h"
-#include "scenario.h"
+#include "route.h"
 #include "schema.h"
 
 /* The names of enum fa_route_kind, in order, NULL-terminated:

@@ -39,13 +39,12 @@ void fa_resp_drop_header(struct fa_resp *r, const char *name)
 	r->n_headers = n;
 }
 
-void fa_resp_add_retry_after_ms(struct fa_resp *resp, const struct fa_scenario *sc,
-				int64_t ms)
+void fa_resp_add_retry_after_ms(struct fa_resp *resp, bool on, int64_t ms)
 {
 	char buf[32];
 
 	/* a literal one from the scenario's headers is the answer's own */
-	if (!sc->retry_after_ms || fa_resp_has_header(resp, "retry-after-ms"))
+	if (!on || fa_resp_has_header(resp, "retry-after-ms"))
 		return;
 	snprintf(buf, sizeof(buf), "%lld", (long long)(ms < 0 ? 0 : ms));
 	fa_resp_add_header(resp, "retry-after-ms", buf);

@@ -8,8 +8,10 @@
 
 #include <cJSON.h>
 
+#include "header.h"
 #include "journal.h"
-#include "scenario.h"
+#include "quota.h"
+#include "response_spec.h"
 
 /* A request as the server read it. All pointers borrowed for the call. */
 struct fa_req {
@@ -89,11 +91,10 @@ void fa_resp_drop_header(struct fa_resp *r, const char *name);
  * $.provider.retry_after_ms: beside a delta-seconds Retry-After the
  * provider wrote itself, `retry-after-ms: @ms` (the exact pause; the
  * OpenAI SDKs read it before Retry-After; negative counts as 0). Nothing
- * unless @sc sets the flag, nor when @resp already carries a
+ * unless @on (the scenario's flag), nor when @resp already carries a
  * retry-after-ms (a response entry's literal one, fa_fault_respond()).
  */
-void fa_resp_add_retry_after_ms(struct fa_resp *resp, const struct fa_scenario *sc,
-				int64_t ms);
+void fa_resp_add_retry_after_ms(struct fa_resp *resp, bool on, int64_t ms);
 
 /* Set @status and, unless @body is NULL, the compact JSON of @body as the
  * body with Content-Type: application/json. @body stays the caller's. */

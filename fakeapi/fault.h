@@ -7,8 +7,8 @@
 #include <stdint.h>
 
 #include "exchange.h"
+#include "response_spec.h"
 #include "route.h"
-#include "scenario.h"
 
 /*
  * The journal's `fault` vocabulary: what was done with one attempt, named

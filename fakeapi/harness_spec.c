@@ -56,7 +56,7 @@ static const struct fa_field task_fields[] = {
 	FA_F_ID("id", REQ, TASK_CHARS, ID_MAX, struct fa_task_spec, id),
 	FA_F_STR("key", REQ | NONEMPTY, struct fa_task_spec, key),
 	FA_F_STR("class", 0, struct fa_task_spec, klass),
-	FA_F_ONE_OF("method", REQ, fa_scenario_methods, struct fa_task_spec, method),
+	FA_F_ONE_OF("method", REQ, fa_route_methods, struct fa_task_spec, method),
 	FA_F_STR("path", REQ | NONEMPTY, struct fa_task_spec, path),
 	FA_F_CHECK("headers", FA_SCHEMA_OBJECT, 0),
 	FA_F_JSON("body", struct fa_task_spec, body),
@@ -122,8 +122,16 @@ static enum fa_rc read_goal(struct fa_schema *s, const cJSON *v, struct fa_task_
 	return rc;
 }
 
+/* What reading $.harness needs of the rest of the scenario. */
+struct reading {
+	struct fa_harness_spec *h;  /* being read */
+	const struct fa_key *keys;  /* $.provider.keys, n_keys of them */
+	size_t n_keys;
+	int period_s;               /* $.harness.pacing.period_s default */
+};
+
 static enum fa_rc read_task(struct fa_schema *s, const cJSON *obj,
-			    struct fa_scenario *sc, struct fa_task_spec *t)
+			    struct reading *rd, struct fa_task_spec *t)
 {
 	const cJSON *got[N(task_fields)];
 	enum fa_rc rc;
@@ -135,7 +143,7 @@ static enum fa_rc read_task(struct fa_schema *s, const cJSON *obj,
 	if (rc != FA_OK)
 		return rc;
 	mark = fa_schema_enter(s, "key");
-	if (fa_scenario_key_by_id(sc, t->key) == NULL)
+	if (fa_key_by_id(rd->keys, rd->n_keys, t->key) == NULL)
 		rc = fa_schema_fail(s, "no key %s in $.provider.keys",
 				    fa_schema_quote(t->key).s);
 	fa_schema_leave(s, mark);
@@ -166,9 +174,9 @@ static enum fa_rc read_task(struct fa_schema *s, const cJSON *obj,
 }
 
 static enum fa_rc read_tasks(struct fa_schema *s, const cJSON *arr,
-			     struct fa_scenario *sc)
+			     struct reading *rd)
 {
-	struct fa_harness_spec *h = &sc->harness;
+	struct fa_harness_spec *h = rd->h;
 	enum fa_rc rc = FA_OK;
 	size_t i = 0, mark, mark2;
 
@@ -176,7 +184,7 @@ static enum fa_rc read_tasks(struct fa_schema *s, const cJSON *arr,
 	h->tasks = fa_xcalloc(h->n_tasks, sizeof(*h->tasks));
 	for (const cJSON *t = arr->child; t != NULL; t = t->next, i++) {
 		mark = fa_schema_enter_index(s, i);
-		rc = read_task(s, t, sc, &h->tasks[i]);
+		rc = read_task(s, t, rd, &h->tasks[i]);
 		for (size_t k = 0; rc == FA_OK && k < i; k++) {
 			if (strcmp(h->tasks[k].id, h->tasks[i].id) != 0)
 				continue;
@@ -194,14 +202,14 @@ static enum fa_rc read_tasks(struct fa_schema *s, const cJSON *arr,
 
 /* $.harness.pacing: "rpm", "tpm" or both; "period_s" defaults to the
  * provider's quota period, else a minute. */
-static enum fa_rc read_pacing(struct fa_schema *s, const cJSON *obj, struct fa_scenario *sc)
+static enum fa_rc read_pacing(struct fa_schema *s, const cJSON *obj, struct reading *rd)
 {
-	struct fa_pacing_spec *p = &sc->harness.pacing;
+	struct fa_pacing_spec *p = &rd->h->pacing;
 	const cJSON *got[N(pacing_fields)];
 	enum fa_rc rc;
 
 	p->rpm = p->tpm = 0;
-	p->period_s = sc->has_quota ? sc->quota.period_s : PACING_PERIOD_DEFAULT_S;
+	p->period_s = rd->period_s;
 	rc = fa_schema_object(s, obj, pacing_fields, N(pacing_fields), p, got);
 	if (rc != FA_OK)
 		return rc;
@@ -218,10 +226,10 @@ struct sender {
 };
 
 static enum fa_rc read_send(struct fa_schema *s, const cJSON *arr,
-			    struct fa_scenario *sc, size_t ev_idx,
+			    struct reading *rd, size_t ev_idx,
 			    struct sender *sent_by)
 {
-	struct fa_event_spec *ev = &sc->harness.events[ev_idx];
+	struct fa_event_spec *ev = &rd->h->events[ev_idx];
 	const struct fa_task_spec *t;
 	enum fa_rc rc = FA_OK;
 	size_t k = 0, mark, ti;
@@ -231,12 +239,12 @@ static enum fa_rc read_send(struct fa_schema *s, const cJSON *arr,
 	for (const cJSON *c = arr->child; c != NULL; c = c->next, k++) {
 		mark = fa_schema_enter_index(s, k);
 		rc = fa_schema_value(s, c, &send_field, NULL);
-		t = rc == FA_OK ? fa_scenario_task(sc, c->valuestring) : NULL;
+		t = rc == FA_OK ? fa_harness_spec_task(rd->h, c->valuestring) : NULL;
 		if (rc == FA_OK && t == NULL)
 			rc = fa_schema_fail(s, "no task %s in $.harness.tasks",
 					    fa_schema_quote(c->valuestring).s);
 		if (rc == FA_OK) {
-			ti = (size_t)(t - sc->harness.tasks);
+			ti = (size_t)(t - rd->h->tasks);
 			if (sent_by[ti].ev != SIZE_MAX)
 				rc = fa_schema_fail(s, "task %s is already sent by $.harness.events[%zu].send[%zu]",
 						    fa_schema_quote(t->id).s,
@@ -255,10 +263,10 @@ static enum fa_rc read_send(struct fa_schema *s, const cJSON *arr,
 /* $.harness.events[ev_idx].cancel: tasks of $.harness.tasks, each cancelled
  * by one event only, none sent by this same event. */
 static enum fa_rc read_cancel(struct fa_schema *s, const cJSON *arr,
-			      struct fa_scenario *sc, size_t ev_idx,
+			      struct reading *rd, size_t ev_idx,
 			      const struct sender *sent_by, struct sender *cancelled_by)
 {
-	struct fa_event_spec *ev = &sc->harness.events[ev_idx];
+	struct fa_event_spec *ev = &rd->h->events[ev_idx];
 	const struct fa_task_spec *t;
 	enum fa_rc rc = FA_OK;
 	size_t k = 0, mark, ti;
@@ -268,11 +276,11 @@ static enum fa_rc read_cancel(struct fa_schema *s, const cJSON *arr,
 	for (const cJSON *c = arr->child; rc == FA_OK && c != NULL; c = c->next, k++) {
 		mark = fa_schema_enter_index(s, k);
 		rc = fa_schema_value(s, c, &send_field, NULL);
-		t = rc == FA_OK ? fa_scenario_task(sc, c->valuestring) : NULL;
+		t = rc == FA_OK ? fa_harness_spec_task(rd->h, c->valuestring) : NULL;
 		if (rc == FA_OK && t == NULL)
 			rc = fa_schema_fail(s, "no task %s in $.harness.tasks",
 					    fa_schema_quote(c->valuestring).s);
-		ti = t != NULL ? (size_t)(t - sc->harness.tasks) : 0;
+		ti = t != NULL ? (size_t)(t - rd->h->tasks) : 0;
 		if (rc == FA_OK && cancelled_by[ti].ev != SIZE_MAX)
 			rc = fa_schema_fail(s, "task %s is already cancelled by $.harness.events[%zu].cancel[%zu]",
 					    fa_schema_quote(t->id).s, cancelled_by[ti].ev,
@@ -294,7 +302,7 @@ static enum fa_rc read_cancel(struct fa_schema *s, const cJSON *arr,
 /* $.harness.events[i].after: exactly one of "status" and "held": true;
  * "on" only with "status" (a held answer is the provider's to see). */
 static enum fa_rc read_after(struct fa_schema *s, const cJSON *obj,
-			     struct fa_scenario *sc, struct fa_event_spec *ev)
+			     struct reading *rd, struct fa_event_spec *ev)
 {
 	const cJSON *got[N(after_fields)];
 	enum fa_rc rc;
@@ -303,7 +311,7 @@ static enum fa_rc read_after(struct fa_schema *s, const cJSON *obj,
 	rc = fa_schema_object(s, obj, after_fields, N(after_fields), ev, got);
 	if (rc != FA_OK)
 		return rc;
-	if (fa_scenario_task(sc, ev->after_task) == NULL) {
+	if (fa_harness_spec_task(rd->h, ev->after_task) == NULL) {
 		mark = fa_schema_enter(s, "task");
 		rc = fa_schema_fail(s, "no task %s in $.harness.tasks",
 				    fa_schema_quote(ev->after_task).s);
@@ -326,10 +334,10 @@ static enum fa_rc read_after(struct fa_schema *s, const cJSON *obj,
 }
 
 static enum fa_rc read_event(struct fa_schema *s, const cJSON *obj,
-			     struct fa_scenario *sc, size_t i,
+			     struct reading *rd, size_t i,
 			     struct sender *sent_by, struct sender *cancelled_by)
 {
-	struct fa_event_spec *ev = &sc->harness.events[i];
+	struct fa_event_spec *ev = &rd->h->events[i];
 	const cJSON *got[N(event_fields)];
 	enum fa_rc rc;
 	size_t mark;
@@ -351,14 +359,14 @@ static enum fa_rc read_event(struct fa_schema *s, const cJSON *obj,
 				      "or \"kill\": true)");
 	if (got[EV_AFTER] != NULL) {
 		mark = fa_schema_enter(s, "after");
-		rc = read_after(s, got[EV_AFTER], sc, ev);
+		rc = read_after(s, got[EV_AFTER], rd, ev);
 		fa_schema_leave(s, mark);
 		if (rc != FA_OK)
 			return rc;
 	}
 	if (got[EV_SEND] != NULL) {
 		mark = fa_schema_enter(s, "send");
-		rc = read_send(s, got[EV_SEND], sc, i, sent_by);
+		rc = read_send(s, got[EV_SEND], rd, i, sent_by);
 		fa_schema_leave(s, mark);
 		if (rc != FA_OK)
 			return rc;
@@ -366,7 +374,7 @@ static enum fa_rc read_event(struct fa_schema *s, const cJSON *obj,
 	if (got[EV_CANCEL] == NULL)
 		return FA_OK;
 	mark = fa_schema_enter(s, "cancel");
-	rc = read_cancel(s, got[EV_CANCEL], sc, i, sent_by, cancelled_by);
+	rc = read_cancel(s, got[EV_CANCEL], rd, i, sent_by, cancelled_by);
 	fa_schema_leave(s, mark);
 	return rc;
 }
@@ -375,10 +383,10 @@ static enum fa_rc read_event(struct fa_schema *s, const cJSON *obj,
  * following "waits for a task sent by" from an event must reach an at_ms
  * event; a loop means none of the events on it ever fires. */
 static enum fa_rc check_event_cycles(struct fa_schema *s,
-				     const struct fa_scenario *sc,
+				     const struct reading *rd,
 				     const struct sender *sent_by)
 {
-	const struct fa_harness_spec *h = &sc->harness;
+	const struct fa_harness_spec *h = rd->h;
 	size_t mark;
 	enum fa_rc rc;
 
@@ -387,7 +395,7 @@ static enum fa_rc check_event_cycles(struct fa_schema *s,
 
 		while (h->events[cur].at_ms < 0 && steps++ <= h->n_events) {
 			const struct fa_task_spec *t =
-				fa_scenario_task(sc, h->events[cur].after_task);
+				fa_harness_spec_task(rd->h, h->events[cur].after_task);
 
 			cur = sent_by[t - h->tasks].ev;
 		}
@@ -403,10 +411,23 @@ static enum fa_rc check_event_cycles(struct fa_schema *s,
 	return FA_OK;
 }
 
-enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj,
-				struct fa_scenario *sc)
+const struct fa_task_spec *fa_harness_spec_task(const struct fa_harness_spec *h, const char *id)
 {
-	struct fa_harness_spec *h = &sc->harness;
+	for (size_t i = 0; id != NULL && i < h->n_tasks; i++) {
+		if (h->tasks[i].id != NULL && strcmp(h->tasks[i].id, id) == 0)
+			return &h->tasks[i];
+	}
+	return NULL;
+}
+
+enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj,
+				const struct fa_key *keys, size_t n_keys,
+				const struct fa_quota_spec *quota, struct fa_harness_spec *h)
+{
+	struct reading rd = {
+		.h = h, .keys = keys, .n_keys = n_keys,
+		.period_s = quota != NULL ? quota->period_s : PACING_PERIOD_DEFAULT_S,
+	};
 	const cJSON *got[N(harness_fields)];
 	struct sender *sent_by = NULL, *cancelled_by = NULL;
 	enum fa_rc rc;
@@ -417,7 +438,7 @@ enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj,
 	if (rc != FA_OK)
 		goto out;
 	mark = fa_schema_enter(s, "tasks");
-	rc = read_tasks(s, got[HX_TASKS], sc);
+	rc = read_tasks(s, got[HX_TASKS], &rd);
 	fa_schema_leave(s, mark);
 	if (rc != FA_OK)
 		goto out;
@@ -428,7 +449,7 @@ enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj,
 				      "cJSON_Duplicate");
 	if (got[HX_PACING] != NULL) {
 		mark = fa_schema_enter(s, "pacing");
-		rc = read_pacing(s, got[HX_PACING], sc);
+		rc = read_pacing(s, got[HX_PACING], &rd);
 		fa_schema_leave(s, mark);
 		if (rc != FA_OK)
 			goto out;
@@ -443,7 +464,7 @@ enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj,
 	mark = fa_schema_enter(s, "events");
 	for (const cJSON *e = got[HX_EVENTS]->child; e != NULL; e = e->next, i++) {
 		mark2 = fa_schema_enter_index(s, i);
-		rc = read_event(s, e, sc, i, sent_by, cancelled_by);
+		rc = read_event(s, e, &rd, i, sent_by, cancelled_by);
 		fa_schema_leave(s, mark2);
 		if (rc != FA_OK)
 			break;
@@ -461,7 +482,7 @@ enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj,
 		fa_schema_leave(s, mark);
 		goto out;
 	}
-	rc = check_event_cycles(s, sc, sent_by);
+	rc = check_event_cycles(s, &rd, sent_by);
 out:
 	free(sent_by);
 	free(cancelled_by);

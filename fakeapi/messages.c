@@ -8,9 +8,10 @@
 
 #include "alloc.h"
 #include "chat.h"
-#include "jsontext.h"
 #include "exchange.h"
-#include "scenario.h"
+#include "jsontext.h"
+#include "response_spec.h"
+#include "route.h"
 #include "sse.h"
 
 static const cJSON *get(const cJSON *o, const char *name)

@@ -64,7 +64,7 @@ struct fa_provider *fa_provider_new(const struct fa_scenario *sc,
 	p->seed = seed;
 	p->t0_us = t0_us;
 	pthread_mutex_init(&p->lock, NULL);
-	p->cursors = fa_cursors_new(sc);
+	p->cursors = fa_cursors_new(sc->routes, sc->n_routes);
 	p->scopes = fa_scopes_new();
 	p->store = fa_store_new(&sc->store);
 	if (sc->has_quota)
@@ -239,7 +239,7 @@ static int64_t shaped_answer(struct fa_provider *p, struct fa_resp *resp,
 	resp->attempt.retry_after = fa_xstrdup(ans.headers[0].value);
 	resp->attempt.pause_until_us = send_us + (int64_t)ans.retry_after_s * 1000000;
 	fa_attempt_pause_from(&resp->attempt, "retry-after");
-	fa_resp_add_retry_after_ms(resp, p->sc, (int64_t)ans.retry_after_s * 1000);
+	fa_resp_add_retry_after_ms(resp, p->sc->retry_after_ms, (int64_t)ans.retry_after_s * 1000);
 	fa_shape_answer_release(&ans);
 	return resp->attempt.pause_until_us;
 }
@@ -264,13 +264,13 @@ static int64_t scripted_answer(struct fa_provider *p, struct fa_resp *resp,
 	 * header is sent as written, and a literal retry-after-ms is the
 	 * answer's own): the entry's, or during_pause's rest */
 	if (spec->has_retry_after && spec->ra_form == FA_RA_DELTA) {
-		fa_resp_add_retry_after_ms(resp, p->sc, spec->ra_seconds * 1000);
+		fa_resp_add_retry_after_ms(resp, p->sc->retry_after_ms, spec->ra_seconds * 1000);
 	} else if (!spec->has_retry_after && auto_until_us >= 0 &&
 		   p->sc->retry_after_ms && fa_response_spec_pause_header(spec) == NULL) {
 		int64_t left = auto_until_us - send_us;
 		int64_t ms = left <= 0 ? 0 : (left + 999) / 1000;
 
-		fa_resp_add_retry_after_ms(resp, p->sc, ms);
+		fa_resp_add_retry_after_ms(resp, p->sc->retry_after_ms, ms);
 		until = send_us + ms * 1000;
 		resp->attempt.pause_until_us = until;
 		fa_attempt_pause_from(&resp->attempt, "retry-after-ms");
@@ -425,7 +425,7 @@ static const struct fa_route_spec *find_route(const struct fa_provider *p,
 
 	if (fa_reconcile_is_read(&p->sc->store, req))
 		return NULL;
-	r = fa_route_find(p->sc, req->method, req->path, params, idx);
+	r = fa_route_find(p->sc->routes, p->sc->n_routes, req->method, req->path, params, idx);
 	for (size_t k = 0; r != NULL && k < params->n; k++) {
 		char *v = fa_utf8_clean(params->value[k]);
 

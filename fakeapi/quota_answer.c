@@ -48,7 +48,7 @@ bool fa_quota_answer_admit(struct fa_quota *q, const struct fa_scenario *sc,
 	}
 	snprintf(buf, sizeof(buf), "%d", d->retry_after_s);
 	fa_resp_add_header(resp, "Retry-After", buf);
-	fa_resp_add_retry_after_ms(resp, sc, d->retry_after_ms);
+	fa_resp_add_retry_after_ms(resp, sc->retry_after_ms, d->retry_after_ms);
 	fa_resp_add_header(resp, "X-RateLimit-Scope", fa_quota_scope_str(d->scope));
 	quota_headers(sc, resp, d);
 	body = fa_quota_error_body(d);

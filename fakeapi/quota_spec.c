@@ -43,9 +43,9 @@ static const struct fa_field key_limit_field =
 	FA_F_INT(NULL, 0, 1, FA_QUOTA_LIMIT_MAX, struct fa_quota_key_limit, limit);
 
 static enum fa_rc read_key_limits(struct fa_schema *s, const cJSON *obj,
-				  struct fa_scenario *sc)
+				  const struct fa_key *keys, size_t n_keys,
+				  struct fa_quota_spec *q)
 {
-	struct fa_quota_spec *q = &sc->quota;
 	enum fa_rc rc = fa_schema_unique(s, obj);
 	size_t mark;
 
@@ -56,7 +56,7 @@ static enum fa_rc read_key_limits(struct fa_schema *s, const cJSON *obj,
 		struct fa_quota_key_limit *kl = &q->key_limits[q->n_key_limits];
 
 		mark = fa_schema_enter(s, k->string);
-		if (fa_scenario_key_by_id(sc, k->string) == NULL)
+		if (fa_key_by_id(keys, n_keys, k->string) == NULL)
 			rc = fa_schema_fail(s, "no key %s in $.provider.keys",
 					    fa_schema_quote(k->string).s);
 		else
@@ -71,15 +71,14 @@ static enum fa_rc read_key_limits(struct fa_schema *s, const cJSON *obj,
 }
 
 enum fa_rc fa_quota_spec_read(struct fa_schema *s, const cJSON *obj,
-			      struct fa_scenario *sc)
+			      const struct fa_key *keys, size_t n_keys, struct fa_quota_spec *q)
 {
 	const cJSON *got[N(quota_fields)];
 	enum fa_rc rc;
 	size_t mark;
 
-	fa_quota_spec_init(&sc->quota);
-	sc->has_quota = true;
-	rc = fa_schema_object(s, obj, quota_fields, N(quota_fields), &sc->quota, got);
+	fa_quota_spec_init(q);
+	rc = fa_schema_object(s, obj, quota_fields, N(quota_fields), q, got);
 	if (rc != FA_OK)
 		return rc;
 	/* a day with no daily bucket to measure would be silently ignored */
@@ -92,7 +91,7 @@ enum fa_rc fa_quota_spec_read(struct fa_schema *s, const cJSON *obj,
 	if (got[QT_KEY_LIMITS] == NULL)
 		return rc;
 	mark = fa_schema_enter(s, "key_limits");
-	rc = read_key_limits(s, got[QT_KEY_LIMITS], sc);
+	rc = read_key_limits(s, got[QT_KEY_LIMITS], keys, n_keys, q);
 	fa_schema_leave(s, mark);
 	return rc;
 }

@@ -4,14 +4,14 @@
 
 #include <cJSON.h>
 
+#include "key.h"
 #include "quota.h"
 #include "rc.h"
-#include "scenario.h"
 #include "schema.h"
 
 /*
  * Read the $.provider.quota object @obj (at the current path of @s) into
- * sc->quota and set sc->has_quota: per_key, per_user (1..FA_QUOTA_LIMIT_MAX),
+ * @q: per_key, per_user (1..FA_QUOTA_LIMIT_MAX),
  * period_s (1..FA_QUOTA_PERIOD_MAX_S), replicas (1..FA_QUOTA_REPLICAS_MAX),
  * spread ("round_robin" | "random"), key_limits (an object: key id ->
  * 1..FA_QUOTA_LIMIT_MAX; every id must be in $.provider.keys),
@@ -19,12 +19,12 @@
  * "ietf" | "legacy" | "none" | "openai"), tpm_per_key, tpm_per_user,
  * tpd_per_key (1..FA_QUOTA_TOKENS_MAX), rpd_per_key
  * (1..FA_QUOTA_LIMIT_MAX) and day_s (1..FA_QUOTA_DAY_MAX_S); defaults as
- * quota.h says. sc->keys must
- * already be read. Errors are recorded through @s as fa_scenario_parse()
- * describes; on FA_EINVAL whatever was read stays in sc->quota for
+ * quota.h says; key_limits must name one of the @n_keys @keys (read
+ * before). Errors are recorded through @s as fa_scenario_parse()
+ * describes; on FA_EINVAL whatever was read stays in @q for
  * fa_quota_spec_release().
  */
 enum fa_rc fa_quota_spec_read(struct fa_schema *s, const cJSON *obj,
-			      struct fa_scenario *sc);
+			      const struct fa_key *keys, size_t n_keys, struct fa_quota_spec *q);
 
 #endif

@@ -7,9 +7,8 @@
 #include <cJSON.h>
 
 #include "alloc.h"
-#include "fault.h"
 #include "exchange.h"
-#include "scenario.h"
+#include "fault.h"
 #include "store.h"
 #include "utf8.h"
 

@@ -4,7 +4,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "chat.h"
 #include "header.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -56,15 +55,15 @@ static const struct fa_field response_fields[] = {
 	FA_F_INT("deadline_ms", 0, 1, FA_SHAPE_DEADLINE_MAX_MS,
 		 struct fa_response_spec, shape.deadline_ms),
 	/* chat_completions streams (chat_spec.h checks them against the route) */
-	FA_F_INT("error_after_chunks", 0, 0, FA_CHAT_MAX_CHUNKS,
+	FA_F_INT("error_after_chunks", 0, 0, FA_STREAM_MAX_CHUNKS,
 		 struct fa_response_spec, error_after_chunks),
-	FA_F_INT("stop_after_chunks", 0, 0, FA_CHAT_MAX_CHUNKS,
+	FA_F_INT("stop_after_chunks", 0, 0, FA_STREAM_MAX_CHUNKS,
 		 struct fa_response_spec, stop_after_chunks),
-	FA_F_INT("chunk_delay_ms", 0, 0, FA_CHAT_CHUNK_DELAY_MAX_MS,
+	FA_F_INT("chunk_delay_ms", 0, 0, FA_STREAM_CHUNK_DELAY_MAX_MS,
 		 struct fa_response_spec, chunk_delay_ms),
-	FA_F_INT("stall_after_chunks", 0, 0, FA_CHAT_MAX_CHUNKS,
+	FA_F_INT("stall_after_chunks", 0, 0, FA_STREAM_MAX_CHUNKS,
 		 struct fa_response_spec, stall_after_chunks),
-	FA_F_INT("stall_ms", 0, 1, FA_CHAT_STALL_MAX_MS, struct fa_response_spec, stall_ms),
+	FA_F_INT("stall_ms", 0, 1, FA_STREAM_STALL_MAX_MS, struct fa_response_spec, stall_ms),
 };
 
 /* "retry_after" as a plain number: delta-seconds */
@@ -231,7 +230,7 @@ enum fa_rc fa_response_spec_read(struct fa_schema *s, const cJSON *obj,
 	r->error_after_chunks = -1;
 	r->stop_after_chunks = -1;
 	r->stall_after_chunks = -1;
-	r->stall_ms = FA_CHAT_STALL_DEFAULT_MS;
+	r->stall_ms = FA_STREAM_STALL_DEFAULT_MS;
 	rc = fa_schema_object(s, obj, fields, n, r, got + (pause ? 1 : 0));
 	if (rc != FA_OK)
 		return rc;

@@ -6,6 +6,10 @@
 
 #include "alloc.h"
 
+const char *const fa_route_methods[] = {
+	"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", NULL,
+};
+
 void fa_params_release(struct fa_params *p)
 {
 	if (p == NULL)
@@ -92,12 +96,13 @@ char *fa_route_pct_decode(const char *s, size_t n)
 	return out;
 }
 
-const struct fa_route_spec *fa_route_find(const struct fa_scenario *sc, const char *method,
+const struct fa_route_spec *fa_route_find(const struct fa_route_spec *routes, size_t n_routes,
+					  const char *method,
 					  const char *path, struct fa_params *params,
 					  size_t *idx)
 {
-	for (size_t i = 0; i < sc->n_routes; i++) {
-		const struct fa_route_spec *r = &sc->routes[i];
+	for (size_t i = 0; i < n_routes; i++) {
+		const struct fa_route_spec *r = &routes[i];
 
 		if (strcmp(r->method, method) != 0 || !fa_route_match(r->path, path, params))
 			continue;
@@ -196,14 +201,14 @@ struct fa_cursors {
 	size_t n_routes;
 };
 
-struct fa_cursors *fa_cursors_new(const struct fa_scenario *sc)
+struct fa_cursors *fa_cursors_new(const struct fa_route_spec *routes, size_t n_routes)
 {
 	struct fa_cursors *c = fa_xcalloc(1, sizeof(*c));
 
-	c->n_routes = sc->n_routes;
-	c->routes = fa_xcalloc(sc->n_routes, sizeof(*c->routes));
-	for (size_t i = 0; i < sc->n_routes; i++)
-		c->routes[i].spec = &sc->routes[i];
+	c->n_routes = n_routes;
+	c->routes = fa_xcalloc(n_routes, sizeof(*c->routes));
+	for (size_t i = 0; i < n_routes; i++)
+		c->routes[i].spec = &routes[i];
 	return c;
 }
 
@@ -292,13 +297,14 @@ cJSON *fa_cursors_json(const struct fa_cursors *c)
 	return arr;
 }
 
-const struct fa_route_spec *fa_route_of_target(const struct fa_scenario *sc,
+const struct fa_route_spec *fa_route_of_target(const struct fa_route_spec *routes,
+					       size_t n_routes,
 					       const char *method, const char *target)
 {
 	const char *q = strchr(target, '?');
 	char *path = fa_route_pct_decode(target, q != NULL ? (size_t)(q - target)
 							    : strlen(target));
-	const struct fa_route_spec *r = fa_route_find(sc, method, path, NULL, NULL);
+	const struct fa_route_spec *r = fa_route_find(routes, n_routes, method, path, NULL, NULL);
 
 	free(path);
 	return r;

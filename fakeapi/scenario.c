@@ -29,9 +29,6 @@
 _Static_assert(sizeof(enum fa_cursor_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fa_scope_kind) == sizeof(int), "enum size");
 
-const char *const fa_scenario_methods[] = {
-	"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", NULL,
-};
 /* in enum order: the index is the value */
 static const char *const cursors[] = {"shared", "scope", NULL};
 static const char *const scopes[] = {"user", "key", NULL};
@@ -106,7 +103,7 @@ enum { RT_ID, RT_METHOD, RT_PATH, RT_CLASS, RT_CURSOR, RT_RESPONSES, RT_EFFECT,
        RT_CLIENT_REF, RT_KIND, RT_REPLY, RT_MODELS };
 static const struct fa_field route_fields[] = {
 	FA_F_STR("id", REQ | NONEMPTY, struct fa_route_spec, id),
-	FA_F_ONE_OF("method", REQ, fa_scenario_methods, struct fa_route_spec, method),
+	FA_F_ONE_OF("method", REQ, fa_route_methods, struct fa_route_spec, method),
 	FA_F_STR("path", REQ | NONEMPTY, struct fa_route_spec, path),
 	FA_F_STR("class", 0, struct fa_route_spec, klass),
 	FA_F_ENUM("cursor", 0, cursors, struct fa_route_spec, cursor),
@@ -444,7 +441,8 @@ static enum fa_rc read_provider(struct fa_schema *s, const cJSON *obj,
 	if (rc == FA_OK && got[PV_QUOTA] != NULL) {
 		/* after the keys: key_limits names them */
 		mark = fa_schema_enter(s, "quota");
-		rc = fa_quota_spec_read(s, got[PV_QUOTA], sc);
+		sc->has_quota = true;
+		rc = fa_quota_spec_read(s, got[PV_QUOTA], sc->keys, sc->n_keys, &sc->quota);
 		fa_schema_leave(s, mark);
 	}
 	return rc;
@@ -472,9 +470,11 @@ static enum fa_rc build(struct fa_schema *s, const cJSON *root,
 		return rc;
 	sc->has_harness = true;
 	mark = fa_schema_enter(s, "harness");
-	rc = fa_harness_spec_read(s, got[SC_HARNESS], sc);
+	rc = fa_harness_spec_read(s, got[SC_HARNESS], sc->keys, sc->n_keys,
+				  sc->has_quota ? &sc->quota : NULL, &sc->harness);
 	if (rc == FA_OK)
-		rc = fa_task_spec_check(s, sc);
+		rc = fa_task_spec_check(s, sc->harness.tasks, sc->harness.n_tasks,
+					sc->routes, sc->n_routes, &sc->store);
 	fa_schema_leave(s, mark);
 	return rc;
 }
@@ -569,32 +569,19 @@ void fa_scenario_free(struct fa_scenario *sc)
 const struct fa_key *fa_scenario_key_by_secret(const struct fa_scenario *sc,
 					       const char *secret)
 {
-	for (size_t i = 0; secret != NULL && i < sc->n_keys; i++) {
-		if (sc->keys[i].secret != NULL && strcmp(sc->keys[i].secret, secret) == 0)
-			return &sc->keys[i];
-	}
-	return NULL;
+	return fa_key_by_secret(sc->keys, sc->n_keys, secret);
 }
 
 const struct fa_key *fa_scenario_key_by_id(const struct fa_scenario *sc,
 					   const char *id)
 {
-	for (size_t i = 0; id != NULL && i < sc->n_keys; i++) {
-		if (sc->keys[i].id != NULL && strcmp(sc->keys[i].id, id) == 0)
-			return &sc->keys[i];
-	}
-	return NULL;
+	return fa_key_by_id(sc->keys, sc->n_keys, id);
 }
 
 const struct fa_task_spec *fa_scenario_task(const struct fa_scenario *sc,
 					    const char *id)
 {
-	for (size_t i = 0; id != NULL && i < sc->harness.n_tasks; i++) {
-		if (sc->harness.tasks[i].id != NULL &&
-		    strcmp(sc->harness.tasks[i].id, id) == 0)
-			return &sc->harness.tasks[i];
-	}
-	return NULL;
+	return fa_harness_spec_task(&sc->harness, id);
 }
 
 /* @rel read from the folder the suite file @suite_path is in. */

@@ -6,6 +6,13 @@
 
 #include <cJSON.h>
 
+/* What a "scope" is: the set of requests that share a pause, a cursor
+ * (FA_CURSOR_SCOPE) and, later, a budget. The retry-safety guide: an account scope. */
+enum fa_scope_kind {
+	FA_SCOPE_USER = 0, /* scope "user:<user>": every key of one account */
+	FA_SCOPE_KEY,      /* scope "key:<key id>" */
+};
+
 /*
  * A scope is the set of requests a provider meters together (the retry-safety guide: an
  * account or a key): a Retry-After sent to one of them pauses them all.

@@ -6,7 +6,7 @@
 
 #include "alloc.h"
 #include "exchange.h"
-#include "scenario.h"
+#include "response_spec.h"
 
 static void append(struct fa_sse_stream *s, const char *text, size_t n)
 {

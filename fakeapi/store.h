@@ -9,7 +9,25 @@
 
 #include "rc.h"
 #include "route.h"
-#include "scenario.h"
+
+/* Which idempotency contract the provider follows ($.provider.idempotency). */
+enum fa_idem_profile {
+	FA_IDEM_NONE = 0, /* no idempotency support: Idempotency-Key is ignored */
+	FA_IDEM_PAYMENT,  /* "payment": as the large payment APIs: a replay carries
+	                     Idempotent-Replayed: true; 429s, validation failures and
+	                     in-flight conflicts are never stored */
+	FA_IDEM_IETF,     /* "ietf": the IETF Idempotency-Key draft: 400 when a required
+	                     key is missing, 422 on reuse with another body, 409 in flight */
+};
+
+/* $.provider.idempotency and $.provider.reconciliation. */
+struct fa_store_spec {
+	enum fa_idem_profile profile; /* default FA_IDEM_NONE (no "idempotency" object) */
+	int retention_s;              /* how long a key is remembered, 1..31536000, default 86400 */
+	bool key_required;            /* ietf: a write without a key is 400 (default false) */
+	bool by_client_reference;     /* GET /v1/records?client_reference=R exists (default true) */
+	bool by_operation;            /* GET /v1/operations/{idempotency_key} exists (default true) */
+};
 
 /*
  * A write route ("effect": "create") that commits stores a *record*: a

@@ -29,15 +29,16 @@ static bool query_has_reference(const char *q)
 
 /* Does a request as task @t sends it get an answer of the scenario's own:
  * a route (method and template on the decoded path; routing ignores the
- * query) or a reconciliation read @sc keeps on? The provider decides the
- * same way (provider.c). */
-static bool task_answered(const struct fa_scenario *sc, const struct fa_task_spec *t)
+ * query) or a reconciliation read @store keeps on? The provider decides
+ * the same way (provider.c). */
+static bool task_answered(const struct fa_task_spec *t, const struct fa_route_spec *routes,
+			  size_t n_routes, const struct fa_store_spec *store)
 {
 	const char *q = strchr(t->path, '?');
 	char *path = fa_route_pct_decode(t->path, q != NULL ? (size_t)(q - t->path)
 							    : strlen(t->path));
-	bool ok = fa_route_find(sc, t->method, path, NULL, NULL) != NULL ||
-		  fa_reconcile_is_read_of(&sc->store, t->method, path,
+	bool ok = fa_route_find(routes, n_routes, t->method, path, NULL, NULL) != NULL ||
+		  fa_reconcile_is_read_of(store, t->method, path,
 					  query_has_reference(q != NULL ? q + 1 : NULL));
 
 	free(path);
@@ -57,14 +58,16 @@ static const struct fa_header *key_header(const struct fa_task_spec *t)
 /* A task that reaches neither a route nor a reconciliation read would
  * get the provider's 404 no_route, and a client that does not retry it
  * would pass classify.no_retry_4xx on the scenario's mistake. */
-enum fa_rc fa_task_spec_check(struct fa_schema *s, const struct fa_scenario *sc)
+enum fa_rc fa_task_spec_check(struct fa_schema *s, const struct fa_task_spec *tasks,
+			      size_t n_tasks, const struct fa_route_spec *routes,
+			      size_t n_routes, const struct fa_store_spec *store)
 {
 	char list[400];
 	size_t used = 0, mark;
 	enum fa_rc rc;
 
-	for (size_t i = 0; i < sc->harness.n_tasks; i++) {
-		const struct fa_task_spec *t = &sc->harness.tasks[i];
+	for (size_t i = 0; i < n_tasks; i++) {
+		const struct fa_task_spec *t = &tasks[i];
 		const struct fa_header *h = key_header(t);
 
 		if (h != NULL) {
@@ -77,11 +80,11 @@ enum fa_rc fa_task_spec_check(struct fa_schema *s, const struct fa_scenario *sc)
 			fa_schema_leave(s, mark);
 			return rc;
 		}
-		if (task_answered(sc, t))
+		if (task_answered(t, routes, n_routes, store))
 			continue;
 		list[0] = '\0';
-		for (size_t k = 0; k < sc->n_routes; k++) {
-			const struct fa_route_spec *r = &sc->routes[k];
+		for (size_t k = 0; k < n_routes; k++) {
+			const struct fa_route_spec *r = &routes[k];
 			int n = snprintf(list + used, sizeof(list) - used, "%s%s %s",
 					 k > 0 ? ", " : "", r->method, r->path);
 

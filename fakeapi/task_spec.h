@@ -2,13 +2,44 @@
 #ifndef FA_TASK_SPEC_H
 #define FA_TASK_SPEC_H
 
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "header.h"
 #include "rc.h"
-#include "scenario.h"
+#include "route.h"
 #include "schema.h"
+#include "store.h"
+
+/* A budget a task is graded against ($.harness.tasks[i].budget). */
+struct fa_budget {
+	int max_attempts; /* 1..1000; 0 = not given */
+	int max_wait_s;   /* 0..86400; -1 = not given */
+};
+
+/* One logical request the harness asks the client to make. */
+struct fa_task_spec {
+	char *id;                  /* unique; [A-Za-z0-9_-]{1,64} (it goes into a URL) */
+	char *key;                 /* id of a key in provider.keys */
+	char *klass;               /* request class or NULL */
+	char *method;              /* upper case */
+	char *path;                /* concrete path, may carry a query ("/v1/records/42") */
+	struct fa_header *headers; /* owned, extra request headers for the client */
+	size_t n_headers;
+	cJSON *body;               /* owned; NULL = no body */
+	struct fa_budget budget;
+	int timeout_s;             /* per-task client timeout, 1..3600; 0 = derived by the harness */
+	char *goal;                /* what the task is for, 1..500 characters (stdio task line,
+	                              escalation records); NULL = not given */
+	unsigned outcome;          /* how a correct client ends it within its budget: a set of
+	                              FA_OUTCOME_* bits (task_spec.h); 0 = not given */
+};
 
 /*
- * Check every task of @sc, read whole (routes, provider and $.harness),
- * at $.harness (the current path of @s): none has a header the provider
+ * Check the @n_tasks @tasks of a scenario read whole, against its
+ * @n_routes @routes and its reconciliation reads (@store), at $.harness
+ * (the current path of @s): none has a header the provider
  * reads a key from ("Authorization", "X-Api-Key": the client sends
  * FAKEAPI_KEY itself), and each reaches an answer of the scenario's own,
  * as the provider routes it: a route (fa_route_find on the task's
@@ -18,7 +49,9 @@
  * routes as fit) or "$.harness.tasks[i].headers: header "Authorization"
  * cannot go in a task (...)"; FA_OK when all are fine.
  */
-enum fa_rc fa_task_spec_check(struct fa_schema *s, const struct fa_scenario *sc);
+enum fa_rc fa_task_spec_check(struct fa_schema *s, const struct fa_task_spec *tasks,
+			      size_t n_tasks, const struct fa_route_spec *routes,
+			      size_t n_routes, const struct fa_store_spec *store);
 
 /* How a task ends, as a stdio client's `result` line names it
  * (docs/client-protocol.md): one bit each in fa_task_spec.outcome.

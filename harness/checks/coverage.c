@@ -192,7 +192,7 @@ static bool has_write(const struct fa_scenario *sc)
 	for (size_t i = 0; i < sc->harness.n_tasks; i++) {
 		const struct fa_task_spec *t = &sc->harness.tasks[i];
 		const struct fa_route_spec *rt = t->method && t->path
-			? fa_route_of_target(sc, t->method, t->path) : NULL;
+			? fa_route_of_target(sc->routes, sc->n_routes, t->method, t->path) : NULL;
 
 		if (rt != NULL && rt->effect != FA_EFFECT_NONE)
 			return true;

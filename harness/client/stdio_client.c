@@ -100,7 +100,7 @@ static void put(cJSON *obj, const char *name, cJSON *v)
 enum fa_route_kind hx_stdio_task_kind(const struct fa_scenario *sc,
 				     const struct fa_task_spec *t)
 {
-	const struct fa_route_spec *r = fa_route_of_target(sc, t->method, t->path);
+	const struct fa_route_spec *r = fa_route_of_target(sc->routes, sc->n_routes, t->method, t->path);
 
 	return r != NULL ? r->kind : FA_ROUTE_SCRIPTED;
 }

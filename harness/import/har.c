@@ -448,8 +448,8 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 	method = want(&h->s, req, "method", cJSON_String, "string", true);
 	if (method == NULL)
 		goto out;
-	for (size_t k = 0; fa_scenario_methods[k] != NULL; k++)
-		ok_method = ok_method || strcmp(method->valuestring, fa_scenario_methods[k]) == 0;
+	for (size_t k = 0; fa_route_methods[k] != NULL; k++)
+		ok_method = ok_method || strcmp(method->valuestring, fa_route_methods[k]) == 0;
 	if (!ok_method) {
 		fa_schema_enter(&h->s, "method");
 		fa_schema_fail_got(&h->s, method, "one of GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS");

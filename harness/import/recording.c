@@ -71,9 +71,9 @@ static const char *left_out(const struct fa_attempt *a, const struct hx_draft_op
 			 * would resolve it before sending, and miss the route */
 			return "a \".\" or \"..\" segment";
 	for (size_t i = 0; !method; i++) {
-		if (fa_scenario_methods[i] == NULL)
+		if (fa_route_methods[i] == NULL)
 			return "a method no route can have";
-		method = strcmp(fa_scenario_methods[i], a->method) == 0;
+		method = strcmp(fa_route_methods[i], a->method) == 0;
 	}
 	for (size_t i = 0; i < o->n_prefixes && !prefix; i++)
 		prefix = strncmp(a->path, o->prefixes[i], strlen(o->prefixes[i])) == 0;

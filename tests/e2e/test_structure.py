@@ -92,6 +92,21 @@ def test_include_graph_names_a_circle_and_a_client_include(tmp_path):
     assert 'client-under-test/c/main.h includes "b.h"' in r.stdout
 
 
+def test_include_graph_prints_layers_bottom_up(tmp_path):
+    root, module = graph_copy(tmp_path)
+    module("fakeapi", "c", "a", "b")
+    r = run([str(root / "ci" / "include-graph"), "--layers"])
+    assert r.returncode == 0, r.stderr
+    assert "fakeapi/:\n   0  b\n   1  a\n   2  c\n" in r.stdout
+
+
+def test_the_tree_has_no_include_circle():
+    """The rule make lint holds the tree to: no circle, no client include."""
+    r = run([INCLUDE_GRAPH])
+    assert r.returncode == 0, r.stdout
+    assert "fakeapi/: " in r.stdout and ", 0 include circles" in r.stdout
+
+
 FAILING_ASSERTS = r'''
 #include <stddef.h>
 #include <CUnit/Basic.h>

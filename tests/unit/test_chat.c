@@ -536,7 +536,7 @@ static void chat__answer_plans_paced_and_stalling_streams(void)
 
 	p = fx_provider_start(paced_text, "p.json", 3, &sc, &j);
 	CU_ASSERT_EQUAL(sc->routes[0].responses[0].stall_after_chunks, -1);
-	CU_ASSERT_EQUAL(sc->routes[0].responses[2].stall_ms, FA_CHAT_STALL_DEFAULT_MS);
+	CU_ASSERT_EQUAL(sc->routes[0].responses[2].stall_ms, FA_STREAM_STALL_DEFAULT_MS);
 	/* paced: every frame D apart; ends "done" */
 	fx_decide(p, "POST", "/c", "{\"stream\": true, " MSG "}", &r);
 	CU_ASSERT_STRING_EQUAL(r.stream_end, "done");

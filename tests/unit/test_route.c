@@ -58,11 +58,10 @@ static struct fa_response_spec responses[3] = {
 static struct fa_route_spec routes[1] = {
 	{ .id = "r", .method = "GET", .path = "/r", .responses = responses, .n_responses = 3 },
 };
-static struct fa_scenario sc = { .id = "t", .routes = routes, .n_routes = 1 };
 
 static void route__shared_cursor_plays_times_then_next(void)
 {
-	struct fa_cursors *c = fa_cursors_new(&sc);
+	struct fa_cursors *c = fa_cursors_new(routes, 1);
 	size_t want[] = { 0, 0, 1, 2, 2, 2 };
 
 	routes[0].cursor = FA_CURSOR_SHARED;
@@ -75,7 +74,7 @@ static void route__shared_cursor_plays_times_then_next(void)
 
 static void route__scope_cursor_keeps_one_position_per_scope(void)
 {
-	struct fa_cursors *c = fa_cursors_new(&sc);
+	struct fa_cursors *c = fa_cursors_new(routes, 1);
 
 	routes[0].cursor = FA_CURSOR_SCOPE;
 	CU_ASSERT_EQUAL(fa_cursors_next(c, 0, "user:a"), 0);
@@ -92,8 +91,7 @@ static void route__last_entry_with_times_repeats(void)
 {
 	struct fa_response_spec two[2] = { { .times = 1, .status = 429 }, { .times = 1, .status = 200 } };
 	struct fa_route_spec r = { .id = "r", .method = "GET", .path = "/r", .responses = two, .n_responses = 2 };
-	struct fa_scenario s = { .id = "t", .routes = &r, .n_routes = 1 };
-	struct fa_cursors *c = fa_cursors_new(&s);
+	struct fa_cursors *c = fa_cursors_new(&r, 1);
 
 	CU_ASSERT_EQUAL(fa_cursors_next(c, 0, NULL), 0);
 	CU_ASSERT_EQUAL(fa_cursors_next(c, 0, NULL), 1);

@@ -76,7 +76,7 @@ static void sleep_virtual(int epfd, int64_t virt_us)
 
 		epoll_wait(epfd, &ev, 1, (int)((virt_us + 999) / 1000));
 	} else {
-		struct timespec ts = {virt_us / 1000000, (virt_us % 1000000) * 1000};
+		struct timespec ts = { virt_us / 1000000, (virt_us % 1000000) * 1000 };
 
 		while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
 			;
@@ -85,7 +85,7 @@ static void sleep_virtual(int epfd, int64_t virt_us)
 
 static void *sender(void *arg)
 {
-	struct stamp st = {0, (uint32_t)(uintptr_t)arg};
+	struct stamp st = { 0, (uint32_t)(uintptr_t)arg };
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 	int epfd = use_epoll ? epoll_create1(0) : -1;
 
@@ -106,7 +106,7 @@ static void *sender(void *arg)
 static int check_scale(void)
 {
 	int64_t r0 = real_us(), s0 = seen_us();
-	struct timespec ts = {0, 50 * 1000 * 1000};
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
 	double got;
 
 	nanosleep(&ts, NULL);
@@ -124,7 +124,7 @@ static int check_scale(void)
 static int receive(int fd, int64_t *late, int64_t *first, int64_t *last)
 {
 	long want = (long)threads * rounds, got = 0;
-	struct timeval tv = {5, 0};
+	struct timeval tv = { 5, 0 };
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	while (got < want) {
@@ -169,13 +169,13 @@ static int usage(void)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	        {"scale", required_argument, NULL, 's'},
-	        {"threads", required_argument, NULL, 't'},
-	        {"rounds", required_argument, NULL, 'r'},
-	        {"period-ms", required_argument, NULL, 'p'},
-	        {"wait", required_argument, NULL, 'w'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
+		{ "scale", required_argument, NULL, 's' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "period-ms", required_argument, NULL, 'p' },
+		{ "wait", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	pthread_t tid[MAX_THREADS];
 	socklen_t len = sizeof(peer);

@@ -13,8 +13,7 @@ bool fa_admin_is_admin_path(const char *path)
 	       strcmp(path, "/_fakeapi") == 0;
 }
 
-static void answer(struct fa_resp *resp, int status, const char *key,
-		   const char *value)
+static void answer(struct fa_resp *resp, int status, const char *key, const char *value)
 {
 	cJSON *o = cJSON_CreateObject();
 
@@ -51,25 +50,21 @@ static bool parse_since(const char *v, uint64_t *out)
 struct endpoint {
 	const char *name;
 	const char *method;
-	void (*handle)(struct fa_provider *p, const struct fa_req *req,
-		       struct fa_resp *resp);
+	void (*handle)(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp);
 };
 
-static void health(struct fa_provider *p, const struct fa_req *req,
-		   struct fa_resp *resp)
+static void health(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp)
 {
 	cJSON *o = cJSON_CreateObject();
 
 	(void)req;
 	cJSON_AddStringToObject(o, "status", "ok");
-	cJSON_AddNumberToObject(o, "attempts",
-				(double)fa_journal_count(fa_provider_journal(p)));
+	cJSON_AddNumberToObject(o, "attempts", (double)fa_journal_count(fa_provider_journal(p)));
 	fa_resp_set_json(resp, 200, o);
 	cJSON_Delete(o);
 }
 
-static void journal(struct fa_provider *p, const struct fa_req *req,
-		    struct fa_resp *resp)
+static void journal(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp)
 {
 	uint64_t since;
 
@@ -80,8 +75,7 @@ static void journal(struct fa_provider *p, const struct fa_req *req,
 	answer_text(resp, 200, fa_journal_json(fa_provider_journal(p), since));
 }
 
-static void reset(struct fa_provider *p, const struct fa_req *req,
-		  struct fa_resp *resp)
+static void reset(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp)
 {
 	cJSON *o = cJSON_CreateObject();
 
@@ -92,8 +86,7 @@ static void reset(struct fa_provider *p, const struct fa_req *req,
 	cJSON_Delete(o);
 }
 
-static void state(struct fa_provider *p, const struct fa_req *req,
-		  struct fa_resp *resp)
+static void state(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp)
 {
 	(void)req;
 	answer_text(resp, 200, fa_provider_state_json(p));
@@ -106,8 +99,7 @@ static const struct endpoint endpoints[] = {
 	{ "state", "GET", state },
 };
 
-void fa_admin_handle(struct fa_provider *p, const struct fa_req *req,
-		     struct fa_resp *resp)
+void fa_admin_handle(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp)
 {
 	const char *name = req->path + strlen(FA_ADMIN_PREFIX);
 
@@ -128,6 +120,5 @@ void fa_admin_handle(struct fa_provider *p, const struct fa_req *req,
 		e->handle(p, req, resp);
 		return;
 	}
-	answer(resp, 404, "error",
-	       "unknown admin endpoint (health, journal, reset, state)");
+	answer(resp, 404, "error", "unknown admin endpoint (health, journal, reset, state)");
 }

@@ -20,7 +20,6 @@ bool fa_admin_is_admin_path(const char *path);
  * GET state -> fa_provider_state_json.
  * Unknown endpoint 404, wrong method 405 with Allow. Thread-safe.
  */
-void fa_admin_handle(struct fa_provider *p, const struct fa_req *req,
-		     struct fa_resp *resp);
+void fa_admin_handle(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp);
 
 #endif

@@ -46,7 +46,8 @@ int fa_chat_content_tokens(const cJSON *c)
 		return fa_chat_tokens(strlen(c->valuestring));
 	if (!cJSON_IsArray(c))
 		return -1;
-	cJSON_ArrayForEach(part, c) {
+	cJSON_ArrayForEach(part, c)
+	{
 		if (!cJSON_IsObject(part))
 			return -1;
 		text = cJSON_GetObjectItemCaseSensitive(part, "text");
@@ -77,8 +78,7 @@ static const char *unreadable(const char *why)
 	return "the request body is not valid JSON";
 }
 
-enum fa_rc fa_chat_body(const char *body, size_t len, cJSON **root, char *msg,
-			size_t msg_len)
+enum fa_rc fa_chat_body(const char *body, size_t len, cJSON **root, char *msg, size_t msg_len)
 {
 	struct fa_err err = { .msg = "" };
 
@@ -96,8 +96,8 @@ enum fa_rc fa_chat_body(const char *body, size_t len, cJSON **root, char *msg,
 	return FA_OK;
 }
 
-enum fa_rc fa_chat_parse(const char *body, size_t len, struct fa_chat_req *out,
-			 char *msg, size_t msg_len)
+enum fa_rc fa_chat_parse(const char *body, size_t len, struct fa_chat_req *out, char *msg,
+                         size_t msg_len)
 {
 	cJSON *root = NULL;
 	const cJSON *v, *m;
@@ -112,20 +112,25 @@ enum fa_rc fa_chat_parse(const char *body, size_t len, struct fa_chat_req *out,
 		snprintf(msg, msg_len, "'messages' must be a non-empty array");
 		goto bad;
 	}
-	cJSON_ArrayForEach(m, v) {
+	cJSON_ArrayForEach(m, v)
+	{
 		const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
 
 		if (!cJSON_IsObject(m) || !cJSON_IsString(role)) {
-			snprintf(msg, msg_len, "'messages[%zu]' must be an object with a string 'role'", i);
+			snprintf(msg, msg_len,
+			         "'messages[%zu]' must be an object with a string 'role'", i);
 			goto bad;
 		}
 		t = fa_chat_content_tokens(cJSON_GetObjectItemCaseSensitive(m, "content"));
 		if (t < 0) {
-			snprintf(msg, msg_len, "'messages[%zu].content' must be a string, an array of parts or null", i);
+			snprintf(
+			        msg, msg_len,
+			        "'messages[%zu].content' must be a string, an array of parts or null",
+			        i);
 			goto bad;
 		}
-		out->prompt_tokens = out->prompt_tokens > 0x7fffffff - t ? 0x7fffffff
-									 : out->prompt_tokens + t;
+		out->prompt_tokens =
+		        out->prompt_tokens > 0x7fffffff - t ? 0x7fffffff : out->prompt_tokens + t;
 		i++;
 	}
 	v = cJSON_GetObjectItemCaseSensitive(root, "model");
@@ -170,8 +175,7 @@ cJSON *fa_chat_invalid(const char *message)
 }
 
 /* The members every completion and chunk starts with. */
-static cJSON *head(const char *object, const struct fa_chat_req *r, uint64_t seq,
-		   int64_t created_s)
+static cJSON *head(const char *object, const struct fa_chat_req *r, uint64_t seq, int64_t created_s)
 {
 	cJSON *o = cJSON_CreateObject();
 	char id[40];
@@ -184,8 +188,8 @@ static cJSON *head(const char *object, const struct fa_chat_req *r, uint64_t seq
 	return o;
 }
 
-cJSON *fa_chat_completion(const struct fa_chat_req *r, const char *reply,
-			  uint64_t seq, int64_t created_s)
+cJSON *fa_chat_completion(const struct fa_chat_req *r, const char *reply, uint64_t seq,
+                          int64_t created_s)
 {
 	cJSON *o = head("chat.completion", r, seq, created_s);
 	cJSON *choice = cJSON_CreateObject();
@@ -249,8 +253,9 @@ cJSON *fa_chat_stall_frame(int retry_after_s)
 
 	cJSON_AddStringToObject(e, "code", "stream_idle_timeout");
 	cJSON_AddStringToObject(e, "type", "server_error");
-	cJSON_AddStringToObject(e, "message", "the model cluster went silent in the middle "
-				"of the answer; send the request again after retryAfter seconds");
+	cJSON_AddStringToObject(e, "message",
+	                        "the model cluster went silent in the middle "
+	                        "of the answer; send the request again after retryAfter seconds");
 	cJSON_AddNumberToObject(e, "retryAfter", retry_after_s);
 	return frame;
 }
@@ -258,7 +263,7 @@ cJSON *fa_chat_stall_frame(int retry_after_s)
 /* A chat.completion.chunk with @piece (@n bytes; NULL: the empty delta
  * and finish_reason "stop"). */
 static void chunk(struct fa_sse_stream *s, const struct fa_chat_req *r, uint64_t seq,
-		  int64_t created_s, const char *piece, size_t n)
+                  int64_t created_s, const char *piece, size_t n)
 {
 	cJSON *o = head("chat.completion.chunk", r, seq, created_s);
 	cJSON *choice = cJSON_CreateObject();
@@ -282,9 +287,8 @@ static void chunk(struct fa_sse_stream *s, const struct fa_chat_req *r, uint64_t
 	cJSON_Delete(o);
 }
 
-void fa_chat_sse(const struct fa_chat_req *r, const char *reply, uint64_t seq,
-		 int64_t created_s, const cJSON *error, int error_after,
-		 int stop_after, struct fa_sse_stream *out)
+void fa_chat_sse(const struct fa_chat_req *r, const char *reply, uint64_t seq, int64_t created_s,
+                 const cJSON *error, int error_after, int stop_after, struct fa_sse_stream *out)
 {
 	size_t rlen = strlen(reply);
 	size_t *starts = fa_xmalloc((rlen + 1) * sizeof(*starts));
@@ -335,15 +339,15 @@ static int stall_retry_after(const struct fa_response_spec *spec)
 
 /* fa_sse_pending's renderer for a chat completion stream. */
 static void render(const struct fa_chat_req *creq, const struct fa_sse_pending *pending,
-		   struct fa_sse_stream *out)
+                   struct fa_sse_stream *out)
 {
 	fa_chat_sse(creq, pending->reply, pending->seq, pending->created_s, pending->last,
-		    pending->last_after, pending->stop_after, out);
+	            pending->last_after, pending->stop_after, out);
 }
 
 /* A shape's answer to a stream: the 200 stream ending in its error frame. */
 static void shaped_stream(const struct fa_route_spec *r, const struct fa_response_spec *spec,
-			  struct fa_resp *resp, struct fa_sse_pending *pending)
+                          struct fa_resp *resp, struct fa_sse_pending *pending)
 {
 	const char *ra = resp->attempt.retry_after;
 	cJSON *o = NULL;
@@ -365,14 +369,14 @@ static void shaped_stream(const struct fa_route_spec *r, const struct fa_respons
 	resp->attempt.retry_after_ms = NULL;
 	/* the pause, if any, is now the frame's retryAfter */
 	fa_attempt_pause_from(&resp->attempt,
-			      resp->attempt.pause_until_us != -1 ? "error-frame" : NULL);
+	                      resp->attempt.pause_until_us != -1 ? "error-frame" : NULL);
 	fa_sse_answer(resp, spec, resp->fault == FA_RESP_PARTIAL_BODY ? "cut" : "error_frame",
-		      stall_retry_after(spec));
+	              stall_retry_after(spec));
 }
 
 bool fa_chat_answer(const struct fa_route_spec *r, const struct fa_response_spec *spec,
-		    const struct fa_chat_req *creq, uint64_t seq, int64_t created_s,
-		    struct fa_resp *resp, struct fa_sse_pending *pending)
+                    const struct fa_chat_req *creq, uint64_t seq, int64_t created_s,
+                    struct fa_resp *resp, struct fa_sse_pending *pending)
 {
 	cJSON *o;
 	bool ok2xx = resp->status >= 200 && resp->status < 300;
@@ -405,14 +409,16 @@ bool fa_chat_answer(const struct fa_route_spec *r, const struct fa_response_spec
 	/* the platform's stream_idle_timeout: the silence, then its error frame */
 	pending->render = render;
 	pending->reply = r->reply;
-	pending->last = spec->stall_after_chunks < 0 ? NULL
-			: fa_chat_stall_frame(stall_retry_after(spec));
+	pending->last =
+	        spec->stall_after_chunks < 0 ? NULL : fa_chat_stall_frame(stall_retry_after(spec));
 	pending->last_after = spec->stall_after_chunks;
 	pending->stop_after = spec->stop_after_chunks;
 	if (spec->stop_after_chunks >= 0)
 		resp->fault = FA_RESP_PARTIAL_BODY;
-	fa_sse_answer(resp, spec, resp->fault == FA_RESP_PARTIAL_BODY ? "cut"
-				  : spec->stall_after_chunks >= 0 ? "stall" : "done",
-		      stall_retry_after(spec));
+	fa_sse_answer(resp, spec,
+	              resp->fault == FA_RESP_PARTIAL_BODY ? "cut"
+	              : spec->stall_after_chunks >= 0     ? "stall"
+	                                                  : "done",
+	              stall_retry_after(spec));
 	return false;
 }

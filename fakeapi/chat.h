@@ -24,8 +24,8 @@ struct fa_response_spec;
 
 #define FA_CHAT_DEFAULT_MODEL "fake-model-1" /* "models" default; a request with no model */
 #define FA_CHAT_DEFAULT_REPLY "This is a deterministic reply from the fake model."
-#define FA_CHAT_REPLY_MAX     65536          /* "reply": 1..this bytes */
-#define FA_CHAT_MAX_MODELS    64             /* "models": 1..this names */
+#define FA_CHAT_REPLY_MAX     65536 /* "reply": 1..this bytes */
+#define FA_CHAT_MAX_MODELS    64    /* "models": 1..this names */
 
 /*
  * The LLM rate-limit guide's "estimated prompt tokens": ceil(@len / 4) for a text of @len
@@ -63,8 +63,7 @@ int fa_chat_positive_int(const cJSON *v);
  * unpaired surrogate) "the request body is JSON fakeapi cannot read: a
  * string holds ...".
  */
-enum fa_rc fa_chat_body(const char *body, size_t len, cJSON **root, char *msg,
-			size_t msg_len);
+enum fa_rc fa_chat_body(const char *body, size_t len, cJSON **root, char *msg, size_t msg_len);
 
 /*
  * Parse a request body of @len bytes (@body may be NULL for none) into
@@ -77,8 +76,8 @@ enum fa_rc fa_chat_body(const char *body, size_t len, cJSON **root, char *msg,
  * whose strings cJSON cannot hold (\u0000, an unpaired surrogate) gets
  * "the request body is JSON fakeapi cannot read: a string holds ...".
  */
-enum fa_rc fa_chat_parse(const char *body, size_t len, struct fa_chat_req *out,
-			 char *msg, size_t msg_len);
+enum fa_rc fa_chat_parse(const char *body, size_t len, struct fa_chat_req *out, char *msg,
+                         size_t msg_len);
 
 /* Free what @r owns and zero it. NULL accepted. */
 void fa_chat_req_release(struct fa_chat_req *r);
@@ -104,8 +103,8 @@ cJSON *fa_chat_invalid(const char *message);
  * "completion_tokens": fa_chat_tokens(reply), "total_tokens"}}. Caller
  * deletes it.
  */
-cJSON *fa_chat_completion(const struct fa_chat_req *r, const char *reply,
-			  uint64_t seq, int64_t created_s);
+cJSON *fa_chat_completion(const struct fa_chat_req *r, const char *reply, uint64_t seq,
+                          int64_t created_s);
 
 /*
  * The pieces a streamed @reply is cut into: one per word, each word with
@@ -149,9 +148,8 @@ struct fa_sse_stream;
  * those and closes; -1 leaves cut = len. Release with
  * fa_sse_stream_release.
  */
-void fa_chat_sse(const struct fa_chat_req *r, const char *reply, uint64_t seq,
-		 int64_t created_s, const cJSON *error, int error_after,
-		 int stop_after, struct fa_sse_stream *out);
+void fa_chat_sse(const struct fa_chat_req *r, const char *reply, uint64_t seq, int64_t created_s,
+                 const cJSON *error, int error_after, int stop_after, struct fa_sse_stream *out);
 
 /* GET /v1/models: {"object": "list", "data": [{"id", "object": "model",
  * "created": 0, "owned_by": "fakeapi"}, ...]} for the @n names of
@@ -184,7 +182,7 @@ struct fa_sse_pending;
  * spends no quota).
  */
 bool fa_chat_answer(const struct fa_route_spec *r, const struct fa_response_spec *spec,
-		    const struct fa_chat_req *creq, uint64_t seq, int64_t created_s,
-		    struct fa_resp *resp, struct fa_sse_pending *pending);
+                    const struct fa_chat_req *creq, uint64_t seq, int64_t created_s,
+                    struct fa_resp *resp, struct fa_sse_pending *pending);
 
 #endif

@@ -22,8 +22,8 @@ extern const char *const fa_route_kinds[];
  * Errors are recorded through @s; whatever was read stays in @rt for
  * fa_chat_spec_release().
  */
-enum fa_rc fa_chat_spec_read(struct fa_schema *s, const cJSON *reply,
-			     const cJSON *models, struct fa_route_spec *rt);
+enum fa_rc fa_chat_spec_read(struct fa_schema *s, const cJSON *reply, const cJSON *models,
+                             struct fa_route_spec *rt);
 
 /* Free @rt's reply and models. */
 void fa_chat_spec_release(struct fa_route_spec *rt);

@@ -51,13 +51,10 @@ bool fa_fault_commits(enum fa_resp_fault f, int status)
 	switch (f) {
 	case FA_RESP_DROP_AFTER_COMMIT:
 	case FA_RESP_RESET:
-	case FA_RESP_PARTIAL_BODY:
-		return true;
+	case FA_RESP_PARTIAL_BODY: return true;
 	case FA_RESP_DROP_BEFORE_COMMIT:
-	case FA_RESP_CLOSE_IDLE:
-		return false;
-	case FA_RESP_RESPOND:
-		break;
+	case FA_RESP_CLOSE_IDLE: return false;
+	case FA_RESP_RESPOND: break;
 	}
 	return status >= 200 && status <= 299;
 }
@@ -94,9 +91,8 @@ static const char *literal(const struct fa_response_spec *spec, const char *name
 }
 
 /* Send a Retry-After as fa_fault_respond() says; returns the pause. */
-static int64_t add_retry_after(const struct fa_response_spec *spec,
-			       int64_t send_us, int64_t wall_send_us,
-			       int64_t auto_until_us, struct fa_resp *resp)
+static int64_t add_retry_after(const struct fa_response_spec *spec, int64_t send_us,
+                               int64_t wall_send_us, int64_t auto_until_us, struct fa_resp *resp)
 {
 	const char *value = literal(spec, "Retry-After");
 	char buf[FA_RA_BUFSZ];
@@ -109,16 +105,17 @@ static int64_t add_retry_after(const struct fa_response_spec *spec,
 		if (fa_retry_after_parse(value, &ra) != FA_OK)
 			return -1;
 		until_wall = fa_retry_after_until_wall_us(&ra, wall_send_us);
-		fa_attempt_pause_from(&resp->attempt, ra.form == FA_RA_DELTA
-						      ? "retry-after" : "retry-after-date");
+		fa_attempt_pause_from(&resp->attempt,
+		                      ra.form == FA_RA_DELTA ? "retry-after" : "retry-after-date");
 	} else if (spec->has_retry_after) {
-		if (fa_retry_after_format(spec->ra_form, spec->ra_seconds, wall_send_us,
-					  buf, sizeof(buf), &until_wall) != FA_OK)
+		if (fa_retry_after_format(spec->ra_form, spec->ra_seconds, wall_send_us, buf,
+		                          sizeof(buf), &until_wall) != FA_OK)
 			return -1;
 		fa_resp_add_header(resp, "Retry-After", buf);
 		resp->attempt.retry_after = fa_xstrdup(buf);
 		fa_attempt_pause_from(&resp->attempt, spec->ra_form == FA_RA_DELTA
-						      ? "retry-after" : "retry-after-date");
+		                                              ? "retry-after"
+		                                              : "retry-after-date");
 	} else if (auto_until_us >= 0) {
 		int64_t left = auto_until_us - send_us;
 		int64_t secs = left <= 0 ? 0 : (left + 999999) / 1000000;
@@ -139,7 +136,7 @@ static int64_t add_retry_after(const struct fa_response_spec *spec,
  * named @until too, the earlier instant, since a client may follow
  * either. Returns the pause. */
 static int64_t add_retry_after_ms(const struct fa_response_spec *spec, int64_t send_us,
-				  int64_t until, struct fa_resp *resp)
+                                  int64_t until, struct fa_resp *resp)
 {
 	const char *value = literal(spec, "retry-after-ms");
 	int64_t ms, at;
@@ -157,10 +154,9 @@ static int64_t add_retry_after_ms(const struct fa_response_spec *spec, int64_t s
 	return at;
 }
 
-int64_t fa_fault_respond(const struct fa_response_spec *spec,
-			 const struct fa_params *params, int64_t send_us,
-			 int64_t wall_send_us, int64_t auto_until_us,
-			 struct fa_resp *resp)
+int64_t fa_fault_respond(const struct fa_response_spec *spec, const struct fa_params *params,
+                         int64_t send_us, int64_t wall_send_us, int64_t auto_until_us,
+                         struct fa_resp *resp)
 {
 	cJSON *body = fa_route_render(spec->body, params);
 
@@ -175,7 +171,7 @@ int64_t fa_fault_respond(const struct fa_response_spec *spec,
 	resp->hold_ms = spec->hold_ms;
 	resp->attempt.status = spec->status;
 	resp->attempt.pause_until_us = add_retry_after_ms(
-		spec, send_us, add_retry_after(spec, send_us, wall_send_us, auto_until_us, resp),
-		resp);
+	        spec, send_us, add_retry_after(spec, send_us, wall_send_us, auto_until_us, resp),
+	        resp);
 	return resp->attempt.pause_until_us;
 }

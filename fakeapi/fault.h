@@ -21,13 +21,13 @@
  * response entry, route + response_index, says it was a hold).
  */
 enum fa_fault {
-	FA_FAULT_RESPOND = 0,    /* the scripted status, headers and body */
-	FA_FAULT_DELAY,          /* the same, after delay_ms before the headers */
-	FA_FAULT_DURING_PAUSE,   /* the scenario's during_pause answer */
-	FA_FAULT_UNAUTHORIZED,   /* 401: no valid API key */
-	FA_FAULT_NO_ROUTE,       /* 404: no route matches */
-	FA_FAULT_TOO_LARGE,      /* 413: body over FA_PROVIDER_MAX_BODY */
-	FA_FAULT_INCOMPLETE,     /* the client left before the request was whole */
+	FA_FAULT_RESPOND = 0,  /* the scripted status, headers and body */
+	FA_FAULT_DELAY,        /* the same, after delay_ms before the headers */
+	FA_FAULT_DURING_PAUSE, /* the scenario's during_pause answer */
+	FA_FAULT_UNAUTHORIZED, /* 401: no valid API key */
+	FA_FAULT_NO_ROUTE,     /* 404: no route matches */
+	FA_FAULT_TOO_LARGE,    /* 413: body over FA_PROVIDER_MAX_BODY */
+	FA_FAULT_INCOMPLETE,   /* the client left before the request was whole */
 	/* the connection faults; "committed" on a route with an effect */
 	FA_FAULT_DROP_BEFORE_COMMIT, /* closed (clean EOF), nothing committed, nothing sent */
 	FA_FAULT_DROP_AFTER_COMMIT,  /* committed, then closed (clean EOF), nothing sent */
@@ -109,9 +109,8 @@ size_t fa_fault_partial_len(int fault_bytes, size_t body_len);
  * retry-after-ms) names (µs since start; possibly in the past), or -1
  * when none was sent or it names no instant.
  */
-int64_t fa_fault_respond(const struct fa_response_spec *spec,
-			 const struct fa_params *params, int64_t send_us,
-			 int64_t wall_send_us, int64_t auto_until_us,
-			 struct fa_resp *resp);
+int64_t fa_fault_respond(const struct fa_response_spec *spec, const struct fa_params *params,
+                         int64_t send_us, int64_t wall_send_us, int64_t auto_until_us,
+                         struct fa_resp *resp);
 
 #endif

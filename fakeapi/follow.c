@@ -52,9 +52,8 @@ char *fa_follow_line(const struct fa_attempt *a)
 	char *line;
 
 	add_time(&b, a->t_arrival_us);
-	add(&b, "  #%llu  %s  %s %s  ", (unsigned long long)a->seq,
-	    a->task != NULL ? a->task : "-", a->method != NULL ? a->method : "-",
-	    a->path != NULL ? a->path : "-");
+	add(&b, "  #%llu  %s  %s %s  ", (unsigned long long)a->seq, a->task != NULL ? a->task : "-",
+	    a->method != NULL ? a->method : "-", a->path != NULL ? a->path : "-");
 	if (a->status != 0)
 		add(&b, "%d", a->status);
 	else
@@ -101,8 +100,7 @@ static char *with_scenario(const char *id, const char *line, size_t len, size_t 
 	return out;
 }
 
-void fa_follow_sink(void *ctx, const struct fa_attempt *a, const char *line,
-		    size_t len)
+void fa_follow_sink(void *ctx, const struct fa_attempt *a, const char *line, size_t len)
 {
 	const struct fa_follow *f = ctx;
 	char *text = NULL, *prefixed = NULL;

@@ -42,10 +42,10 @@ char *fa_follow_line(const struct fa_attempt *a);
 struct fa_follow {
 	struct fa_livefeed *feed; /* where the lines go (stdout's, in the programs);
 	                         borrowed, it must outlive the journal's sink */
-	bool text;            /* true: fa_follow_line(); false: the JSONL line */
-	const char *scenario; /* NULL, or a scenario id (borrowed): text lines get
-	                         "[ID] " in front, JSONL lines a first member
-	                         "scenario": ID before the journal's own */
+	bool text;                /* true: fa_follow_line(); false: the JSONL line */
+	const char *scenario;     /* NULL, or a scenario id (borrowed): text lines get
+	                             "[ID] " in front, JSONL lines a first member
+	                             "scenario": ID before the journal's own */
 };
 
 /*
@@ -58,7 +58,6 @@ struct fa_follow {
  * gives it back. A line the feed cannot take (a slow reader, a write
  * error) is counted there; the journal keeps the entry regardless.
  */
-void fa_follow_sink(void *ctx, const struct fa_attempt *a, const char *line,
-		    size_t len);
+void fa_follow_sink(void *ctx, const struct fa_attempt *a, const char *line, size_t len);
 
 #endif

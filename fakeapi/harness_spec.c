@@ -1,4 +1,5 @@
-/* harness_spec.c -- a scenario's $.harness block: tasks, events, pacing; expect kept for the harness. */
+/* harness_spec.c -- a scenario's $.harness block: tasks, events, pacing; expect kept for the
+ * harness. */
 #include "harness_spec.h"
 
 #include <stdint.h>
@@ -9,26 +10,28 @@
 #include "header.h"
 #include "task_spec.h"
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-#define REQ FA_FIELD_REQUIRED
+#define N(a)     (sizeof(a) / sizeof((a)[0]))
+#define REQ      FA_FIELD_REQUIRED
 #define NONEMPTY FA_FIELD_NONEMPTY
 
 /* Task ids: [A-Za-z0-9_-]{1,64}, no '.' as scenario ids have: they
  * travel in a URL query (fa_task=ID). */
 #define TASK_CHARS "_-"
-#define ID_MAX 64
+#define ID_MAX     64
 
 /* A task's goal: 1..GOAL_MAX characters (docs/escalation.schema.json). */
 #define GOAL_MAX 500
 
 /* FA_STORE_INDEX writes an int into it; the list is in enum order */
 _Static_assert(sizeof(enum fa_event_on) == sizeof(int), "enum size");
-static const char *const ons[] = {"server_sent", "client_saw", NULL};
+static const char *const ons[] = { "server_sent", "client_saw", NULL };
 
 /* A boolean stored into a bool member (schema.h has no row macro for it). */
-#define F_BOOL(N, ST, M)                                                     \
-	{ .name = (N), .type = FA_SCHEMA_BOOL, .store = FA_STORE_BOOL,        \
-	  .off = offsetof(ST, M) }
+#define F_BOOL(N, ST, M)                                                                           \
+	{                                                                                          \
+		.name = (N), .type = FA_SCHEMA_BOOL, .store = FA_STORE_BOOL,                       \
+		.off = offsetof(ST, M)                                                             \
+	}
 
 /* $.harness */
 enum { HX_TASKS, HX_EVENTS, HX_EXPECT, HX_TIMEOUT, HX_PACING };
@@ -50,8 +53,19 @@ static const struct fa_field pacing_fields[] = {
 };
 
 /* $.harness.tasks[i] */
-enum { TK_ID, TK_KEY, TK_CLASS, TK_METHOD, TK_PATH, TK_HEADERS, TK_BODY,
-       TK_BUDGET, TK_TIMEOUT, TK_GOAL, TK_OUTCOME };
+enum {
+	TK_ID,
+	TK_KEY,
+	TK_CLASS,
+	TK_METHOD,
+	TK_PATH,
+	TK_HEADERS,
+	TK_BODY,
+	TK_BUDGET,
+	TK_TIMEOUT,
+	TK_GOAL,
+	TK_OUTCOME
+};
 static const struct fa_field task_fields[] = {
 	FA_F_ID("id", REQ, TASK_CHARS, ID_MAX, struct fa_task_spec, id),
 	FA_F_STR("key", REQ | NONEMPTY, struct fa_task_spec, key),
@@ -62,7 +76,7 @@ static const struct fa_field task_fields[] = {
 	FA_F_JSON("body", struct fa_task_spec, body),
 	FA_F_CHECK("budget", FA_SCHEMA_OBJECT, 0),
 	FA_F_INT("timeout_s", 0, 1, 3600, struct fa_task_spec, timeout_s),
-	FA_F_CHECK("goal", FA_SCHEMA_ANY, 0), /* read_goal() */
+	FA_F_CHECK("goal", FA_SCHEMA_ANY, 0),    /* read_goal() */
 	FA_F_CHECK("outcome", FA_SCHEMA_ANY, 0), /* fa_task_spec_read_outcome() */
 };
 
@@ -94,8 +108,7 @@ static const struct fa_field after_fields[] = {
 };
 
 /* $.harness.events[i].send[k], .cancel[k] */
-static const struct fa_field send_field =
-	FA_F_CHECK(NULL, FA_SCHEMA_STRING, NONEMPTY);
+static const struct fa_field send_field = FA_F_CHECK(NULL, FA_SCHEMA_STRING, NONEMPTY);
 
 /* Characters (UTF-8 sequences) of @s. */
 static size_t utf8_chars(const char *s)
@@ -124,14 +137,14 @@ static enum fa_rc read_goal(struct fa_schema *s, const cJSON *v, struct fa_task_
 
 /* What reading $.harness needs of the rest of the scenario. */
 struct reading {
-	struct fa_harness_spec *h;  /* being read */
-	const struct fa_key *keys;  /* $.provider.keys, n_keys of them */
+	struct fa_harness_spec *h; /* being read */
+	const struct fa_key *keys; /* $.provider.keys, n_keys of them */
 	size_t n_keys;
-	int period_s;               /* $.harness.pacing.period_s default */
+	int period_s; /* $.harness.pacing.period_s default */
 };
 
-static enum fa_rc read_task(struct fa_schema *s, const cJSON *obj,
-			    struct reading *rd, struct fa_task_spec *t)
+static enum fa_rc read_task(struct fa_schema *s, const cJSON *obj, struct reading *rd,
+                            struct fa_task_spec *t)
 {
 	const cJSON *got[N(task_fields)];
 	enum fa_rc rc;
@@ -144,8 +157,7 @@ static enum fa_rc read_task(struct fa_schema *s, const cJSON *obj,
 		return rc;
 	mark = fa_schema_enter(s, "key");
 	if (fa_key_by_id(rd->keys, rd->n_keys, t->key) == NULL)
-		rc = fa_schema_fail(s, "no key %s in $.provider.keys",
-				    fa_schema_quote(t->key).s);
+		rc = fa_schema_fail(s, "no key %s in $.provider.keys", fa_schema_quote(t->key).s);
 	fa_schema_leave(s, mark);
 	if (rc != FA_OK)
 		return rc;
@@ -159,8 +171,8 @@ static enum fa_rc read_task(struct fa_schema *s, const cJSON *obj,
 	}
 	if (rc == FA_OK && got[TK_BUDGET] != NULL) {
 		mark = fa_schema_enter(s, "budget");
-		rc = fa_schema_object(s, got[TK_BUDGET], budget_fields,
-				      N(budget_fields), &t->budget, NULL);
+		rc = fa_schema_object(s, got[TK_BUDGET], budget_fields, N(budget_fields),
+		                      &t->budget, NULL);
 		fa_schema_leave(s, mark);
 	}
 	if (rc == FA_OK && got[TK_GOAL] != NULL)
@@ -173,8 +185,7 @@ static enum fa_rc read_task(struct fa_schema *s, const cJSON *obj,
 	return rc;
 }
 
-static enum fa_rc read_tasks(struct fa_schema *s, const cJSON *arr,
-			     struct reading *rd)
+static enum fa_rc read_tasks(struct fa_schema *s, const cJSON *arr, struct reading *rd)
 {
 	struct fa_harness_spec *h = rd->h;
 	enum fa_rc rc = FA_OK;
@@ -189,8 +200,9 @@ static enum fa_rc read_tasks(struct fa_schema *s, const cJSON *arr,
 			if (strcmp(h->tasks[k].id, h->tasks[i].id) != 0)
 				continue;
 			mark2 = fa_schema_enter(s, "id");
-			rc = fa_schema_fail(s, "duplicate task id %s (first at $.harness.tasks[%zu])",
-					    fa_schema_quote(h->tasks[i].id).s, k);
+			rc = fa_schema_fail(s,
+			                    "duplicate task id %s (first at $.harness.tasks[%zu])",
+			                    fa_schema_quote(h->tasks[i].id).s, k);
 			fa_schema_leave(s, mark2);
 		}
 		fa_schema_leave(s, mark);
@@ -225,9 +237,8 @@ struct sender {
 	size_t k;  /* index in that event's "send" */
 };
 
-static enum fa_rc read_send(struct fa_schema *s, const cJSON *arr,
-			    struct reading *rd, size_t ev_idx,
-			    struct sender *sent_by)
+static enum fa_rc read_send(struct fa_schema *s, const cJSON *arr, struct reading *rd,
+                            size_t ev_idx, struct sender *sent_by)
 {
 	struct fa_event_spec *ev = &rd->h->events[ev_idx];
 	const struct fa_task_spec *t;
@@ -242,13 +253,14 @@ static enum fa_rc read_send(struct fa_schema *s, const cJSON *arr,
 		t = rc == FA_OK ? fa_harness_spec_task(rd->h, c->valuestring) : NULL;
 		if (rc == FA_OK && t == NULL)
 			rc = fa_schema_fail(s, "no task %s in $.harness.tasks",
-					    fa_schema_quote(c->valuestring).s);
+			                    fa_schema_quote(c->valuestring).s);
 		if (rc == FA_OK) {
 			ti = (size_t)(t - rd->h->tasks);
 			if (sent_by[ti].ev != SIZE_MAX)
-				rc = fa_schema_fail(s, "task %s is already sent by $.harness.events[%zu].send[%zu]",
-						    fa_schema_quote(t->id).s,
-						    sent_by[ti].ev, sent_by[ti].k);
+				rc = fa_schema_fail(
+				        s,
+				        "task %s is already sent by $.harness.events[%zu].send[%zu]",
+				        fa_schema_quote(t->id).s, sent_by[ti].ev, sent_by[ti].k);
 			sent_by[ti].ev = ev_idx;
 			sent_by[ti].k = k;
 			ev->send[k] = fa_xstrdup(t->id);
@@ -262,9 +274,9 @@ static enum fa_rc read_send(struct fa_schema *s, const cJSON *arr,
 
 /* $.harness.events[ev_idx].cancel: tasks of $.harness.tasks, each cancelled
  * by one event only, none sent by this same event. */
-static enum fa_rc read_cancel(struct fa_schema *s, const cJSON *arr,
-			      struct reading *rd, size_t ev_idx,
-			      const struct sender *sent_by, struct sender *cancelled_by)
+static enum fa_rc read_cancel(struct fa_schema *s, const cJSON *arr, struct reading *rd,
+                              size_t ev_idx, const struct sender *sent_by,
+                              struct sender *cancelled_by)
 {
 	struct fa_event_spec *ev = &rd->h->events[ev_idx];
 	const struct fa_task_spec *t;
@@ -279,16 +291,18 @@ static enum fa_rc read_cancel(struct fa_schema *s, const cJSON *arr,
 		t = rc == FA_OK ? fa_harness_spec_task(rd->h, c->valuestring) : NULL;
 		if (rc == FA_OK && t == NULL)
 			rc = fa_schema_fail(s, "no task %s in $.harness.tasks",
-					    fa_schema_quote(c->valuestring).s);
+			                    fa_schema_quote(c->valuestring).s);
 		ti = t != NULL ? (size_t)(t - rd->h->tasks) : 0;
 		if (rc == FA_OK && cancelled_by[ti].ev != SIZE_MAX)
-			rc = fa_schema_fail(s, "task %s is already cancelled by $.harness.events[%zu].cancel[%zu]",
-					    fa_schema_quote(t->id).s, cancelled_by[ti].ev,
-					    cancelled_by[ti].k);
+			rc = fa_schema_fail(
+			        s,
+			        "task %s is already cancelled by $.harness.events[%zu].cancel[%zu]",
+			        fa_schema_quote(t->id).s, cancelled_by[ti].ev, cancelled_by[ti].k);
 		if (rc == FA_OK && sent_by[ti].ev == ev_idx)
-			rc = fa_schema_fail(s, "task %s is sent by this same event (send[%zu]): "
-					    "cancel it from a later one",
-					    fa_schema_quote(t->id).s, sent_by[ti].k);
+			rc = fa_schema_fail(s,
+			                    "task %s is sent by this same event (send[%zu]): "
+			                    "cancel it from a later one",
+			                    fa_schema_quote(t->id).s, sent_by[ti].k);
 		if (rc == FA_OK) {
 			cancelled_by[ti].ev = ev_idx;
 			cancelled_by[ti].k = k;
@@ -301,8 +315,8 @@ static enum fa_rc read_cancel(struct fa_schema *s, const cJSON *arr,
 
 /* $.harness.events[i].after: exactly one of "status" and "held": true;
  * "on" only with "status" (a held answer is the provider's to see). */
-static enum fa_rc read_after(struct fa_schema *s, const cJSON *obj,
-			     struct reading *rd, struct fa_event_spec *ev)
+static enum fa_rc read_after(struct fa_schema *s, const cJSON *obj, struct reading *rd,
+                             struct fa_event_spec *ev)
 {
 	const cJSON *got[N(after_fields)];
 	enum fa_rc rc;
@@ -314,7 +328,7 @@ static enum fa_rc read_after(struct fa_schema *s, const cJSON *obj,
 	if (fa_harness_spec_task(rd->h, ev->after_task) == NULL) {
 		mark = fa_schema_enter(s, "task");
 		rc = fa_schema_fail(s, "no task %s in $.harness.tasks",
-				    fa_schema_quote(ev->after_task).s);
+		                    fa_schema_quote(ev->after_task).s);
 		fa_schema_leave(s, mark);
 		return rc;
 	}
@@ -333,9 +347,8 @@ static enum fa_rc read_after(struct fa_schema *s, const cJSON *obj,
 	return FA_OK;
 }
 
-static enum fa_rc read_event(struct fa_schema *s, const cJSON *obj,
-			     struct reading *rd, size_t i,
-			     struct sender *sent_by, struct sender *cancelled_by)
+static enum fa_rc read_event(struct fa_schema *s, const cJSON *obj, struct reading *rd, size_t i,
+                             struct sender *sent_by, struct sender *cancelled_by)
 {
 	struct fa_event_spec *ev = &rd->h->events[i];
 	const cJSON *got[N(event_fields)];
@@ -356,7 +369,7 @@ static enum fa_rc read_event(struct fa_schema *s, const cJSON *obj,
 		return fa_schema_fail(s, "\"restart\" needs \"kill\": true");
 	if (got[EV_SEND] == NULL && got[EV_CANCEL] == NULL && !ev->kill)
 		return fa_schema_fail(s, "missing required key \"send\" (or give \"cancel\", "
-				      "or \"kill\": true)");
+		                         "or \"kill\": true)");
 	if (got[EV_AFTER] != NULL) {
 		mark = fa_schema_enter(s, "after");
 		rc = read_after(s, got[EV_AFTER], rd, ev);
@@ -382,9 +395,8 @@ static enum fa_rc read_event(struct fa_schema *s, const cJSON *obj,
 /* An "after" event fires only once the task it waits for was sent, so
  * following "waits for a task sent by" from an event must reach an at_ms
  * event; a loop means none of the events on it ever fires. */
-static enum fa_rc check_event_cycles(struct fa_schema *s,
-				     const struct reading *rd,
-				     const struct sender *sent_by)
+static enum fa_rc check_event_cycles(struct fa_schema *s, const struct reading *rd,
+                                     const struct sender *sent_by)
 {
 	const struct fa_harness_spec *h = rd->h;
 	size_t mark;
@@ -395,7 +407,7 @@ static enum fa_rc check_event_cycles(struct fa_schema *s,
 
 		while (h->events[cur].at_ms < 0 && steps++ <= h->n_events) {
 			const struct fa_task_spec *t =
-				fa_harness_spec_task(rd->h, h->events[cur].after_task);
+			        fa_harness_spec_task(rd->h, h->events[cur].after_task);
 
 			cur = sent_by[t - h->tasks].ev;
 		}
@@ -420,12 +432,14 @@ const struct fa_task_spec *fa_harness_spec_task(const struct fa_harness_spec *h,
 	return NULL;
 }
 
-enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj,
-				const struct fa_key *keys, size_t n_keys,
-				const struct fa_quota_spec *quota, struct fa_harness_spec *h)
+enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj, const struct fa_key *keys,
+                                size_t n_keys, const struct fa_quota_spec *quota,
+                                struct fa_harness_spec *h)
 {
 	struct reading rd = {
-		.h = h, .keys = keys, .n_keys = n_keys,
+		.h = h,
+		.keys = keys,
+		.n_keys = n_keys,
 		.period_s = quota != NULL ? quota->period_s : PACING_PERIOD_DEFAULT_S,
 	};
 	const cJSON *got[N(harness_fields)];
@@ -445,8 +459,7 @@ enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj,
 	/* each check's parameters are the harness's to read (expect.h there):
 	 * the provider keeps the object as it is */
 	if (got[HX_EXPECT] != NULL)
-		h->expect = fa_xcheck(cJSON_Duplicate(got[HX_EXPECT], 1),
-				      "cJSON_Duplicate");
+		h->expect = fa_xcheck(cJSON_Duplicate(got[HX_EXPECT], 1), "cJSON_Duplicate");
 	if (got[HX_PACING] != NULL) {
 		mark = fa_schema_enter(s, "pacing");
 		rc = read_pacing(s, got[HX_PACING], &rd);
@@ -478,7 +491,7 @@ enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj,
 		mark = fa_schema_enter(s, "tasks");
 		fa_schema_enter_index(s, t);
 		rc = fa_schema_fail(s, "task %s is never sent (no event lists it in \"send\")",
-				    fa_schema_quote(h->tasks[t].id).s);
+		                    fa_schema_quote(h->tasks[t].id).s);
 		fa_schema_leave(s, mark);
 		goto out;
 	}

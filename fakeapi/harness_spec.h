@@ -1,4 +1,5 @@
-/* harness_spec.h -- a scenario's $.harness block: tasks, events, pacing; expect kept for the harness. */
+/* harness_spec.h -- a scenario's $.harness block: tasks, events, pacing; expect kept for the
+ * harness. */
 #ifndef FA_HARNESS_SPEC_H
 #define FA_HARNESS_SPEC_H
 
@@ -22,24 +23,24 @@ enum fa_event_on {
 
 /* One entry of $.harness.events. */
 struct fa_event_spec {
-	int64_t at_ms;          /* >= 0: fire this long after the scenario starts; -1: "after" trigger */
-	char *after_task;       /* "after": the task whose attempt triggers it */
-	int after_status;       /* "after": the status that attempt got, 100..599; 0 with after_held */
-	bool after_held;        /* "after": {"task", "held": true}: fires when the provider holds
-	                           an answer to that task (a response with "hold") */
-	enum fa_event_on on;    /* "after": which side must have seen it */
-	int plus_ms;            /* delay after the trigger, 0..600000 ms */
-	char **send;            /* owned task ids to start, n_send >= 0 (>= 1 unless kill
-	                           or cancel) */
+	int64_t at_ms;    /* >= 0: fire this long after the scenario starts; -1: "after" trigger */
+	char *after_task; /* "after": the task whose attempt triggers it */
+	int after_status; /* "after": the status that attempt got, 100..599; 0 with after_held */
+	bool after_held;  /* "after": {"task", "held": true}: fires when the provider holds
+	                     an answer to that task (a response with "hold") */
+	enum fa_event_on on; /* "after": which side must have seen it */
+	int plus_ms;         /* delay after the trigger, 0..600000 ms */
+	char **send;         /* owned task ids to start, n_send >= 0 (>= 1 unless kill
+	                        or cancel) */
 	size_t n_send;
-	char **cancel;          /* owned task ids to cancel ("cancel"), n_cancel >= 0; none of
-	                           them sent by this event, each cancelled by one event only */
+	char **cancel; /* owned task ids to cancel ("cancel"), n_cancel >= 0; none of
+	                  them sent by this event, each cancelled by one event only */
 	size_t n_cancel;
-	bool kill;              /* "kill": true: SIGKILL the client's process group and reap it */
-	bool restart;           /* "restart": true (needs kill): then release the held answers
-	                           (their faults go ahead) and start the client again with the
-	                           same CLIENT_STATE_DIR; stdio mode re-sends every task that has
-	                           no result yet */
+	bool kill;    /* "kill": true: SIGKILL the client's process group and reap it */
+	bool restart; /* "restart": true (needs kill): then release the held answers
+	                 (their faults go ahead) and start the client again with the
+	                 same CLIENT_STATE_DIR; stdio mode re-sends every task that has
+	                 no result yet */
 };
 
 /*
@@ -59,7 +60,7 @@ struct fa_pacing_spec {
 
 /* The $.harness block. */
 struct fa_harness_spec {
-	struct fa_task_spec *tasks;   /* owned */
+	struct fa_task_spec *tasks; /* owned */
 	size_t n_tasks;
 	struct fa_event_spec *events; /* owned */
 	size_t n_events;
@@ -83,9 +84,9 @@ struct fa_harness_spec {
  * fa_scenario_parse() describes; on FA_EINVAL whatever was read stays in
  * @h for fa_harness_spec_release().
  */
-enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj,
-				const struct fa_key *keys, size_t n_keys,
-				const struct fa_quota_spec *quota, struct fa_harness_spec *h);
+enum fa_rc fa_harness_spec_read(struct fa_schema *s, const cJSON *obj, const struct fa_key *keys,
+                                size_t n_keys, const struct fa_quota_spec *quota,
+                                struct fa_harness_spec *h);
 
 /* The task of @h whose id is @id, or NULL (also for @id NULL). The
  * pointer is into h->tasks. */

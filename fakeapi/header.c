@@ -7,8 +7,7 @@
 
 #include "alloc.h"
 
-static const struct fa_field value_field =
-	FA_F_CHECK(NULL, FA_SCHEMA_STRING, 0);
+static const struct fa_field value_field = FA_F_CHECK(NULL, FA_SCHEMA_STRING, 0);
 
 bool fa_header_is_token(const char *name)
 {
@@ -26,8 +25,8 @@ static bool value_clean(const char *v)
 	return true;
 }
 
-enum fa_rc fa_header_read_list(struct fa_schema *s, const cJSON *obj,
-			       struct fa_header **out, size_t *n)
+enum fa_rc fa_header_read_list(struct fa_schema *s, const cJSON *obj, struct fa_header **out,
+                               size_t *n)
 {
 	enum fa_rc rc;
 	size_t i = 0, mark;
@@ -41,8 +40,10 @@ enum fa_rc fa_header_read_list(struct fa_schema *s, const cJSON *obj,
 	*out = fa_xcalloc(*n, sizeof(**out));
 	for (const cJSON *h = obj->child; h != NULL; h = h->next, i++) {
 		if (!fa_header_is_token(h->string))
-			return fa_schema_fail(s, "expected header names that are tokens (RFC 9110 §5.6.2), got %s",
-					      fa_schema_quote(h->string).s);
+			return fa_schema_fail(
+			        s,
+			        "expected header names that are tokens (RFC 9110 §5.6.2), got %s",
+			        fa_schema_quote(h->string).s);
 		mark = fa_schema_enter(s, h->string);
 		rc = fa_schema_value(s, h, &value_field, NULL);
 		if (rc == FA_OK && !value_clean(h->valuestring))
@@ -56,8 +57,7 @@ enum fa_rc fa_header_read_list(struct fa_schema *s, const cJSON *obj,
 	return FA_OK;
 }
 
-const struct fa_header *fa_header_find(const struct fa_header *h, size_t n,
-				       const char *name)
+const struct fa_header *fa_header_find(const struct fa_header *h, size_t n, const char *name)
 {
 	for (size_t i = 0; h != NULL && i < n; i++) {
 		if (h[i].name != NULL && strcasecmp(h[i].name, name) == 0)

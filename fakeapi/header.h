@@ -27,13 +27,12 @@ bool fa_header_is_token(const char *name);
  * with *@out (free with fa_header_free_list) and *@n set; on FA_EINVAL
  * *@out and *@n still describe what was allocated, for the same release.
  */
-enum fa_rc fa_header_read_list(struct fa_schema *s, const cJSON *obj,
-			       struct fa_header **out, size_t *n);
+enum fa_rc fa_header_read_list(struct fa_schema *s, const cJSON *obj, struct fa_header **out,
+                               size_t *n);
 
 /* First header of @h (n entries) named @name, compared case-insensitively
  * (RFC 9110 §5.1), or NULL. */
-const struct fa_header *fa_header_find(const struct fa_header *h, size_t n,
-				       const char *name);
+const struct fa_header *fa_header_find(const struct fa_header *h, size_t n, const char *name);
 
 /* Free the @n names and values of @h and @h itself. NULL accepted. */
 void fa_header_free_list(struct fa_header *h, size_t n);

@@ -35,28 +35,44 @@ struct entry {
 };
 
 struct fa_journal {
-	pthread_mutex_t mu;  /* guards everything below */
-	FILE *fp;            /* NULL = memory only */
-	char *path;          /* for log messages; NULL in memory only */
-	uint64_t last_seq;   /* highest seq assigned; survives reset */
+	pthread_mutex_t mu;       /* guards everything below */
+	FILE *fp;                 /* NULL = memory only */
+	char *path;               /* for log messages; NULL in memory only */
+	uint64_t last_seq;        /* highest seq assigned; survives reset */
 	char head[FA_SHA256_HEX]; /* hash of the last line; survives reset */
-	struct entry *v;     /* seq order, consecutive seqs */
+	struct entry *v;          /* seq order, consecutive seqs */
 	size_t n, cap;
 	fa_journal_sink_fn sink; /* each entry as appended; NULL = none */
-	void *sink_ctx;      /* borrowed, for sink */
+	void *sink_ctx;          /* borrowed, for sink */
 };
 
 /* How a member is stored; drives both directions so they cannot drift. */
-enum kind { K_U64, K_I64, K_INT, K_UINT, K_STR, K_WALL, K_SHA, K_HEADERS,
-	    K_BOOL, K_DELIVERY, K_PAUSE, K_OPT_INT, K_SCALE };
+enum kind {
+	K_U64,
+	K_I64,
+	K_INT,
+	K_UINT,
+	K_STR,
+	K_WALL,
+	K_SHA,
+	K_HEADERS,
+	K_BOOL,
+	K_DELIVERY,
+	K_PAUSE,
+	K_OPT_INT,
+	K_SCALE
+};
 
 struct field {
 	const char *name; /* JSON member */
 	enum kind kind;
-	size_t off;       /* offsetof(struct fa_attempt, ...) */
+	size_t off; /* offsetof(struct fa_attempt, ...) */
 };
 
-#define F(name, kind, member) { name, kind, offsetof(struct fa_attempt, member) }
+#define F(name, kind, member)                                                                      \
+	{                                                                                          \
+		name, kind, offsetof(struct fa_attempt, member)                                    \
+	}
 /* The member order of fa_attempt_to_json(), as journal.h lists it. */
 static const struct field fields[] = {
 	F("seq", K_U64, seq),
@@ -97,7 +113,9 @@ static const struct field fields[] = {
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
 
 static const char *header_names[FA_AH_COUNT] = {
-	"x-stainless-retry-count", "amz-sdk-request", "grpc-previous-rpc-attempts",
+	"x-stainless-retry-count",
+	"amz-sdk-request",
+	"grpc-previous-rpc-attempts",
 };
 
 static const char *delivery_names[] = { "complete", "client_gone", "dropped" };
@@ -164,7 +182,8 @@ cJSON *fa_attempt_to_json(const struct fa_attempt *a)
 				add_str(hdr, header_names[h], a->attempt_headers[h]);
 			break;
 		case K_DELIVERY:
-			cJSON_AddStringToObject(obj, name, fa_delivery_str(*(const enum fa_delivery *)p));
+			cJSON_AddStringToObject(obj, name,
+			                        fa_delivery_str(*(const enum fa_delivery *)p));
 			break;
 		case K_OPT_INT:
 			if (*(const int *)p == -1 ||
@@ -190,13 +209,20 @@ cJSON *fa_attempt_to_json(const struct fa_attempt *a)
 
 static const char *type_name(const cJSON *v)
 {
-	if (v == NULL) return "nothing";
-	if (cJSON_IsNull(v)) return "null";
-	if (cJSON_IsBool(v)) return "boolean";
-	if (cJSON_IsNumber(v)) return "number";
-	if (cJSON_IsString(v)) return "string";
-	if (cJSON_IsArray(v)) return "array";
-	if (cJSON_IsObject(v)) return "object";
+	if (v == NULL)
+		return "nothing";
+	if (cJSON_IsNull(v))
+		return "null";
+	if (cJSON_IsBool(v))
+		return "boolean";
+	if (cJSON_IsNumber(v))
+		return "number";
+	if (cJSON_IsString(v))
+		return "string";
+	if (cJSON_IsArray(v))
+		return "array";
+	if (cJSON_IsObject(v))
+		return "object";
 	return "invalid";
 }
 
@@ -222,8 +248,8 @@ static bool parse_rfc3339(const char *s, int64_t *out)
 	int ndig = 0, used = 0;
 	time_t t;
 
-	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
-		   &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &used) != 6 ||
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+	           &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &used) != 6 ||
 	    used != 19)
 		return false;
 	s += used;
@@ -235,9 +261,8 @@ static bool parse_rfc3339(const char *s, int64_t *out)
 		for (int i = ndig; i < 6; i++)
 			frac *= 10;
 	}
-	if (strcmp(s, "Z") != 0 || tm.tm_mon < 1 || tm.tm_mon > 12 ||
-	    tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
-	    tm.tm_min > 59 || tm.tm_sec > 60)
+	if (strcmp(s, "Z") != 0 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
+	    tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
 		return false;
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
@@ -270,7 +295,10 @@ static bool get_str(const cJSON *v, char **out)
 }
 
 /* What each integer kind accepts (both bounds within ±2^53). */
-static const struct { double lo, hi; const char *want; } int_range[] = {
+static const struct {
+	double lo, hi;
+	const char *want;
+} int_range[] = {
 	[K_U64] = { 0, MAX_SAFE_INT, "integer >= 0" },
 	[K_I64] = { -MAX_SAFE_INT, MAX_SAFE_INT, "integer" },
 	[K_INT] = { -2147483648.0, 2147483647.0, "integer" },
@@ -282,15 +310,13 @@ static const struct { double lo, hi; const char *want; } int_range[] = {
 /* Members added after the first journals were written: missing is null. */
 static bool optional_member(const struct field *f)
 {
-	return f->kind == K_OPT_INT || f->kind == K_SCALE ||
-	       strcmp(f->name, "stream_end") == 0 ||
-	       strcmp(f->name, "retry_after_ms") == 0 ||
-	       strcmp(f->name, "pause_from") == 0;
+	return f->kind == K_OPT_INT || f->kind == K_SCALE || strcmp(f->name, "stream_end") == 0 ||
+	       strcmp(f->name, "retry_after_ms") == 0 || strcmp(f->name, "pause_from") == 0;
 }
 
 /* One member into @a; on a type error sets @err and returns false. */
-static bool get_field(const cJSON *obj, const struct field *f,
-		      struct fa_attempt *a, struct fa_err *err)
+static bool get_field(const cJSON *obj, const struct field *f, struct fa_attempt *a,
+                      struct fa_err *err)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, f->name);
 	void *p = (char *)a + f->off;
@@ -309,15 +335,24 @@ static bool get_field(const cJSON *obj, const struct field *f,
 		return false;
 	}
 	switch (f->kind) {
-	case K_U64: case K_I64: case K_INT: case K_UINT: case K_PAUSE: case K_OPT_INT:
+	case K_U64:
+	case K_I64:
+	case K_INT:
+	case K_UINT:
+	case K_PAUSE:
+	case K_OPT_INT:
 		if ((f->kind == K_PAUSE || f->kind == K_OPT_INT) && cJSON_IsNull(v))
 			i = -1;
 		else if (!get_int(v, int_range[f->kind].lo, int_range[f->kind].hi, &i))
 			want = int_range[f->kind].want;
-		if (f->kind == K_U64) *(uint64_t *)p = (uint64_t)i;
-		else if (f->kind == K_INT || f->kind == K_OPT_INT) *(int *)p = (int)i;
-		else if (f->kind == K_UINT) *(unsigned *)p = (unsigned)i;
-		else *(int64_t *)p = i;
+		if (f->kind == K_U64)
+			*(uint64_t *)p = (uint64_t)i;
+		else if (f->kind == K_INT || f->kind == K_OPT_INT)
+			*(int *)p = (int)i;
+		else if (f->kind == K_UINT)
+			*(unsigned *)p = (unsigned)i;
+		else
+			*(int64_t *)p = i;
 		break;
 	case K_SCALE:
 		if (cJSON_IsNumber(v) && v->valuedouble >= 1.0 && v->valuedouble <= 1e6)
@@ -363,8 +398,8 @@ static bool get_field(const cJSON *obj, const struct field *f,
 			const cJSON *hv = cJSON_GetObjectItemCaseSensitive(v, header_names[h]);
 
 			if (hv == NULL || !get_str(hv, &a->attempt_headers[h])) {
-				fa_err_set(err, "$.%s.%s: expected string or null, got %s",
-					   f->name, header_names[h], type_name(hv));
+				fa_err_set(err, "$.%s.%s: expected string or null, got %s", f->name,
+				           header_names[h], type_name(hv));
 				return false;
 			}
 		}
@@ -377,8 +412,7 @@ static bool get_field(const cJSON *obj, const struct field *f,
 	return true;
 }
 
-enum fa_rc fa_attempt_from_json(const cJSON *obj, struct fa_attempt *out,
-				struct fa_err *err)
+enum fa_rc fa_attempt_from_json(const cJSON *obj, struct fa_attempt *out, struct fa_err *err)
 {
 	enum fa_rc rc = FA_EINVAL;
 
@@ -397,8 +431,7 @@ out:
 	return rc;
 }
 
-enum fa_rc fa_journal_new(const char *path, struct fa_journal **out,
-			  struct fa_err *err)
+enum fa_rc fa_journal_new(const char *path, struct fa_journal **out, struct fa_err *err)
 {
 	struct fa_journal *j = fa_xcalloc(1, sizeof(*j));
 	enum fa_rc rc = FA_EIO;
@@ -428,8 +461,8 @@ void fa_journal_free(struct fa_journal *j)
 	if (j == NULL)
 		return;
 	if (j->fp != NULL && fclose(j->fp) != 0)
-		FA_LOG(FA_LOG_ERROR, "journal", "event=close_failed path=%s err=\"%s\"",
-		       j->path, strerror(errno));
+		FA_LOG(FA_LOG_ERROR, "journal", "event=close_failed path=%s err=\"%s\"", j->path,
+		       strerror(errno));
 	fa_journal_reset(j);
 	free(j->v);
 	free(j->path);
@@ -465,9 +498,8 @@ uint64_t fa_journal_append(struct fa_journal *j, struct fa_attempt *a)
 	e->line = fa_xstrndup(text, e->len); /* ours to free(), not cJSON_free() */
 	cJSON_free(text);
 	fa_digest_sha256_hex(e->line, e->len, j->head);
-	if (j->fp != NULL &&
-	    (fwrite(e->line, 1, e->len, j->fp) != e->len || fputc('\n', j->fp) == EOF ||
-	     fflush(j->fp) != 0))
+	if (j->fp != NULL && (fwrite(e->line, 1, e->len, j->fp) != e->len ||
+	                      fputc('\n', j->fp) == EOF || fflush(j->fp) != 0))
 		FA_LOG(FA_LOG_ERROR, "journal", "event=write_failed path=%s seq=%llu err=\"%s\"",
 		       j->path, (unsigned long long)seq, strerror(errno));
 	/* under the lock: a live reader sees the entries in seq order */
@@ -531,7 +563,7 @@ char *fa_journal_json(struct fa_journal *j, uint64_t since)
 	buf = fa_xmalloc(size);
 	/* The lines are already compact JSON objects: splice them in as they are. */
 	hl = snprintf(buf, size, "{\"head\":\"%s\",\"count\":%zu,\"last_seq\":%llu,\"entries\":[",
-		      j->head, j->n - i0, (unsigned long long)j->last_seq);
+	              j->head, j->n - i0, (unsigned long long)j->last_seq);
 	p = buf + hl;
 	for (size_t i = i0; i < j->n; i++) {
 		if (i > i0)
@@ -557,8 +589,7 @@ static void copy_attempt(struct fa_attempt *dst, const struct fa_attempt *src)
 		dst->attempt_headers[h] = fa_xstrdup(src->attempt_headers[h]);
 }
 
-void fa_journal_snapshot(struct fa_journal *j, uint64_t since,
-			 struct fa_attempt **out, size_t *n)
+void fa_journal_snapshot(struct fa_journal *j, uint64_t since, struct fa_attempt **out, size_t *n)
 {
 	size_t i0;
 
@@ -587,12 +618,10 @@ void fa_journal_reset(struct fa_journal *j)
  * FA_EIO when unreadable, FA_EINVAL for a line that is not one JSON object
  * (both located in @err), or whatever @fn returns first.
  */
-typedef enum fa_rc (*line_fn)(void *ctx, const char *path, size_t lineno,
-			      const char *line, size_t len, const cJSON *obj,
-			      struct fa_err *err);
+typedef enum fa_rc (*line_fn)(void *ctx, const char *path, size_t lineno, const char *line,
+                              size_t len, const cJSON *obj, struct fa_err *err);
 
-static enum fa_rc each_line(const char *path, line_fn fn, void *ctx,
-			    struct fa_err *err)
+static enum fa_rc each_line(const char *path, line_fn fn, void *ctx, struct fa_err *err)
 {
 	FILE *fp = fopen(path, "r");
 	enum fa_rc rc = FA_EIO;
@@ -649,9 +678,8 @@ struct verify_ctx {
 	size_t lines;
 };
 
-static enum fa_rc verify_line(void *ctx, const char *path, size_t lineno,
-			      const char *line, size_t len, const cJSON *obj,
-			      struct fa_err *err)
+static enum fa_rc verify_line(void *ctx, const char *path, size_t lineno, const char *line,
+                              size_t len, const cJSON *obj, struct fa_err *err)
 {
 	struct verify_ctx *vc = ctx;
 	const cJSON *prev = cJSON_GetObjectItemCaseSensitive(obj, "prev");
@@ -659,18 +687,20 @@ static enum fa_rc verify_line(void *ctx, const char *path, size_t lineno,
 	int64_t s = 0;
 
 	if (!cJSON_IsString(prev) || strcmp(prev->valuestring, vc->prev) != 0) {
-		fa_err_set(err, "%s:%zu: prev does not match the line before "
-			   "(a line was removed, added or changed)", path, lineno);
+		fa_err_set(err,
+		           "%s:%zu: prev does not match the line before "
+		           "(a line was removed, added or changed)",
+		           path, lineno);
 		return FA_ECHAIN;
 	}
 	if (!get_int(seq, 0, MAX_SAFE_INT, &s)) {
-		fa_err_set(err, "%s:%zu: $.seq: expected integer >= 0, got %s",
-			   path, lineno, type_name(seq));
+		fa_err_set(err, "%s:%zu: $.seq: expected integer >= 0, got %s", path, lineno,
+		           type_name(seq));
 		return FA_ECHAIN;
 	}
 	if ((uint64_t)s != vc->seq + 1) {
-		fa_err_set(err, "%s:%zu: seq %lld does not follow %llu", path, lineno,
-			   (long long)s, (unsigned long long)vc->seq);
+		fa_err_set(err, "%s:%zu: seq %lld does not follow %llu", path, lineno, (long long)s,
+		           (unsigned long long)vc->seq);
 		return FA_ECHAIN;
 	}
 	vc->seq = (uint64_t)s;
@@ -679,8 +709,7 @@ static enum fa_rc verify_line(void *ctx, const char *path, size_t lineno,
 	return FA_OK;
 }
 
-enum fa_rc fa_journal_verify(const char *path, size_t *n_lines,
-			     char *head_out, struct fa_err *err)
+enum fa_rc fa_journal_verify(const char *path, size_t *n_lines, char *head_out, struct fa_err *err)
 {
 	struct verify_ctx vc = { .prev = ZERO_HASH };
 	enum fa_rc rc = each_line(path, verify_line, &vc, err);
@@ -701,9 +730,8 @@ struct read_ctx {
 	size_t n, cap;
 };
 
-static enum fa_rc read_line(void *ctx, const char *path, size_t lineno,
-			    const char *line, size_t len, const cJSON *obj,
-			    struct fa_err *err)
+static enum fa_rc read_line(void *ctx, const char *path, size_t lineno, const char *line,
+                            size_t len, const cJSON *obj, struct fa_err *err)
 {
 	struct read_ctx *rc = ctx;
 	struct fa_err local = { "" };
@@ -722,8 +750,7 @@ static enum fa_rc read_line(void *ctx, const char *path, size_t lineno,
 	return FA_OK;
 }
 
-enum fa_rc fa_journal_read(const char *path, struct fa_attempt **out,
-			   size_t *n, struct fa_err *err)
+enum fa_rc fa_journal_read(const char *path, struct fa_attempt **out, size_t *n, struct fa_err *err)
 {
 	struct read_ctx ctx = { NULL, 0, 0 };
 	enum fa_rc rc = each_line(path, read_line, &ctx, err);

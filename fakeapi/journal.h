@@ -32,66 +32,67 @@ enum fa_delivery {
  * key is recorded by its id.
  */
 struct fa_attempt {
-	uint64_t seq;                /* 1, 2, ...: assigned by fa_journal_append at completion */
-	int64_t t_arrival_us;        /* request line and headers read */
-	int64_t t_response_us;       /* response handed to the connection; -1 none */
-	int64_t t_done_us;           /* connection finished with the request */
-	int64_t wall_us;             /* CLOCK_REALTIME at arrival, µs since epoch */
-	char *method;                /* "GET" */
-	char *path;                  /* path without the query */
-	char *route;                 /* matched route id; NULL = none */
-	int response_index;          /* index in the route's responses; -1 = none */
-	char *task;                  /* fa_task query parameter or X-Fakeapi-Task header */
-	char *key;                   /* key id (never the secret); NULL = no valid key */
-	char *user;                  /* the key's user */
-	char *scope;                 /* "user:ops-team" / "key:ops-1" */
-	char *idempotency_key;       /* Idempotency-Key header */
-	char *client_reference;      /* from the body, where a route names the field */
-	char body_sha256[65];        /* hex SHA-256 of the request body ("" body included) */
+	uint64_t seq;           /* 1, 2, ...: assigned by fa_journal_append at completion */
+	int64_t t_arrival_us;   /* request line and headers read */
+	int64_t t_response_us;  /* response handed to the connection; -1 none */
+	int64_t t_done_us;      /* connection finished with the request */
+	int64_t wall_us;        /* CLOCK_REALTIME at arrival, µs since epoch */
+	char *method;           /* "GET" */
+	char *path;             /* path without the query */
+	char *route;            /* matched route id; NULL = none */
+	int response_index;     /* index in the route's responses; -1 = none */
+	char *task;             /* fa_task query parameter or X-Fakeapi-Task header */
+	char *key;              /* key id (never the secret); NULL = no valid key */
+	char *user;             /* the key's user */
+	char *scope;            /* "user:ops-team" / "key:ops-1" */
+	char *idempotency_key;  /* Idempotency-Key header */
+	char *client_reference; /* from the body, where a route names the field */
+	char body_sha256[65];   /* hex SHA-256 of the request body ("" body included) */
 	char *attempt_headers[FA_AH_COUNT]; /* raw values or NULL */
-	int status;                  /* status sent; 0 = none */
-	char *fault;                 /* what was done instead of / besides a plain answer:
-	                                "respond", "delay", "during_pause", "unauthorized",
-	                                "no_route", "too_large" */
-	bool committed;              /* a side effect was committed */
+	int status;                         /* status sent; 0 = none */
+	char *fault;                        /* what was done instead of / besides a plain answer:
+	                                       "respond", "delay", "during_pause", "unauthorized",
+	                                       "no_route", "too_large" */
+	bool committed;                     /* a side effect was committed */
 	enum fa_delivery delivered;
-	uint64_t conn_id;            /* connection number, 1, 2, ... */
-	unsigned conn_reuse;         /* earlier requests on the same connection */
-	char *retry_after;           /* Retry-After value sent, or NULL */
-	char *retry_after_ms;        /* retry-after-ms value sent, verbatim (ms, the exact
-	                                pause some SDKs read first; $.provider.retry_after_ms
-	                                or a response's literal header), or NULL */
-	int64_t pause_until_us;      /* instant that Retry-After (or retry-after-ms, the
-	                                earlier of the two) names (monotonic µs since start;
-	                                may be before t_response_us for a past date); -1 =
-	                                none sent or not parseable */
-	char *pause_from;            /* which header's instant pause_until_us is:
-	                                "retry-after" (delta-seconds), "retry-after-date"
-	                                (an HTTP-date), "retry-after-ms", or "error-frame"
-	                                (a stream's error frame, no header); when two name
-	                                the same instant, "retry-after"/"retry-after-date";
-	                                NULL = no pause (or a journal written before it) */
-	char *quota;                 /* quota decision ("admitted replica 1", "limited per-key replica 2", "refunded replica 1"); NULL without $.provider.quota */
-	int in_flight;               /* requests of this scope in flight on arrival, itself included */
-	int tokens;                  /* the LLM rate-limit guide's cost of a chat
-	                                completion request: its estimated prompt tokens
-	                                plus max_tokens (chat.h,
-	                                fa_chat_tokens); -1 = not a chat request (JSON null) */
-	int stream_chunks;           /* a streamed reply (text/event-stream): content chunks
-	                                (frames carrying a piece of the reply) written to the
-	                                connection before the stream ended; meaningful only
-	                                with stream_end (JSON null without it) */
-	char *stream_end;            /* how that stream ended: "done" ([DONE] after the
-	                                whole reply), "error_frame" (a shape's error frame,
-	                                then [DONE]), "cut" (closed without [DONE], by a
-	                                stop_after_chunks or by the server's stop),
-	                                "stall" (went silent; closed or ended by a
-	                                stream_idle_timeout frame), "client_gone" (the client
-	                                closed first); NULL = not a stream */
-	double time_scale;           /* the scale S of the provider's clock when the
-	                                attempt arrived (docs/time-scale.md): every time
-	                                above is then virtual; 0 or 1 = real time, and the
-	                                member is left out of the JSON */
+	uint64_t conn_id;       /* connection number, 1, 2, ... */
+	unsigned conn_reuse;    /* earlier requests on the same connection */
+	char *retry_after;      /* Retry-After value sent, or NULL */
+	char *retry_after_ms;   /* retry-after-ms value sent, verbatim (ms, the exact
+	                           pause some SDKs read first; $.provider.retry_after_ms
+	                           or a response's literal header), or NULL */
+	int64_t pause_until_us; /* instant that Retry-After (or retry-after-ms, the
+	                           earlier of the two) names (monotonic µs since start;
+	                           may be before t_response_us for a past date); -1 =
+	                           none sent or not parseable */
+	char *pause_from;       /* which header's instant pause_until_us is:
+	                           "retry-after" (delta-seconds), "retry-after-date"
+	                           (an HTTP-date), "retry-after-ms", or "error-frame"
+	                           (a stream's error frame, no header); when two name
+	                           the same instant, "retry-after"/"retry-after-date";
+	                           NULL = no pause (or a journal written before it) */
+	char *quota; /* quota decision ("admitted replica 1", "limited per-key replica 2", "refunded
+	                replica 1"); NULL without $.provider.quota */
+	int in_flight;     /* requests of this scope in flight on arrival, itself included */
+	int tokens;        /* the LLM rate-limit guide's cost of a chat
+	                      completion request: its estimated prompt tokens
+	                      plus max_tokens (chat.h,
+	                      fa_chat_tokens); -1 = not a chat request (JSON null) */
+	int stream_chunks; /* a streamed reply (text/event-stream): content chunks
+	                      (frames carrying a piece of the reply) written to the
+	                      connection before the stream ended; meaningful only
+	                      with stream_end (JSON null without it) */
+	char *stream_end;  /* how that stream ended: "done" ([DONE] after the
+	                      whole reply), "error_frame" (a shape's error frame,
+	                      then [DONE]), "cut" (closed without [DONE], by a
+	                      stop_after_chunks or by the server's stop),
+	                      "stall" (went silent; closed or ended by a
+	                      stream_idle_timeout frame), "client_gone" (the client
+	                      closed first); NULL = not a stream */
+	double time_scale; /* the scale S of the provider's clock when the
+	                      attempt arrived (docs/time-scale.md): every time
+	                      above is then virtual; 0 or 1 = real time, and the
+	                      member is left out of the JSON */
 };
 
 /* Release what @a owns (not @a itself). NULL is accepted. */
@@ -120,10 +121,9 @@ cJSON *fa_attempt_to_json(const struct fa_attempt *a);
 /* Fill @out from a JSON object as fa_attempt_to_json() writes it (extra
  * members such as "prev" are ignored; retry_after_ms, pause_from, tokens,
  * stream_chunks, stream_end and time_scale may be missing, as in journals
- * written before they existed or at scale 1: NULL, NULL, -1, -1, NULL, 1). FA_EINVAL with "$.member: ..." in @err when another member is
- * missing or a member has the wrong type. */
-enum fa_rc fa_attempt_from_json(const cJSON *obj, struct fa_attempt *out,
-				struct fa_err *err);
+ * written before they existed or at scale 1: NULL, NULL, -1, -1, NULL, 1). FA_EINVAL with
+ * "$.member: ..." in @err when another member is missing or a member has the wrong type. */
+enum fa_rc fa_attempt_from_json(const cJSON *obj, struct fa_attempt *out, struct fa_err *err);
 
 struct fa_journal;
 
@@ -135,8 +135,7 @@ struct fa_journal;
  * to a feed (follow.h, livefeed.h). Every appended line is written and
  * flushed at once.
  */
-enum fa_rc fa_journal_new(const char *path, struct fa_journal **out,
-			  struct fa_err *err);
+enum fa_rc fa_journal_new(const char *path, struct fa_journal **out, struct fa_err *err);
 
 /* Flush and close the file, free everything. NULL is accepted. */
 void fa_journal_free(struct fa_journal *j);
@@ -151,8 +150,8 @@ void fa_journal_free(struct fa_journal *j);
  * anything outside the process (a reader of stdout, say): every attempt
  * being appended waits for it.
  */
-typedef void (*fa_journal_sink_fn)(void *ctx, const struct fa_attempt *a,
-				   const char *line, size_t len);
+typedef void (*fa_journal_sink_fn)(void *ctx, const struct fa_attempt *a, const char *line,
+                                   size_t len);
 
 /*
  * Give every entry appended from now on to @fn with @ctx as well (NULL =
@@ -193,8 +192,7 @@ char *fa_journal_json(struct fa_journal *j, uint64_t since);
  * entries the caller releases with fa_attempt_release() each, then free().
  * Thread-safe.
  */
-void fa_journal_snapshot(struct fa_journal *j, uint64_t since,
-			 struct fa_attempt **out, size_t *n);
+void fa_journal_snapshot(struct fa_journal *j, uint64_t since, struct fa_attempt **out, size_t *n);
 
 /* Forget the entries kept in memory (admin reset). seq keeps counting and
  * the file and its chain go on. Thread-safe. */
@@ -213,12 +211,11 @@ void fa_journal_reset(struct fa_journal *j);
  * its last line still verifies: only the head tells, which is why the
  * report records journal_head and a checker compares it with @head_out.
  */
-enum fa_rc fa_journal_verify(const char *path, size_t *n_lines,
-			     char *head_out, struct fa_err *err);
+enum fa_rc fa_journal_verify(const char *path, size_t *n_lines, char *head_out, struct fa_err *err);
 
 /* Read a JSONL journal file into entries (as fa_journal_snapshot hands
  * them out), checking nothing but syntax. Errors name PATH:LINE. */
-enum fa_rc fa_journal_read(const char *path, struct fa_attempt **out,
-			   size_t *n, struct fa_err *err);
+enum fa_rc fa_journal_read(const char *path, struct fa_attempt **out, size_t *n,
+                           struct fa_err *err);
 
 #endif

@@ -18,14 +18,14 @@
  * builds the tree from text already known to be good.
  */
 struct scan {
-	const unsigned char *p;    /* next byte */
-	const unsigned char *end;  /* one past the last byte */
-	const unsigned char *at;   /* where the error is; NULL = end of input */
-	int depth;                 /* arrays and objects open */
-	char msg[192];             /* the error, "" = none */
+	const unsigned char *p;   /* next byte */
+	const unsigned char *end; /* one past the last byte */
+	const unsigned char *at;  /* where the error is; NULL = end of input */
+	int depth;                /* arrays and objects open */
+	char msg[192];            /* the error, "" = none */
 };
 
-static const unsigned char bom[] = {0xEF, 0xBB, 0xBF};
+static const unsigned char bom[] = { 0xEF, 0xBB, 0xBF };
 
 static bool is_ws(unsigned char c)
 {
@@ -39,8 +39,7 @@ static bool is_digit(unsigned char c)
 
 static bool is_word(unsigned char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       is_digit(c) || c == '_';
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '_';
 }
 
 static void skip_ws(struct scan *s)
@@ -51,8 +50,7 @@ static void skip_ws(struct scan *s)
 
 /* Length of the well-formed UTF-8 sequence at @p (RFC 3629: no overlongs,
  * no surrogates, nothing above U+10FFFF) and its code point, or 0. */
-static int utf8_decode(const unsigned char *p, const unsigned char *end,
-		       uint32_t *cp)
+static int utf8_decode(const unsigned char *p, const unsigned char *end, uint32_t *cp)
 {
 	unsigned char c = p[0];
 	unsigned char lo = 0x80, hi = 0xBF;
@@ -95,8 +93,7 @@ static int utf8_decode(const unsigned char *p, const unsigned char *end,
 }
 
 /* What the byte(s) at @p look like, for "expected X, got Y". */
-static void describe(const unsigned char *p, const unsigned char *end,
-		     char *buf, size_t len)
+static void describe(const unsigned char *p, const unsigned char *end, char *buf, size_t len)
 {
 	uint32_t cp;
 	int n;
@@ -107,7 +104,7 @@ static void describe(const unsigned char *p, const unsigned char *end,
 		while (p + w < end && w < 24 && is_word(p[w]))
 			w++;
 		snprintf(buf, len, "'%.*s'%s", (int)w, (const char *)p,
-			 p + w < end && is_word(p[w]) ? "..." : "");
+		         p + w < end && is_word(p[w]) ? "..." : "");
 		return;
 	}
 	if (*p == '\'') {
@@ -124,12 +121,11 @@ static void describe(const unsigned char *p, const unsigned char *end,
 	else if (n == 1)
 		snprintf(buf, len, "control character U+%04X", (unsigned)cp);
 	else
-		snprintf(buf, len, "'%.*s' (U+%04X)", n, (const char *)p,
-			 (unsigned)cp);
+		snprintf(buf, len, "'%.*s' (U+%04X)", n, (const char *)p, (unsigned)cp);
 }
 
 static bool fail(struct scan *s, const unsigned char *at, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 static bool fail(struct scan *s, const unsigned char *at, const char *fmt, ...)
 {
@@ -192,8 +188,7 @@ static bool unicode_escape(struct scan *s)
 		s->p += 6;
 		return true;
 	}
-	lo = s->end - bs >= 12 && bs[6] == '\\' && bs[7] == 'u' ?
-		hex4(bs + 8, s->end) : -1;
+	lo = s->end - bs >= 12 && bs[6] == '\\' && bs[7] == 'u' ? hex4(bs + 8, s->end) : -1;
 	if (lo < 0xDC00 || lo > 0xDFFF)
 		return fail(s, bs, "unpaired surrogate \\u%04X in string", (unsigned)cp);
 	s->p += 12;
@@ -214,24 +209,31 @@ static bool string(struct scan *s)
 			return true;
 		}
 		if (c == '\n')
-			return fail(s, open, "unterminated string (a line break comes before the closing '\"')");
+			return fail(
+			        s, open,
+			        "unterminated string (a line break comes before the closing '\"')");
 		if (c < 0x20)
 			return fail(s, s->p, "unescaped control character U+%04X in string", c);
 		if (c == '\\') {
 			if (s->end - s->p < 2)
 				break;
 			switch (s->p[1]) {
-			case '"': case '\\': case '/':
-			case 'b': case 'f': case 'n': case 'r': case 't':
-				s->p += 2;
-				continue;
+			case '"':
+			case '\\':
+			case '/':
+			case 'b':
+			case 'f':
+			case 'n':
+			case 'r':
+			case 't': s->p += 2; continue;
 			case 'u':
 				if (!unicode_escape(s))
 					return false;
 				continue;
 			default:
 				if (s->p[1] > 0x20 && s->p[1] < 0x7F)
-					return fail(s, s->p, "invalid escape '\\%c' in string", s->p[1]);
+					return fail(s, s->p, "invalid escape '\\%c' in string",
+					            s->p[1]);
 				return fail(s, s->p, "invalid escape in string");
 			}
 		}
@@ -284,7 +286,7 @@ static bool number(struct scan *s)
 
 static bool literal(struct scan *s)
 {
-	static const char *const words[] = {"true", "false", "null"};
+	static const char *const words[] = { "true", "false", "null" };
 	size_t w = 0;
 
 	while (s->p + w < s->end && is_word(s->p[w]))
@@ -373,24 +375,28 @@ static bool value(struct scan *s)
 	case '[':
 		if (s->depth >= FA_JSONTEXT_MAX_DEPTH)
 			return fail(s, s->p, "nesting deeper than %d levels",
-				    FA_JSONTEXT_MAX_DEPTH);
+			            FA_JSONTEXT_MAX_DEPTH);
 		s->depth++;
 		ok = *s->p == '{' ? object(s) : array(s);
 		s->depth--;
 		return ok;
-	case '"':
-		return string(s);
+	case '"': return string(s);
 	case '-':
-	case '0': case '1': case '2': case '3': case '4':
-	case '5': case '6': case '7': case '8': case '9':
-		return number(s);
-	default:
-		return literal(s);
+	case '0':
+	case '1':
+	case '2':
+	case '3':
+	case '4':
+	case '5':
+	case '6':
+	case '7':
+	case '8':
+	case '9': return number(s);
+	default: return literal(s);
 	}
 }
 
-void fa_jsontext_position(const char *text, size_t off, unsigned *line,
-			  unsigned *col)
+void fa_jsontext_position(const char *text, size_t off, unsigned *line, unsigned *col)
 {
 	const unsigned char *t = (const unsigned char *)text;
 	size_t i = 0;
@@ -410,11 +416,11 @@ void fa_jsontext_position(const char *text, size_t off, unsigned *line,
 	}
 }
 
-enum fa_rc fa_jsontext_parse(const char *text, size_t len, const char *name,
-			     cJSON **out, struct fa_err *err)
+enum fa_rc fa_jsontext_parse(const char *text, size_t len, const char *name, cJSON **out,
+                             struct fa_err *err)
 {
 	const unsigned char *t = (const unsigned char *)text;
-	struct scan s = {0};
+	struct scan s = { 0 };
 	const char *end = NULL;
 	size_t skip = 0, off;
 	unsigned line, col;
@@ -464,8 +470,7 @@ syntax:
 	return FA_EINVAL;
 }
 
-enum fa_rc fa_jsontext_read(const char *path, char **text, size_t *len,
-			    struct fa_err *err)
+enum fa_rc fa_jsontext_read(const char *path, char **text, size_t *len, struct fa_err *err)
 {
 	enum fa_rc rc = FA_EIO;
 	FILE *f = NULL;
@@ -489,8 +494,8 @@ enum fa_rc fa_jsontext_read(const char *path, char **text, size_t *len,
 		got = fread(buf + n, 1, cap - n, f);
 		n += got;
 		if (n > FA_JSONTEXT_MAX_FILE) {
-			fa_err_set(err, "%s: cannot read: file larger than %u MiB",
-				   path, FA_JSONTEXT_MAX_FILE >> 20);
+			fa_err_set(err, "%s: cannot read: file larger than %u MiB", path,
+			           FA_JSONTEXT_MAX_FILE >> 20);
 			rc = FA_EINVAL;
 			goto out;
 		}

@@ -27,8 +27,8 @@
  * characters after the JSON value". Returns FA_OK and a new tree in *@out
  * (the caller frees it with cJSON_Delete), or FA_EINVAL and *@out NULL.
  */
-enum fa_rc fa_jsontext_parse(const char *text, size_t len, const char *name,
-			     cJSON **out, struct fa_err *err);
+enum fa_rc fa_jsontext_parse(const char *text, size_t len, const char *name, cJSON **out,
+                             struct fa_err *err);
 
 /*
  * Read the whole file at @path into a new buffer (*@text, NUL-terminated
@@ -38,11 +38,9 @@ enum fa_rc fa_jsontext_parse(const char *text, size_t len, const char *name,
  * with "PATH: cannot read: file larger than 64 MiB".
  */
 #define FA_JSONTEXT_MAX_FILE (64u * 1024 * 1024)
-enum fa_rc fa_jsontext_read(const char *path, char **text, size_t *len,
-			    struct fa_err *err);
+enum fa_rc fa_jsontext_read(const char *path, char **text, size_t *len, struct fa_err *err);
 
 /* 1-based line and column (in UTF-8 code points) of byte @off of @text. */
-void fa_jsontext_position(const char *text, size_t off, unsigned *line,
-			  unsigned *col);
+void fa_jsontext_position(const char *text, size_t off, unsigned *line, unsigned *col);
 
 #endif

@@ -28,29 +28,29 @@ struct node {
 };
 
 struct fa_livefeed {
-	pthread_mutex_t mu;      /* guards everything below but th, fd and the bounds */
-	pthread_cond_t wake;     /* the writer: a line queued, or closing */
-	pthread_cond_t ended;    /* the closer: the writer is done */
-	pthread_t th;            /* the writer */
-	int fd;                  /* written to; borrowed */
-	const char *prog;        /* for messages; borrowed */
-	const char *complete;    /* what still holds every line; borrowed */
-	size_t max_lines;        /* queue bound, lines */
-	size_t max_bytes;        /* queue bound, bytes */
+	pthread_mutex_t mu;       /* guards everything below but th, fd and the bounds */
+	pthread_cond_t wake;      /* the writer: a line queued, or closing */
+	pthread_cond_t ended;     /* the closer: the writer is done */
+	pthread_t th;             /* the writer */
+	int fd;                   /* written to; borrowed */
+	const char *prog;         /* for messages; borrowed */
+	const char *complete;     /* what still holds every line; borrowed */
+	size_t max_lines;         /* queue bound, lines */
+	size_t max_bytes;         /* queue bound, bytes */
 	struct node *head, *tail; /* the queue; head is being written */
-	size_t off;              /* bytes of head already written */
-	size_t n_lines, n_bytes; /* in the queue, head included until written whole */
-	uint64_t dropped;        /* lines that found the queue full */
-	uint64_t lost;           /* lines lost to a write error or left at close */
-	bool warned;             /* the slow-reader warning was printed */
-	bool failed;             /* a write failed: write no more */
-	bool closing;            /* fa_livefeed_close() began: drain, then end */
-	bool done;               /* the writer ended */
-	bool closed;             /* fa_livefeed_close() finished */
-	bool abandoned;          /* closed while the writer still waited on the
-	                            reader: it ends when its write returns */
-	int refs;                /* holders of this struct: the caller until
-	                            fa_livefeed_free, the writer while it runs */
+	size_t off;               /* bytes of head already written */
+	size_t n_lines, n_bytes;  /* in the queue, head included until written whole */
+	uint64_t dropped;         /* lines that found the queue full */
+	uint64_t lost;            /* lines lost to a write error or left at close */
+	bool warned;              /* the slow-reader warning was printed */
+	bool failed;              /* a write failed: write no more */
+	bool closing;             /* fa_livefeed_close() began: drain, then end */
+	bool done;                /* the writer ended */
+	bool closed;              /* fa_livefeed_close() finished */
+	bool abandoned;           /* closed while the writer still waited on the
+	                             reader: it ends when its write returns */
+	int refs;                 /* holders of this struct: the caller until
+	                             fa_livefeed_free, the writer while it runs */
 };
 
 static size_t default_lines(void)
@@ -167,8 +167,10 @@ static void *writer(void *arg)
 		pthread_mutex_unlock(&f->mu);
 		w = write_batch(f->fd, iov, n);
 		if (w < 0)
-			FA_LOG(FA_LOG_ERROR, "livefeed", "event=write_failed err=\"%s\" "
-			       "note=\"no more live lines\"", strerror(errno));
+			FA_LOG(FA_LOG_ERROR, "livefeed",
+			       "event=write_failed err=\"%s\" "
+			       "note=\"no more live lines\"",
+			       strerror(errno));
 		pthread_mutex_lock(&f->mu);
 		if (w < 0)
 			f->failed = true;
@@ -181,8 +183,8 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-struct fa_livefeed *fa_livefeed_new(int fd, size_t max_lines, size_t max_bytes,
-				    const char *prog, const char *complete)
+struct fa_livefeed *fa_livefeed_new(int fd, size_t max_lines, size_t max_bytes, const char *prog,
+                                    const char *complete)
 {
 	struct fa_livefeed *f = fa_xcalloc(1, sizeof(*f));
 	pthread_condattr_t ca;
@@ -208,7 +210,7 @@ struct fa_livefeed *fa_livefeed_new(int fd, size_t max_lines, size_t max_bytes,
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (e != 0) {
 		fprintf(stderr, "%s: cannot start the live journal's writer: %s\n", prog,
-			strerror(e));
+		        strerror(e));
 		abort();
 	}
 	return f;
@@ -247,9 +249,10 @@ void fa_livefeed_put(struct fa_livefeed *f, const char *line, size_t len)
 	pthread_mutex_unlock(&f->mu);
 	free(nd);
 	if (warn)
-		fprintf(stderr, "%s: live journal: the reader of stdout is too slow; "
-			"%llu line%s not shown; %s\n", f->prog, (unsigned long long)dropped,
-			dropped == 1 ? "" : "s", f->complete);
+		fprintf(stderr,
+		        "%s: live journal: the reader of stdout is too slow; "
+		        "%llu line%s not shown; %s\n",
+		        f->prog, (unsigned long long)dropped, dropped == 1 ? "" : "s", f->complete);
 }
 
 uint64_t fa_livefeed_not_shown(struct fa_livefeed *f)
@@ -304,9 +307,10 @@ uint64_t fa_livefeed_close(struct fa_livefeed *f, unsigned drain_ms)
 	if (!stuck)
 		pthread_join(f->th, NULL);
 	if (n > 0)
-		fprintf(stderr, "%s: live journal: %llu line%s not shown (the reader of "
-			"stdout was too slow or gone); %s\n", f->prog, (unsigned long long)n,
-			n == 1 ? "" : "s", f->complete);
+		fprintf(stderr,
+		        "%s: live journal: %llu line%s not shown (the reader of "
+		        "stdout was too slow or gone); %s\n",
+		        f->prog, (unsigned long long)n, n == 1 ? "" : "s", f->complete);
 	return n;
 }
 

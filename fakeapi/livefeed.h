@@ -33,8 +33,8 @@ struct fa_livefeed;
  * feed. The writer blocks every signal: a reader gone is EPIPE, never
  * SIGPIPE. Aborts on out of memory (alloc.h) or when no thread starts.
  */
-struct fa_livefeed *fa_livefeed_new(int fd, size_t max_lines, size_t max_bytes,
-				    const char *prog, const char *complete);
+struct fa_livefeed *fa_livefeed_new(int fd, size_t max_lines, size_t max_bytes, const char *prog,
+                                    const char *complete);
 
 /*
  * Queue the @len bytes at @line and a newline; never blocks on the

@@ -20,47 +20,47 @@
 #define FAKEAPI_VERSION "0.1.0"
 
 static const char usage[] =
-	"usage: fakeapi --scenario FILE [--port N] [--bind ADDR] [--journal FILE|-]\n"
-	"               [--follow] [--threads N] [--seed N]\n"
-	"       fakeapi verify-journal FILE\n"
-	"       fakeapi --help | --version\n"
-	"\n"
-	"Serve FILE's routes as a fault-injecting fake API provider. The first\n"
-	"line on stdout is `listening http://HOST:PORT`; SIGINT or SIGTERM stops\n"
-	"the server cleanly with the journal flushed.\n"
-	"\n"
-	"  -s, --scenario FILE   scenario to play (JSON; docs/scenario-format.md)\n"
-	"  -p, --port N          TCP port, 0 = ephemeral (default 0)\n"
-	"  -b, --bind ADDR       address to listen on (default 127.0.0.1)\n"
-	"  -j, --journal FILE    also write the hash-chained JSONL journal to FILE;\n"
-	"                        `-` streams it to stdout after the first line,\n"
-	"                        one line per attempt as it completes\n"
-	"  -f, --follow          print each attempt on stdout as it completes, as\n"
-	"                        one line of text instead of JSON:\n"
-	"                        +ARRIVAL  #SEQ  TASK  METHOD PATH  STATUS  FAULT\n"
-	"                        then [QUOTA], `pause until +T (scope S)`, delivery\n"
-	"                        and stream end where they apply (times in s since\n"
-	"                        start; `-` or `---` = none). With --journal - the\n"
-	"                        text replaces the JSONL on stdout; with --journal\n"
-	"                        FILE the file still gets the JSONL\n"
-	"                        Live lines never hold the server up: a reader of\n"
-	"                        stdout that falls 100000 lines (8 MiB) behind\n"
-	"                        misses the newer ones (a warning on stderr counts\n"
-	"                        them; the journal file and GET /_fakeapi/journal\n"
-	"                        keep all)\n"
-	"  -t, --threads N       server threads, 2..64 (default 4)\n"
-	"      --seed N          seed for random choices, 0..2^53-1 (default 1)\n"
-	"\n"
-	"verify-journal FILE checks a JSONL journal's hash chain and prints the\n"
-	"line count and head; exit 1 names the first broken line.\n"
-	"\n"
-	"Admin endpoints (never journaled): GET /_fakeapi/health,\n"
-	"GET /_fakeapi/journal[?since=SEQ], POST /_fakeapi/reset, GET /_fakeapi/state.\n"
-	"Exit status: 0 clean stop, 1 runtime error, 2 usage or scenario error.\n";
+        "usage: fakeapi --scenario FILE [--port N] [--bind ADDR] [--journal FILE|-]\n"
+        "               [--follow] [--threads N] [--seed N]\n"
+        "       fakeapi verify-journal FILE\n"
+        "       fakeapi --help | --version\n"
+        "\n"
+        "Serve FILE's routes as a fault-injecting fake API provider. The first\n"
+        "line on stdout is `listening http://HOST:PORT`; SIGINT or SIGTERM stops\n"
+        "the server cleanly with the journal flushed.\n"
+        "\n"
+        "  -s, --scenario FILE   scenario to play (JSON; docs/scenario-format.md)\n"
+        "  -p, --port N          TCP port, 0 = ephemeral (default 0)\n"
+        "  -b, --bind ADDR       address to listen on (default 127.0.0.1)\n"
+        "  -j, --journal FILE    also write the hash-chained JSONL journal to FILE;\n"
+        "                        `-` streams it to stdout after the first line,\n"
+        "                        one line per attempt as it completes\n"
+        "  -f, --follow          print each attempt on stdout as it completes, as\n"
+        "                        one line of text instead of JSON:\n"
+        "                        +ARRIVAL  #SEQ  TASK  METHOD PATH  STATUS  FAULT\n"
+        "                        then [QUOTA], `pause until +T (scope S)`, delivery\n"
+        "                        and stream end where they apply (times in s since\n"
+        "                        start; `-` or `---` = none). With --journal - the\n"
+        "                        text replaces the JSONL on stdout; with --journal\n"
+        "                        FILE the file still gets the JSONL\n"
+        "                        Live lines never hold the server up: a reader of\n"
+        "                        stdout that falls 100000 lines (8 MiB) behind\n"
+        "                        misses the newer ones (a warning on stderr counts\n"
+        "                        them; the journal file and GET /_fakeapi/journal\n"
+        "                        keep all)\n"
+        "  -t, --threads N       server threads, 2..64 (default 4)\n"
+        "      --seed N          seed for random choices, 0..2^53-1 (default 1)\n"
+        "\n"
+        "verify-journal FILE checks a JSONL journal's hash chain and prints the\n"
+        "line count and head; exit 1 names the first broken line.\n"
+        "\n"
+        "Admin endpoints (never journaled): GET /_fakeapi/health,\n"
+        "GET /_fakeapi/journal[?since=SEQ], POST /_fakeapi/reset, GET /_fakeapi/state.\n"
+        "Exit status: 0 clean stop, 1 runtime error, 2 usage or scenario error.\n";
 
 /* Parse a decimal in [lo, hi]; false on anything else. */
-static bool parse_uint(const char *s, unsigned long long lo,
-		       unsigned long long hi, unsigned long long *out)
+static bool parse_uint(const char *s, unsigned long long lo, unsigned long long hi,
+                       unsigned long long *out)
 {
 	char *end;
 
@@ -129,19 +129,23 @@ int main(int argc, char **argv)
 		case 'f': follow_on = true; break;
 		case 'p':
 			if (!parse_uint(optarg, 0, 65535, &port)) {
-				fprintf(stderr, "fakeapi: --port: expected 0..65535, got \"%s\"\n", optarg);
+				fprintf(stderr, "fakeapi: --port: expected 0..65535, got \"%s\"\n",
+				        optarg);
 				return 2;
 			}
 			break;
 		case 't':
 			if (!parse_uint(optarg, 2, 64, &threads)) {
-				fprintf(stderr, "fakeapi: --threads: expected 2..64, got \"%s\"\n", optarg);
+				fprintf(stderr, "fakeapi: --threads: expected 2..64, got \"%s\"\n",
+				        optarg);
 				return 2;
 			}
 			break;
 		case 'S':
 			if (!parse_uint(optarg, 0, 9007199254740991ULL, &seed)) {
-				fprintf(stderr, "fakeapi: --seed: expected an integer 0..2^53-1, got \"%s\"\n", optarg);
+				fprintf(stderr,
+				        "fakeapi: --seed: expected an integer 0..2^53-1, got \"%s\"\n",
+				        optarg);
 				return 2;
 			}
 			break;
@@ -182,16 +186,19 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (live) {
-		follow.feed = fa_livefeed_new(STDOUT_FILENO, 0, 0, "fakeapi",
-					      journal_path != NULL
-					      ? "the journal file and GET /_fakeapi/journal are complete"
-					      : "GET /_fakeapi/journal is complete");
+		follow.feed = fa_livefeed_new(
+		        STDOUT_FILENO, 0, 0, "fakeapi",
+		        journal_path != NULL
+		                ? "the journal file and GET /_fakeapi/journal are complete"
+		                : "GET /_fakeapi/journal is complete");
 		fa_journal_set_sink(journal, fa_follow_sink, &follow);
 	}
 	p = fa_provider_new(sc, journal, seed, fa_clock_mono_us());
-	rc = fa_server_start(p, &(struct fa_server_opts){ .bind = bind, .port = (unsigned)port,
-							  .threads = (unsigned)threads },
-			     &srv, &err);
+	rc = fa_server_start(p,
+	                     &(struct fa_server_opts){ .bind = bind,
+	                                               .port = (unsigned)port,
+	                                               .threads = (unsigned)threads },
+	                     &srv, &err);
 	if (rc != FA_OK) {
 		fprintf(stderr, "fakeapi: %s\n", err.msg);
 		status = rc == FA_EINVAL ? 2 : 1; /* a bad --bind is a usage error */

@@ -45,16 +45,18 @@ static bool read_turns(const cJSON *v, struct fa_chat_req *out, char *msg, size_
 		snprintf(msg, msg_len, "messages: at least one message is required");
 		return false;
 	}
-	cJSON_ArrayForEach(m, v) {
+	cJSON_ArrayForEach(m, v)
+	{
 		if (!cJSON_IsObject(m)) {
-			snprintf(msg, msg_len, "messages.%zu: Input should be a valid dictionary", i);
+			snprintf(msg, msg_len, "messages.%zu: Input should be a valid dictionary",
+			         i);
 			return false;
 		}
 		role = get(m, "role");
 		if (!cJSON_IsString(role) || (strcmp(role->valuestring, "user") != 0 &&
-					      strcmp(role->valuestring, "assistant") != 0)) {
+		                              strcmp(role->valuestring, "assistant") != 0)) {
 			snprintf(msg, msg_len,
-				 "messages.%zu.role: Input should be 'user' or 'assistant'", i);
+			         "messages.%zu.role: Input should be 'user' or 'assistant'", i);
 			return false;
 		}
 		content = get(m, "content");
@@ -64,8 +66,10 @@ static bool read_turns(const cJSON *v, struct fa_chat_req *out, char *msg, size_
 		}
 		t = cJSON_IsNull(content) ? -1 : fa_chat_content_tokens(content);
 		if (t < 0) {
-			snprintf(msg, msg_len, "messages.%zu.content: Input should be a valid string "
-				 "or a list of content blocks", i);
+			snprintf(msg, msg_len,
+			         "messages.%zu.content: Input should be a valid string "
+			         "or a list of content blocks",
+			         i);
 			return false;
 		}
 		add_tokens(out, t);
@@ -76,15 +80,14 @@ static bool read_turns(const cJSON *v, struct fa_chat_req *out, char *msg, size_
 
 /* "model", "max_tokens", "system" and "stream" of @root into @out; false
  * with the 400's message in @msg for one the API refuses. */
-static bool read_members(const cJSON *root, struct fa_chat_req *out, char *msg,
-			 size_t msg_len)
+static bool read_members(const cJSON *root, struct fa_chat_req *out, char *msg, size_t msg_len)
 {
 	const cJSON *v = get(root, "model");
 	int t;
 
 	if (v == NULL || !cJSON_IsString(v)) {
 		snprintf(msg, msg_len, "model: %s",
-			 v == NULL ? "Field required" : "Input should be a valid string");
+		         v == NULL ? "Field required" : "Input should be a valid string");
 		return false;
 	}
 	out->model = fa_xstrdup(v->valuestring);
@@ -92,18 +95,19 @@ static bool read_members(const cJSON *root, struct fa_chat_req *out, char *msg,
 	out->max_tokens = fa_chat_positive_int(v);
 	if (out->max_tokens < 0) {
 		snprintf(msg, msg_len, "max_tokens: %s",
-			 v == NULL ? "Field required"
-			 : !cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble)
-				 ? "Input should be a valid integer"
-			 : v->valuedouble < 1 ? "Input should be greater than or equal to 1"
-					      : "Input should be less than or equal to 2147483647");
+		         v == NULL ? "Field required"
+		         : !cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble)
+		                 ? "Input should be a valid integer"
+		         : v->valuedouble < 1 ? "Input should be greater than or equal to 1"
+		                              : "Input should be less than or equal to 2147483647");
 		return false;
 	}
 	v = get(root, "system");
 	t = v == NULL || cJSON_IsNull(v) ? 0 : fa_chat_content_tokens(v);
 	if (t < 0) {
-		snprintf(msg, msg_len, "system: Input should be a valid string or a list of "
-			 "text blocks");
+		snprintf(msg, msg_len,
+		         "system: Input should be a valid string or a list of "
+		         "text blocks");
 		return false;
 	}
 	add_tokens(out, t);
@@ -116,8 +120,8 @@ static bool read_members(const cJSON *root, struct fa_chat_req *out, char *msg,
 	return true;
 }
 
-enum fa_rc fa_messages_parse(const char *body, size_t len, struct fa_chat_req *out,
-			     char *msg, size_t msg_len)
+enum fa_rc fa_messages_parse(const char *body, size_t len, struct fa_chat_req *out, char *msg,
+                             size_t msg_len)
 {
 	cJSON *root = NULL;
 	enum fa_rc rc = FA_EINVAL;
@@ -296,16 +300,14 @@ static void close_block(struct fa_sse_stream *s, int reply_tokens)
 	d = cJSON_AddObjectToObject(o, "delta");
 	cJSON_AddStringToObject(d, "stop_reason", "end_turn");
 	cJSON_AddNullToObject(d, "stop_sequence");
-	cJSON_AddNumberToObject(cJSON_AddObjectToObject(o, "usage"), "output_tokens",
-				reply_tokens);
+	cJSON_AddNumberToObject(cJSON_AddObjectToObject(o, "usage"), "output_tokens", reply_tokens);
 	put(s, o);
 }
 
 #define MESSAGE_STOP "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
 
 void fa_messages_sse(const struct fa_chat_req *r, const char *reply, uint64_t seq,
-		     const cJSON *error, int error_after, int stop_after,
-		     struct fa_sse_stream *out)
+                     const cJSON *error, int error_after, int stop_after, struct fa_sse_stream *out)
 {
 	size_t rlen = strlen(reply);
 	size_t *starts = fa_xmalloc((rlen + 1) * sizeof(*starts));
@@ -334,15 +336,15 @@ void fa_messages_sse(const struct fa_chat_req *r, const char *reply, uint64_t se
 
 /* fa_sse_pending's renderer for a messages stream. */
 static void render(const struct fa_chat_req *creq, const struct fa_sse_pending *pending,
-		   struct fa_sse_stream *out)
+                   struct fa_sse_stream *out)
 {
 	fa_messages_sse(creq, pending->reply, pending->seq, pending->last, pending->last_after,
-			pending->stop_after, out);
+	                pending->stop_after, out);
 }
 
 bool fa_messages_answer(const struct fa_route_spec *r, const struct fa_response_spec *spec,
-			const struct fa_chat_req *creq, uint64_t seq, struct fa_resp *resp,
-			struct fa_sse_pending *pending)
+                        const struct fa_chat_req *creq, uint64_t seq, struct fa_resp *resp,
+                        struct fa_sse_pending *pending)
 {
 	bool ok2xx = resp->status >= 200 && resp->status < 300;
 	cJSON *o = NULL;
@@ -361,8 +363,8 @@ bool fa_messages_answer(const struct fa_route_spec *r, const struct fa_response_
 		pending->last = o != NULL ? o : fa_messages_error(resp->status, NULL, NULL);
 		pending->last_after = spec->error_after_chunks;
 		pending->render = render;
-		fa_sse_answer(resp, spec, resp->fault == FA_RESP_PARTIAL_BODY ? "cut" : "error_frame",
-			      0);
+		fa_sse_answer(resp, spec,
+		              resp->fault == FA_RESP_PARTIAL_BODY ? "cut" : "error_frame", 0);
 		return true;
 	}
 	if (!creq->stream) {
@@ -377,20 +379,22 @@ bool fa_messages_answer(const struct fa_route_spec *r, const struct fa_response_
 	pending->stop_after = spec->stop_after_chunks;
 	if (spec->stop_after_chunks >= 0)
 		resp->fault = FA_RESP_PARTIAL_BODY;
-	fa_sse_answer(resp, spec, resp->fault == FA_RESP_PARTIAL_BODY ? "cut"
-				  : spec->stall_after_chunks >= 0 ? "stall" : "done", 0);
+	fa_sse_answer(resp, spec,
+	              resp->fault == FA_RESP_PARTIAL_BODY ? "cut"
+	              : spec->stall_after_chunks >= 0     ? "stall"
+	                                                  : "done",
+	              0);
 	return false;
 }
 
-void fa_messages_request_id(uint64_t conn_id, unsigned reuse,
-			    char buf[FA_MESSAGES_REQUEST_ID_MAX])
+void fa_messages_request_id(uint64_t conn_id, unsigned reuse, char buf[FA_MESSAGES_REQUEST_ID_MAX])
 {
-	snprintf(buf, FA_MESSAGES_REQUEST_ID_MAX, "req_fa%014llu%08u",
-		 (unsigned long long)conn_id, reuse);
+	snprintf(buf, FA_MESSAGES_REQUEST_ID_MAX, "req_fa%014llu%08u", (unsigned long long)conn_id,
+	         reuse);
 }
 
 void fa_messages_dress(const struct fa_response_spec *scripted, const char *request_id,
-		       struct fa_resp *resp)
+                       struct fa_resp *resp)
 {
 	cJSON *old = NULL, *body;
 	const cJSON *m;
@@ -401,14 +405,14 @@ void fa_messages_dress(const struct fa_response_spec *scripted, const char *requ
 		return;
 	if (!fa_resp_has_header(resp, "x-should-retry"))
 		fa_resp_add_header(resp, "x-should-retry",
-				   fa_messages_should_retry(resp->status) ? "true" : "false");
+		                   fa_messages_should_retry(resp->status) ? "true" : "false");
 	if (scripted != NULL && scripted->body != NULL)
 		return;
 	if (resp->body != NULL)
 		fa_jsontext_parse(resp->body, resp->body_len, "body", &old, NULL);
 	m = get(get(old, "error"), "message");
 	body = fa_messages_error(resp->status, cJSON_IsString(m) ? m->valuestring : NULL,
-				 request_id);
+	                         request_id);
 	fa_resp_set_json(resp, resp->status, body);
 	cJSON_Delete(body);
 	cJSON_Delete(old);

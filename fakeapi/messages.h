@@ -29,8 +29,8 @@ struct fa_sse_stream;
  * cost are the chat endpoint's. Every function here is pure.
  */
 
-#define FA_MESSAGES_LEAD 3 /* frames before the first text delta: message_start,
-                              content_block_start, ping */
+/* frames before the first text delta: message_start, content_block_start, ping */
+#define FA_MESSAGES_LEAD           3
 #define FA_MESSAGES_REQUEST_ID_MAX 48 /* bytes a request id takes, NUL included */
 
 /*
@@ -47,8 +47,8 @@ struct fa_sse_stream;
  * form ("max_tokens: Field required", "messages.0.role: Input should be
  * 'user' or 'assistant'") or fa_chat_body()'s for the body itself.
  */
-enum fa_rc fa_messages_parse(const char *body, size_t len, struct fa_chat_req *out,
-			     char *msg, size_t msg_len);
+enum fa_rc fa_messages_parse(const char *body, size_t len, struct fa_chat_req *out, char *msg,
+                             size_t msg_len);
 
 /*
  * Anthropic's error type for HTTP @status: 400 invalid_request_error,
@@ -98,8 +98,8 @@ cJSON *fa_messages_message(const struct fa_chat_req *r, const char *reply, uint6
  * Release with fa_sse_stream_release.
  */
 void fa_messages_sse(const struct fa_chat_req *r, const char *reply, uint64_t seq,
-		     const cJSON *error, int error_after, int stop_after,
-		     struct fa_sse_stream *out);
+                     const cJSON *error, int error_after, int stop_after,
+                     struct fa_sse_stream *out);
 
 /*
  * Decide, over the answer @resp already holds for response entry @spec
@@ -117,13 +117,12 @@ void fa_messages_sse(const struct fa_chat_req *r, const char *reply, uint64_t se
  * event, and a 529 (overloaded: never served, as a 503).
  */
 bool fa_messages_answer(const struct fa_route_spec *r, const struct fa_response_spec *spec,
-			const struct fa_chat_req *creq, uint64_t seq, struct fa_resp *resp,
-			struct fa_sse_pending *pending);
+                        const struct fa_chat_req *creq, uint64_t seq, struct fa_resp *resp,
+                        struct fa_sse_pending *pending);
 
 /* The request id of the @reuse-th request on connection @conn_id into
  * @buf: "req_" and 24 characters, unique within a provider's run. */
-void fa_messages_request_id(uint64_t conn_id, unsigned reuse,
-			    char buf[FA_MESSAGES_REQUEST_ID_MAX]);
+void fa_messages_request_id(uint64_t conn_id, unsigned reuse, char buf[FA_MESSAGES_REQUEST_ID_MAX]);
 
 /*
  * Dress the decided answer @resp of a messages route as the API does:
@@ -135,6 +134,6 @@ void fa_messages_request_id(uint64_t conn_id, unsigned reuse,
  * own answers: 401, 413, 400, the quota's), wrote a "body" itself.
  */
 void fa_messages_dress(const struct fa_response_spec *scripted, const char *request_id,
-		       struct fa_resp *resp);
+                       struct fa_resp *resp);
 
 #endif

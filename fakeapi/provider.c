@@ -27,35 +27,36 @@
 #include "utf8.h"
 
 struct fa_provider {
-	const struct fa_scenario *sc; /* borrowed */
-	struct fa_journal *journal;   /* borrowed */
-	uint64_t seed;                /* for later random choices */
-	int64_t t0_us;                /* monotonic instant journal times count from */
-	pthread_mutex_t lock;         /* guards cursors and scopes */
-	struct fa_cursors *cursors;   /* owned */
-	struct fa_scopes *scopes;     /* owned */
-	struct fa_store *store;       /* owned; thread-safe on its own */
-	struct fa_quota *quota;       /* owned, guarded by lock; NULL without $.provider.quota */
+	const struct fa_scenario *sc;  /* borrowed */
+	struct fa_journal *journal;    /* borrowed */
+	uint64_t seed;                 /* for later random choices */
+	int64_t t0_us;                 /* monotonic instant journal times count from */
+	pthread_mutex_t lock;          /* guards cursors and scopes */
+	struct fa_cursors *cursors;    /* owned */
+	struct fa_scopes *scopes;      /* owned */
+	struct fa_store *store;        /* owned; thread-safe on its own */
+	struct fa_quota *quota;        /* owned, guarded by lock; NULL without $.provider.quota */
 	struct fa_shape_state *shapes; /* owned, guarded by lock: the platform's cooldown and
 	                                  503 pauses (shape.h) */
-	bool admin;                   /* /_fakeapi/ answered by the admin module */
-	char *key_suffix;             /* owned: what a secret must end with after a '.'
-	                                 (fa_provider_set_key_suffix), or NULL */
-	uint64_t chat_seq;            /* guarded by lock: answers of chat_completions routes
-	                                 so far, the last one "chatcmpl-<n>" (chat.h); 0
-	                                 after a reset */
-	uint64_t messages_seq;        /* guarded by lock: the same for messages routes,
-	                                 "msg_<n>" (messages.h) */
+	bool admin;                    /* /_fakeapi/ answered by the admin module */
+	char *key_suffix;              /* owned: what a secret must end with after a '.'
+	                                  (fa_provider_set_key_suffix), or NULL */
+	uint64_t chat_seq;             /* guarded by lock: answers of chat_completions routes
+	                                  so far, the last one "chatcmpl-<n>" (chat.h); 0
+	                                  after a reset */
+	uint64_t messages_seq;         /* guarded by lock: the same for messages routes,
+	                                  "msg_<n>" (messages.h) */
 };
 
 /* Request headers recorded as attempt counters, in enum fa_attempt_header order. */
 static const char *const attempt_header_names[FA_AH_COUNT] = {
-	"x-stainless-retry-count", "amz-sdk-request", "grpc-previous-rpc-attempts",
+	"x-stainless-retry-count",
+	"amz-sdk-request",
+	"grpc-previous-rpc-attempts",
 };
 
-struct fa_provider *fa_provider_new(const struct fa_scenario *sc,
-				    struct fa_journal *journal, uint64_t seed,
-				    int64_t t0_us)
+struct fa_provider *fa_provider_new(const struct fa_scenario *sc, struct fa_journal *journal,
+                                    uint64_t seed, int64_t t0_us)
 {
 	struct fa_provider *p = fa_xcalloc(1, sizeof(*p));
 
@@ -162,8 +163,8 @@ static char *presented_secret(const struct fa_req *req, char *buf, size_t len)
 
 /* Fill what every journaled attempt records about the request itself, and
  * resolve its key and scope (without touching scope state). */
-static const struct fa_key *describe(const struct fa_provider *p,
-				     const struct fa_req *req, struct fa_attempt *a)
+static const struct fa_key *describe(const struct fa_provider *p, const struct fa_req *req,
+                                     struct fa_attempt *a)
 {
 	const struct fa_key *key = NULL;
 	char secret_buf[512];
@@ -181,8 +182,7 @@ static const struct fa_key *describe(const struct fa_provider *p,
 	a->response_index = -1;
 	a->task = fa_utf8_clean(task != NULL ? task : fa_req_header(req, "X-Fakeapi-Task"));
 	a->idempotency_key = fa_utf8_clean(fa_req_header(req, "Idempotency-Key"));
-	fa_digest_sha256_hex(req->body != NULL ? req->body : "", req->body_len,
-			     a->body_sha256);
+	fa_digest_sha256_hex(req->body != NULL ? req->body : "", req->body_len, a->body_sha256);
 	for (int i = 0; i < FA_AH_COUNT; i++)
 		a->attempt_headers[i] = fa_utf8_clean(fa_req_header(req, attempt_header_names[i]));
 	a->conn_id = req->conn_id;
@@ -194,16 +194,14 @@ static const struct fa_key *describe(const struct fa_provider *p,
 	if (key != NULL) {
 		a->key = fa_xstrdup(key->id);
 		a->user = fa_xstrdup(key->user);
-		a->scope = p->sc->scope == FA_SCOPE_KEY
-				   ? fa_xasprintf("key:%s", key->id)
-				   : fa_xasprintf("user:%s", key->user);
+		a->scope = p->sc->scope == FA_SCOPE_KEY ? fa_xasprintf("key:%s", key->id)
+		                                        : fa_xasprintf("user:%s", key->user);
 	}
 	return key;
 }
 
 /* A provider-generated error body, {"error": {"code", "message"}}. */
-static void error_answer(struct fa_resp *resp, int status, const char *code,
-			 const char *message)
+static void error_answer(struct fa_resp *resp, int status, const char *code, const char *message)
 {
 	cJSON *body = cJSON_CreateObject();
 	cJSON *e = cJSON_AddObjectToObject(body, "error");
@@ -222,15 +220,14 @@ static void error_answer(struct fa_resp *resp, int status, const char *code,
  * answer goes out at @send_us (@wall_send_us on the wall clock).
  */
 static int64_t shaped_answer(struct fa_provider *p, struct fa_resp *resp,
-			     const struct fa_response_spec *spec,
-			     const struct fa_req *req, int64_t send_us,
-			     int64_t wall_send_us)
+                             const struct fa_response_spec *spec, const struct fa_req *req,
+                             int64_t send_us, int64_t wall_send_us)
 {
 	struct fa_shape_answer ans;
 
 	fa_shape_render(p->shapes, &spec->shape,
-			req != NULL ? fa_req_header(req, "X-AI-Deadline-Ms") : NULL,
-			send_us, wall_send_us, &ans);
+	                req != NULL ? fa_req_header(req, "X-AI-Deadline-Ms") : NULL, send_us,
+	                wall_send_us, &ans);
 	for (size_t i = 0; i < ans.n_headers; i++)
 		fa_resp_add_header(resp, ans.headers[i].name, ans.headers[i].value);
 	fa_resp_set_json(resp, ans.status, ans.body);
@@ -248,9 +245,8 @@ static int64_t shaped_answer(struct fa_provider *p, struct fa_resp *resp,
  * returns the pause it announced (fa_fault_respond). A scripted 2xx is
  * the cluster answering: ai_provider_cooldown's streak is over. */
 static int64_t scripted_answer(struct fa_provider *p, struct fa_resp *resp,
-			       const struct fa_response_spec *spec,
-			       const struct fa_params *params, int64_t auto_until_us,
-			       const struct fa_req *req)
+                               const struct fa_response_spec *spec, const struct fa_params *params,
+                               int64_t auto_until_us, const struct fa_req *req)
 {
 	int64_t delay_us = (int64_t)spec->delay_ms * 1000;
 	int64_t send_us = fa_provider_now_us(p) + delay_us;
@@ -265,8 +261,8 @@ static int64_t scripted_answer(struct fa_provider *p, struct fa_resp *resp,
 	 * answer's own): the entry's, or during_pause's rest */
 	if (spec->has_retry_after && spec->ra_form == FA_RA_DELTA) {
 		fa_resp_add_retry_after_ms(resp, p->sc->retry_after_ms, spec->ra_seconds * 1000);
-	} else if (!spec->has_retry_after && auto_until_us >= 0 &&
-		   p->sc->retry_after_ms && fa_response_spec_pause_header(spec) == NULL) {
+	} else if (!spec->has_retry_after && auto_until_us >= 0 && p->sc->retry_after_ms &&
+	           fa_response_spec_pause_header(spec) == NULL) {
 		int64_t left = auto_until_us - send_us;
 		int64_t ms = left <= 0 ? 0 : (left + 999) / 1000;
 
@@ -319,9 +315,8 @@ static bool key_well_formed(const char *v)
 /* The Idempotency-Key the store looks at: an empty header is none. */
 static const char *store_key(const struct fa_attempt *a)
 {
-	return a->idempotency_key != NULL && a->idempotency_key[0] != '\0'
-		       ? a->idempotency_key
-		       : NULL;
+	return a->idempotency_key != NULL && a->idempotency_key[0] != '\0' ? a->idempotency_key
+	                                                                   : NULL;
 }
 
 /*
@@ -338,9 +333,8 @@ static bool idempotency_layer(struct fa_provider *p, struct fa_resp *resp)
 	enum fa_fault f;
 
 	switch (fa_store_begin(p->store, store_key(a), a->body_sha256, a->conn_id,
-			       fa_provider_now_us(p), &ans)) {
-	case FA_STORE_PROCEED:
-		return true;
+	                       fa_provider_now_us(p), &ans)) {
+	case FA_STORE_PROCEED: return true;
 	case FA_STORE_REPLAY:
 		f = FA_FAULT_REPLAY;
 		resp->status = ans.status;
@@ -357,18 +351,18 @@ static bool idempotency_layer(struct fa_provider *p, struct fa_resp *resp)
 	case FA_STORE_IN_FLIGHT:
 		f = FA_FAULT_IDEM_CONFLICT;
 		error_answer(resp, 409, "idempotency_in_flight",
-			     "a request with this Idempotency-Key is still in progress");
+		             "a request with this Idempotency-Key is still in progress");
 		break;
 	case FA_STORE_REUSED:
 		f = FA_FAULT_IDEM_REUSED;
 		error_answer(resp, 422, "idempotency_key_reused",
-			     "this Idempotency-Key was used with another request body");
+		             "this Idempotency-Key was used with another request body");
 		break;
 	case FA_STORE_MISSING:
 	default:
 		f = FA_FAULT_IDEM_MISSING;
 		error_answer(resp, 400, "idempotency_key_missing",
-			     "this endpoint requires an Idempotency-Key header");
+		             "this endpoint requires an Idempotency-Key header");
 		break;
 	}
 	fa_store_answer_release(&ans);
@@ -388,20 +382,24 @@ static bool idempotency_layer(struct fa_provider *p, struct fa_resp *resp)
  * Caller holds p->lock; call before any delay, hold or drop.
  */
 static void commit_write(struct fa_provider *p, const struct fa_route_spec *r,
-			 const struct fa_response_spec *spec,
-			 struct fa_params *params, struct fa_resp *resp)
+                         const struct fa_response_spec *spec, struct fa_params *params,
+                         struct fa_resp *resp)
 {
 	struct fa_attempt *a = &resp->attempt;
 	char id[FA_STORE_ID_MAX];
 	struct fa_store_write w = {
-		.route = r->id, .client_reference = a->client_reference,
-		.idempotency_key = store_key(a), .body_sha256 = a->body_sha256,
-		.status = spec->status, .body = spec->body, .params = params,
+		.route = r->id,
+		.client_reference = a->client_reference,
+		.idempotency_key = store_key(a),
+		.body_sha256 = a->body_sha256,
+		.status = spec->status,
+		.body = spec->body,
+		.params = params,
 	};
 	cJSON *body;
 
-	if (a->committed || fa_store_commit(p->store, &w, a->conn_id,
-					    fa_provider_now_us(p), id) != FA_OK)
+	if (a->committed ||
+	    fa_store_commit(p->store, &w, a->conn_id, fa_provider_now_us(p), id) != FA_OK)
 		return;
 	a->committed = true;
 	fa_store_params_add_id(params, id);
@@ -417,9 +415,8 @@ static void commit_write(struct fa_provider *p, const struct fa_route_spec *r,
  * UTF-8) into @params and its index into @idx; NULL when none matches or
  * a reconciliation read answers it. A pure lookup: nothing moves.
  */
-static const struct fa_route_spec *find_route(const struct fa_provider *p,
-					      const struct fa_req *req,
-					      struct fa_params *params, size_t *idx)
+static const struct fa_route_spec *find_route(const struct fa_provider *p, const struct fa_req *req,
+                                              struct fa_params *params, size_t *idx)
 {
 	const struct fa_route_spec *r;
 
@@ -435,8 +432,7 @@ static const struct fa_route_spec *find_route(const struct fa_provider *p,
 	return r;
 }
 
-void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
-			struct fa_resp *resp)
+void fa_provider_decide(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp)
 {
 	struct fa_attempt *a = &resp->attempt;
 	const struct fa_key *key;
@@ -476,9 +472,9 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 	 * body is read first */
 	if (r != NULL && (r->kind == FA_ROUTE_CHAT || r->kind == FA_ROUTE_MESSAGES)) {
 		chat_rc = r->kind == FA_ROUTE_CHAT
-				  ? fa_chat_parse(req->body, req->body_len, &creq, why, sizeof(why))
-				  : fa_messages_parse(req->body, req->body_len, &creq, why,
-						      sizeof(why));
+		                  ? fa_chat_parse(req->body, req->body_len, &creq, why, sizeof(why))
+		                  : fa_messages_parse(req->body, req->body_len, &creq, why,
+		                                      sizeof(why));
 		if (chat_rc == FA_OK) {
 			cost = fa_chat_cost(&creq);
 			a->tokens = (int)cost;
@@ -512,7 +508,7 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 			a->route = fa_xstrdup(r->id);
 			a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_IDEM_INVALID));
 			error_answer(resp, 400, "idempotency_key_invalid",
-				     "Idempotency-Key must be 1 to 255 printable ASCII characters");
+			             "Idempotency-Key must be 1 to 255 printable ASCII characters");
 			goto out;
 		}
 		if (!idempotency_layer(p, resp)) {
@@ -537,12 +533,11 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 	scripted = &r->responses[idx];
 	until = scripted_answer(p, resp, scripted, &params, -1, req);
 	if (r->kind == FA_ROUTE_MESSAGES) {
-		refund = fa_messages_answer(r, scripted, &creq, ++p->messages_seq, resp,
-					    &pending);
+		refund = fa_messages_answer(r, scripted, &creq, ++p->messages_seq, resp, &pending);
 	} else if (r->kind != FA_ROUTE_SCRIPTED) {
 		refund = fa_chat_answer(r, scripted, &creq,
-					r->kind == FA_ROUTE_CHAT ? ++p->chat_seq : 0,
-					fa_clock_wall_us() / 1000000, resp, &pending);
+		                        r->kind == FA_ROUTE_CHAT ? ++p->chat_seq : 0,
+		                        fa_clock_wall_us() / 1000000, resp, &pending);
 	}
 	a->fault = fa_xstrdup(fa_fault_str(fa_fault_settle(resp, req->conn_reuse)));
 	/* before any hold, delay or drop; the fault module says which
@@ -556,13 +551,12 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
 	if (r->effect != FA_EFFECT_NONE && resp->delay_ms == 0 && !resp->hold)
 		fa_store_end(p->store, store_key(a), a->conn_id, fa_provider_now_us(p));
 	/* only an answer whose headers go out announces its pause */
-	if (until > req->t_arrival_us && (resp->fault == FA_RESP_RESPOND ||
-					  resp->fault == FA_RESP_PARTIAL_BODY))
+	if (until > req->t_arrival_us &&
+	    (resp->fault == FA_RESP_RESPOND || resp->fault == FA_RESP_PARTIAL_BODY))
 		fa_scopes_pause(p->scopes, a->scope, until);
 out:
 	if (resp->quota_admitted)
-		fa_quota_answer_settle(p->quota, p->sc, resp, refund,
-				       fa_provider_now_us(p));
+		fa_quota_answer_settle(p->quota, p->sc, resp, refund, fa_provider_now_us(p));
 	pthread_mutex_unlock(&p->lock);
 	/* a stream's body, up to some 5 MB, is rendered without the lock:
 	 * nothing under it reads the body, and other requests need not wait */
@@ -576,17 +570,15 @@ done:
 	fa_chat_req_release(&creq);
 }
 
-void fa_provider_abandon(struct fa_provider *p, const struct fa_req *req,
-			 struct fa_resp *resp)
+void fa_provider_abandon(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp)
 {
 	resp->journaled = true;
 	describe(p, req, &resp->attempt);
 	resp->attempt.fault = fa_xstrdup(fa_fault_str(FA_FAULT_INCOMPLETE));
 }
 
-void fa_provider_finish(struct fa_provider *p, struct fa_resp *resp,
-			int64_t t_response_us, int64_t t_done_us,
-			enum fa_delivery delivered)
+void fa_provider_finish(struct fa_provider *p, struct fa_resp *resp, int64_t t_response_us,
+                        int64_t t_done_us, enum fa_delivery delivered)
 {
 	if (resp->scope != NULL) {
 		pthread_mutex_lock(&p->lock);
@@ -601,7 +593,7 @@ void fa_provider_finish(struct fa_provider *p, struct fa_resp *resp,
 	/* the write is over: a committed key now replays, another is forgotten */
 	if (resp->attempt.route != NULL)
 		fa_store_end(p->store, store_key(&resp->attempt), resp->attempt.conn_id,
-			     fa_provider_now_us(p));
+		             fa_provider_now_us(p));
 	resp->attempt.t_response_us = t_response_us;
 	resp->attempt.t_done_us = t_done_us;
 	resp->attempt.delivered = delivered;

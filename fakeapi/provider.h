@@ -18,9 +18,8 @@ struct fa_provider;
  * @t0_us is the monotonic instant (fa_clock_mono_us) the journal's times
  * count from. Returns a new provider (free with fa_provider_free).
  */
-struct fa_provider *fa_provider_new(const struct fa_scenario *sc,
-				    struct fa_journal *journal, uint64_t seed,
-				    int64_t t0_us);
+struct fa_provider *fa_provider_new(const struct fa_scenario *sc, struct fa_journal *journal,
+                                    uint64_t seed, int64_t t0_us);
 
 /* NULL accepted. */
 void fa_provider_free(struct fa_provider *p);
@@ -110,8 +109,7 @@ int64_t fa_provider_now_us(const struct fa_provider *p);
  * The scope's in-flight count is raised here and dropped by
  * fa_provider_finish(). Thread-safe.
  */
-void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
-			struct fa_resp *resp);
+void fa_provider_decide(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp);
 
 /*
  * The request never reached a decision (the client left while sending it):
@@ -119,8 +117,7 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req,
  * "incomplete_request"), moving no cursor, so fa_provider_finish() still
  * journals it. Thread-safe.
  */
-void fa_provider_abandon(struct fa_provider *p, const struct fa_req *req,
-			 struct fa_resp *resp);
+void fa_provider_abandon(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp);
 
 /*
  * The response went out (or did not): stamp @t_response_us / @t_done_us
@@ -132,9 +129,8 @@ void fa_provider_abandon(struct fa_provider *p, const struct fa_req *req,
  * journal (admin traffic is not). Releases nothing: call fa_resp_release()
  * after. Thread-safe.
  */
-void fa_provider_finish(struct fa_provider *p, struct fa_resp *resp,
-			int64_t t_response_us, int64_t t_done_us,
-			enum fa_delivery delivered);
+void fa_provider_finish(struct fa_provider *p, struct fa_resp *resp, int64_t t_response_us,
+                        int64_t t_done_us, enum fa_delivery delivered);
 
 /* Admin reset: cursors rewind, pauses end, quota buckets fill up again
  * (quota.h: fa_quota_reset), the store forgets its records

@@ -26,15 +26,15 @@ struct bucket {
 
 /* Key buckets per replica and key, in enum fa_quota_bucket order; user
  * buckets per replica and user: requests, tokens. */
-#define KEY_KINDS 4
+#define KEY_KINDS  4
 #define USER_KINDS 2
 
 /* One bucket a request is metered by, with what it costs there. */
 struct meter {
 	struct bucket *b;
-	int cap;                    /* per-replica capacity; the meter exists when > 0 */
+	int cap; /* per-replica capacity; the meter exists when > 0 */
 	int64_t period_us;
-	int64_t cost;               /* tokens this request takes from it */
+	int64_t cost; /* tokens this request takes from it */
 	enum fa_quota_bucket kind;
 	enum fa_quota_scope scope;
 };
@@ -44,22 +44,22 @@ struct fa_quota {
 	const struct fa_quota_spec *spec; /* borrowed */
 	const struct fa_key *keys;        /* borrowed, n_keys */
 	size_t n_keys;
-	const char **users;               /* borrowed from keys: each user once, n_users */
+	const char **users; /* borrowed from keys: each user once, n_users */
 	size_t n_users;
-	int *key_user;                    /* owned, n_keys: index in users of each key's user */
-	int *key_cap;                     /* owned, n_keys: per-replica capacity of each key */
-	int user_cap;                     /* per-replica capacity of every user */
-	int key_tok_cap;                  /* per-replica tpm of a key; 0 = none */
-	int user_tok_cap;                 /* per-replica tpm of a user; 0 = none */
-	int key_rpd_cap;                  /* per-replica rpd of a key; 0 = none */
-	int key_tpd_cap;                  /* per-replica tpd of a key; 0 = none */
+	int *key_user;    /* owned, n_keys: index in users of each key's user */
+	int *key_cap;     /* owned, n_keys: per-replica capacity of each key */
+	int user_cap;     /* per-replica capacity of every user */
+	int key_tok_cap;  /* per-replica tpm of a key; 0 = none */
+	int user_tok_cap; /* per-replica tpm of a user; 0 = none */
+	int key_rpd_cap;  /* per-replica rpd of a key; 0 = none */
+	int key_tpd_cap;  /* per-replica tpd of a key; 0 = none */
 	int64_t period_us;
 	int64_t day_us;
-	struct bucket *kb;                /* owned, replicas * n_keys * KEY_KINDS */
-	struct bucket *ub;                /* owned, replicas * n_users * USER_KINDS */
-	int *in_flight;                   /* owned, n_keys */
-	uint64_t turn;                    /* round robin: requests seen */
-	uint64_t rng;                     /* random spread: xorshift64* state, never 0 */
+	struct bucket *kb; /* owned, replicas * n_keys * KEY_KINDS */
+	struct bucket *ub; /* owned, replicas * n_users * USER_KINDS */
+	int *in_flight;    /* owned, n_keys */
+	uint64_t turn;     /* round robin: requests seen */
+	uint64_t rng;      /* random spread: xorshift64* state, never 0 */
 	uint64_t seed;
 };
 
@@ -99,15 +99,11 @@ const char *fa_quota_scope_str(enum fa_quota_scope scope)
 const char *fa_quota_bucket_str(enum fa_quota_bucket bucket)
 {
 	switch (bucket) {
-	case FA_QUOTA_TOKENS:
-		return "tokens";
-	case FA_QUOTA_DAILY_REQUESTS:
-		return "daily-requests";
-	case FA_QUOTA_DAILY_TOKENS:
-		return "daily-tokens";
+	case FA_QUOTA_TOKENS: return "tokens";
+	case FA_QUOTA_DAILY_REQUESTS: return "daily-requests";
+	case FA_QUOTA_DAILY_TOKENS: return "daily-tokens";
 	case FA_QUOTA_REQUESTS:
-	default:
-		return "requests";
+	default: return "requests";
 	}
 }
 
@@ -128,9 +124,8 @@ static uint64_t mix(uint64_t x)
 	return x != 0 ? x : 1;
 }
 
-struct fa_quota *fa_quota_new(const struct fa_quota_spec *spec,
-			      const struct fa_key *keys, size_t n_keys,
-			      uint64_t seed)
+struct fa_quota *fa_quota_new(const struct fa_quota_spec *spec, const struct fa_key *keys,
+                              size_t n_keys, uint64_t seed)
 {
 	struct fa_quota *q = fa_xcalloc(1, sizeof(*q));
 	size_t r = (size_t)spec->replicas;
@@ -149,8 +144,8 @@ struct fa_quota *fa_quota_new(const struct fa_quota_spec *spec,
 		if (u == q->n_users)
 			q->users[q->n_users++] = keys[i].user;
 		q->key_user[i] = (int)u;
-		q->key_cap[i] = per_replica(fa_quota_spec_key_limit(spec, keys[i].id),
-					    spec->replicas);
+		q->key_cap[i] =
+		        per_replica(fa_quota_spec_key_limit(spec, keys[i].id), spec->replicas);
 	}
 	q->user_cap = per_replica(spec->per_user, spec->replicas);
 	q->key_tok_cap = per_replica(spec->tpm_per_key, spec->replicas);
@@ -283,8 +278,8 @@ static bool is_tokens(enum fa_quota_bucket kind)
  * user; the LLM rate-limit guide: requests, then tokens, then the daily ones), those the
  * spec sets. Returns how many, into @m (MAX_METERS).
  */
-static size_t meters(const struct fa_quota *q, int replica, int k, int u,
-		     int64_t cost, struct meter m[MAX_METERS])
+static size_t meters(const struct fa_quota *q, int replica, int k, int u, int64_t cost,
+                     struct meter m[MAX_METERS])
 {
 	struct bucket *kb = &q->kb[((size_t)replica * q->n_keys + (size_t)k) * KEY_KINDS];
 	struct bucket *ub = &q->ub[((size_t)replica * q->n_users + (size_t)u) * USER_KINDS];
@@ -292,7 +287,8 @@ static size_t meters(const struct fa_quota *q, int replica, int k, int u,
 		{ &kb[0], q->key_cap[k], q->period_us, 1, FA_QUOTA_REQUESTS, FA_QUOTA_PER_KEY },
 		{ &kb[1], q->key_tok_cap, q->period_us, cost, FA_QUOTA_TOKENS, FA_QUOTA_PER_KEY },
 		{ &kb[2], q->key_rpd_cap, q->day_us, 1, FA_QUOTA_DAILY_REQUESTS, FA_QUOTA_PER_KEY },
-		{ &kb[3], q->key_tpd_cap, q->day_us, cost, FA_QUOTA_DAILY_TOKENS, FA_QUOTA_PER_KEY },
+		{ &kb[3], q->key_tpd_cap, q->day_us, cost, FA_QUOTA_DAILY_TOKENS,
+		  FA_QUOTA_PER_KEY },
 		{ &ub[0], q->user_cap, q->period_us, 1, FA_QUOTA_REQUESTS, FA_QUOTA_PER_USER },
 		{ &ub[1], q->user_tok_cap, q->period_us, cost, FA_QUOTA_TOKENS, FA_QUOTA_PER_USER },
 	};
@@ -305,8 +301,8 @@ static size_t meters(const struct fa_quota *q, int replica, int k, int u,
 }
 
 /* The first meter of @m (@n) of @scope and kind @kind, or NULL. */
-static const struct meter *find(const struct meter *m, size_t n,
-				enum fa_quota_scope scope, enum fa_quota_bucket kind)
+static const struct meter *find(const struct meter *m, size_t n, enum fa_quota_scope scope,
+                                enum fa_quota_bucket kind)
 {
 	for (size_t i = 0; i < n; i++)
 		if (m[i].scope == scope && m[i].kind == kind)
@@ -317,7 +313,7 @@ static const struct meter *find(const struct meter *m, size_t n,
 /* Describe both sides of @d: the refusing meter @by (NULL when admitted
  * or in flight) for its kind, else the scope's per-period ones. */
 static void describe_all(const struct meter *m, size_t n, const struct meter *by,
-			 struct fa_quota_decision *d)
+                         struct fa_quota_decision *d)
 {
 	const struct meter *req = by != NULL && !is_tokens(by->kind) ? by : NULL;
 	const struct meter *tok = by != NULL && is_tokens(by->kind) ? by : NULL;
@@ -327,8 +323,9 @@ static void describe_all(const struct meter *m, size_t n, const struct meter *by
 	if (tok == NULL)
 		tok = find(m, n, d->scope, FA_QUOTA_TOKENS);
 	if (tok == NULL)
-		tok = find(m, n, d->scope == FA_QUOTA_PER_KEY ? FA_QUOTA_PER_USER
-							   : FA_QUOTA_PER_KEY, FA_QUOTA_TOKENS);
+		tok = find(m, n,
+		           d->scope == FA_QUOTA_PER_KEY ? FA_QUOTA_PER_USER : FA_QUOTA_PER_KEY,
+		           FA_QUOTA_TOKENS);
 	describe(req, d);
 	describe_tokens(tok, d);
 }
@@ -357,9 +354,8 @@ static void refuse(const struct meter *by, struct fa_quota_decision *d)
 	d->limit_period_s = (int)(by->period_us / 1000000);
 }
 
-enum fa_rc fa_quota_admit(struct fa_quota *q, const char *key_id,
-			  const char *user_id, int64_t cost, int64_t now_us,
-			  struct fa_quota_decision *d)
+enum fa_rc fa_quota_admit(struct fa_quota *q, const char *key_id, const char *user_id, int64_t cost,
+                          int64_t now_us, struct fa_quota_decision *d)
 {
 	int k = key_index(q, key_id);
 	struct meter m[MAX_METERS];
@@ -421,8 +417,7 @@ enum fa_rc fa_quota_admit(struct fa_quota *q, const char *key_id,
 	return FA_OK;
 }
 
-void fa_quota_refund(struct fa_quota *q, struct fa_quota_decision *d,
-		     int64_t now_us)
+void fa_quota_refund(struct fa_quota *q, struct fa_quota_decision *d, int64_t now_us)
 {
 	struct meter m[MAX_METERS];
 	size_t n;
@@ -461,11 +456,11 @@ char *fa_quota_decision_str(const struct fa_quota_decision *d)
 		return fa_xasprintf("limited in-flight per-key replica %d", d->replica + 1);
 	if (d->over_capacity)
 		return fa_xasprintf("limited over-capacity %s %s replica %d",
-				    fa_quota_bucket_str(d->bucket), scope, d->replica + 1);
+		                    fa_quota_bucket_str(d->bucket), scope, d->replica + 1);
 	if (d->bucket == FA_QUOTA_REQUESTS)
 		return fa_xasprintf("limited %s replica %d", scope, d->replica + 1);
-	return fa_xasprintf("limited %s %s replica %d", fa_quota_bucket_str(d->bucket),
-			    scope, d->replica + 1);
+	return fa_xasprintf("limited %s %s replica %d", fa_quota_bucket_str(d->bucket), scope,
+	                    d->replica + 1);
 }
 
 /* "per minute", "per day", "per N seconds" for a period of @period_s. */
@@ -497,9 +492,9 @@ cJSON *fa_quota_error_body(const struct fa_quota_decision *d)
 	else
 		per_period(per, sizeof(per), limit_period(d));
 	snprintf(msg, sizeof(msg),
-		 "Rate limit exceeded (%s). Limit: %d %s%s. Retry after %d seconds.",
-		 fa_quota_scope_str(d->scope), d->limit,
-		 is_tokens(d->bucket) ? "tokens " : "", per, d->retry_after_s);
+	         "Rate limit exceeded (%s). Limit: %d %s%s. Retry after %d seconds.",
+	         fa_quota_scope_str(d->scope), d->limit, is_tokens(d->bucket) ? "tokens " : "", per,
+	         d->retry_after_s);
 	/* the platform's member order */
 	cJSON_AddStringToObject(e, "type", "rate_limit_exceeded");
 	cJSON_AddStringToObject(e, "code", "rate_limit_exceeded");
@@ -518,10 +513,10 @@ cJSON *fa_quota_over_capacity_body(const struct fa_quota_decision *d)
 
 	per_period(per, sizeof(per), limit_period(d));
 	snprintf(msg, sizeof(msg),
-		 "This request reserves %lld tokens (prompt and max_tokens), more than "
-		 "the %s limit of %d tokens %s: it can never be admitted. Shorten the "
-		 "prompt or lower max_tokens.",
-		 (long long)d->cost, fa_quota_scope_str(d->scope), d->limit, per);
+	         "This request reserves %lld tokens (prompt and max_tokens), more than "
+	         "the %s limit of %d tokens %s: it can never be admitted. Shorten the "
+	         "prompt or lower max_tokens.",
+	         (long long)d->cost, fa_quota_scope_str(d->scope), d->limit, per);
 	cJSON_AddStringToObject(e, "type", "invalid_request_error");
 	cJSON_AddStringToObject(e, "code", "tokens_over_limit");
 	cJSON_AddStringToObject(e, "message", msg);
@@ -549,8 +544,7 @@ static void duration(char *buf, size_t len, int64_t us)
 	if (frac == 0) {
 		snprintf(s, sizeof(s), "%llds", (long long)sec);
 	} else {
-		n = (size_t)snprintf(s, sizeof(s), "%lld.%03lld", (long long)sec,
-				     (long long)frac);
+		n = (size_t)snprintf(s, sizeof(s), "%lld.%03lld", (long long)sec, (long long)frac);
 		while (s[n - 1] == '0')
 			s[--n] = '\0';
 		snprintf(s + n, sizeof(s) - n, "s");
@@ -563,8 +557,7 @@ static void duration(char *buf, size_t len, int64_t us)
 		snprintf(buf, len, "%s", s);
 }
 
-static size_t put(struct fa_quota_header *out, size_t i, const char *name,
-		  long long value)
+static size_t put(struct fa_quota_header *out, size_t i, const char *name, long long value)
 {
 	out[i].name = name;
 	snprintf(out[i].value, sizeof(out[i].value), "%lld", value);
@@ -574,13 +567,13 @@ static size_t put(struct fa_quota_header *out, size_t i, const char *name,
 /* Anthropic's limit, remaining and reset (the instant @full_us from
  * @wall_us) of one bucket, named @names[0..2], at @out[@i]. */
 static size_t anthropic(struct fa_quota_header *out, size_t i, const char *const names[3],
-			int limit, int remaining, int64_t wall_us, int64_t full_us)
+                        int limit, int remaining, int64_t wall_us, int64_t full_us)
 {
 	i = put(out, i, names[0], limit);
 	i = put(out, i, names[1], remaining);
 	out[i].name = names[2];
 	fa_clock_rfc3339_s(wall_us + (full_us < 0 ? 0 : full_us), out[i].value,
-			   sizeof(out[i].value));
+	                   sizeof(out[i].value));
 	return i + 1;
 }
 
@@ -589,49 +582,44 @@ static const char *const anthropic_names[4][3] = {
 	  "anthropic-ratelimit-requests-reset" },
 	{ "anthropic-ratelimit-tokens-limit", "anthropic-ratelimit-tokens-remaining",
 	  "anthropic-ratelimit-tokens-reset" },
-	{ "anthropic-ratelimit-input-tokens-limit",
-	  "anthropic-ratelimit-input-tokens-remaining",
+	{ "anthropic-ratelimit-input-tokens-limit", "anthropic-ratelimit-input-tokens-remaining",
 	  "anthropic-ratelimit-input-tokens-reset" },
-	{ "anthropic-ratelimit-output-tokens-limit",
-	  "anthropic-ratelimit-output-tokens-remaining",
+	{ "anthropic-ratelimit-output-tokens-limit", "anthropic-ratelimit-output-tokens-remaining",
 	  "anthropic-ratelimit-output-tokens-reset" },
 };
 
-size_t fa_quota_rate_headers(enum fa_quota_headers style,
-			     const struct fa_quota_decision *d, int64_t wall_us,
-			     struct fa_quota_header out[FA_QUOTA_MAX_HEADERS])
+size_t fa_quota_rate_headers(enum fa_quota_headers style, const struct fa_quota_decision *d,
+                             int64_t wall_us, struct fa_quota_header out[FA_QUOTA_MAX_HEADERS])
 {
 	const char *scope = fa_quota_scope_str(d->scope);
 	const char *tscope = fa_quota_scope_str(d->token_scope);
 	size_t n = 0;
 
 	switch (style) {
-	case FA_QUOTA_HDR_NONE:
-		return 0;
+	case FA_QUOTA_HDR_NONE: return 0;
 	case FA_QUOTA_HDR_ANTHROPIC:
-		n = anthropic(out, n, anthropic_names[0], d->bucket_limit, d->remaining,
-			      wall_us, d->full_us);
+		n = anthropic(out, n, anthropic_names[0], d->bucket_limit, d->remaining, wall_us,
+		              d->full_us);
 		for (int k = 1; k < 4 && d->has_tokens; k++)
 			n = anthropic(out, n, anthropic_names[k], d->token_limit,
-				      d->token_remaining, wall_us, d->token_full_us);
+			              d->token_remaining, wall_us, d->token_full_us);
 		return n;
 	case FA_QUOTA_HDR_IETF:
 		out[0].name = "RateLimit-Policy";
 		out[1].name = "RateLimit";
 		if (!d->has_tokens) {
-			snprintf(out[0].value, sizeof(out[0].value), "\"%s\";q=%d;w=%d",
-				 scope, d->bucket_limit, d->period_s);
-			snprintf(out[1].value, sizeof(out[1].value), "\"%s\";r=%d;t=%d",
-				 scope, d->remaining, d->reset_s);
+			snprintf(out[0].value, sizeof(out[0].value), "\"%s\";q=%d;w=%d", scope,
+			         d->bucket_limit, d->period_s);
+			snprintf(out[1].value, sizeof(out[1].value), "\"%s\";r=%d;t=%d", scope,
+			         d->remaining, d->reset_s);
 			return 2;
 		}
 		snprintf(out[0].value, sizeof(out[0].value),
-			 "\"%s\";q=%d;w=%d, \"%s-tokens\";q=%d;w=%d", scope,
-			 d->bucket_limit, d->period_s, tscope, d->token_limit,
-			 d->token_period_s);
+		         "\"%s\";q=%d;w=%d, \"%s-tokens\";q=%d;w=%d", scope, d->bucket_limit,
+		         d->period_s, tscope, d->token_limit, d->token_period_s);
 		snprintf(out[1].value, sizeof(out[1].value),
-			 "\"%s\";r=%d;t=%d, \"%s-tokens\";r=%d;t=%d", scope, d->remaining,
-			 d->reset_s, tscope, d->token_remaining, d->token_reset_s);
+		         "\"%s\";r=%d;t=%d, \"%s-tokens\";r=%d;t=%d", scope, d->remaining,
+		         d->reset_s, tscope, d->token_remaining, d->token_reset_s);
 		return 2;
 	case FA_QUOTA_HDR_OPENAI:
 		n = put(out, n, "x-ratelimit-limit-requests", d->bucket_limit);

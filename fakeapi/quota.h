@@ -36,13 +36,13 @@
 /* the platform's rate-limit contract: both limits are "per minute"; a scenario
  * shortens it for tests */
 #define FA_QUOTA_DEFAULT_PERIOD_S 60
-#define FA_QUOTA_PERIOD_MAX_S 86400  /* a day: the longest period a scenario may set */
-#define FA_QUOTA_LIMIT_MAX 1000000   /* largest limit (requests per period) */
-#define FA_QUOTA_TOKENS_MAX 100000000 /* largest token limit (tokens per period or day) */
+#define FA_QUOTA_PERIOD_MAX_S     86400     /* a day: the longest period a scenario may set */
+#define FA_QUOTA_LIMIT_MAX        1000000   /* largest limit (requests per period) */
+#define FA_QUOTA_TOKENS_MAX       100000000 /* largest token limit (tokens per period or day) */
 /* the LLM rate-limit guide: RPD and TPD are "per day"; a scenario shortens the day for tests */
 #define FA_QUOTA_DEFAULT_DAY_S 86400
-#define FA_QUOTA_DAY_MAX_S 86400     /* day_s: 1..this s */
-#define FA_QUOTA_REPLICAS_MAX 64     /* most virtual replicas */
+#define FA_QUOTA_DAY_MAX_S     86400 /* day_s: 1..this s */
+#define FA_QUOTA_REPLICAS_MAX  64    /* most virtual replicas */
 #define FA_QUOTA_IN_FLIGHT_MAX 10000 /* largest max_in_flight_per_key */
 /*
  * Retry-After of a 429 for too many requests in flight, s. Not from the
@@ -61,16 +61,16 @@ enum fa_quota_spread {
 /* Which rate-limit headers every quota-governed answer carries
  * ($.provider.quota.headers). */
 enum fa_quota_headers {
-	FA_QUOTA_HDR_X = 0,   /* "x": X-RateLimit-Limit, -Remaining, -Reset (default) */
-	FA_QUOTA_HDR_IETF,    /* "ietf": the IETF httpapi RateLimit fields draft:
-	                         RateLimit-Policy: "per-key";q=200;w=60 and
-	                         RateLimit: "per-key";r=57;t=0 */
-	FA_QUOTA_HDR_LEGACY,  /* "legacy": RateLimit-Limit, -Remaining, -Reset (the
-	                         draft's earlier versions) */
-	FA_QUOTA_HDR_NONE,    /* "none" */
-	FA_QUOTA_HDR_OPENAI,  /* "openai": x-ratelimit-limit-requests, -limit-tokens,
-	                         -remaining-requests, -remaining-tokens, -reset-requests,
-	                         -reset-tokens (resets as durations: "1s", "6m0s") */
+	FA_QUOTA_HDR_X = 0,     /* "x": X-RateLimit-Limit, -Remaining, -Reset (default) */
+	FA_QUOTA_HDR_IETF,      /* "ietf": the IETF httpapi RateLimit fields draft:
+	                           RateLimit-Policy: "per-key";q=200;w=60 and
+	                           RateLimit: "per-key";r=57;t=0 */
+	FA_QUOTA_HDR_LEGACY,    /* "legacy": RateLimit-Limit, -Remaining, -Reset (the
+	                           draft's earlier versions) */
+	FA_QUOTA_HDR_NONE,      /* "none" */
+	FA_QUOTA_HDR_OPENAI,    /* "openai": x-ratelimit-limit-requests, -limit-tokens,
+	                           -remaining-requests, -remaining-tokens, -reset-requests,
+	                           -reset-tokens (resets as durations: "1s", "6m0s") */
 	FA_QUOTA_HDR_ANTHROPIC, /* "anthropic": anthropic-ratelimit-requests-limit,
 	                           -remaining, -reset and the same for -tokens,
 	                           -input-tokens, -output-tokens (resets as RFC 3339
@@ -93,31 +93,31 @@ struct fa_quota_key_limit {
 
 /* $.provider.quota. Set the defaults with fa_quota_spec_init(). */
 struct fa_quota_spec {
-	int per_key;                /* requests per period per key, 1..FA_QUOTA_LIMIT_MAX,
-	                               default FA_QUOTA_DEFAULT_PER_KEY */
-	int per_user;               /* requests per period per user, 1..FA_QUOTA_LIMIT_MAX,
-	                               default FA_QUOTA_DEFAULT_PER_USER */
-	int period_s;               /* the period, 1..FA_QUOTA_PERIOD_MAX_S s,
-	                               default FA_QUOTA_DEFAULT_PERIOD_S */
-	int replicas;               /* virtual replicas, 1..FA_QUOTA_REPLICAS_MAX, default 1 */
-	enum fa_quota_spread spread;  /* default FA_QUOTA_ROUND_ROBIN */
+	int per_key;                 /* requests per period per key, 1..FA_QUOTA_LIMIT_MAX,
+	                                default FA_QUOTA_DEFAULT_PER_KEY */
+	int per_user;                /* requests per period per user, 1..FA_QUOTA_LIMIT_MAX,
+	                                default FA_QUOTA_DEFAULT_PER_USER */
+	int period_s;                /* the period, 1..FA_QUOTA_PERIOD_MAX_S s,
+	                                default FA_QUOTA_DEFAULT_PERIOD_S */
+	int replicas;                /* virtual replicas, 1..FA_QUOTA_REPLICAS_MAX, default 1 */
+	enum fa_quota_spread spread; /* default FA_QUOTA_ROUND_ROBIN */
 	struct fa_quota_key_limit *key_limits; /* owned, n_key_limits; each raises (or sets)
 	                                          one key's per_key, the user limit holds */
 	size_t n_key_limits;
-	int max_in_flight_per_key;  /* requests of one key in flight at once, over all
-	                               replicas, 1..FA_QUOTA_IN_FLIGHT_MAX; 0 = no cap */
+	int max_in_flight_per_key;     /* requests of one key in flight at once, over all
+	                                  replicas, 1..FA_QUOTA_IN_FLIGHT_MAX; 0 = no cap */
 	enum fa_quota_headers headers; /* default FA_QUOTA_HDR_X */
-	int tpm_per_key;            /* the LLM rate-limit guide's TPM: tokens per
-	                               period per key, before the division,
-	                               1..FA_QUOTA_TOKENS_MAX; 0 = no token limit */
-	int tpm_per_user;           /* tokens per period per user, 1..FA_QUOTA_TOKENS_MAX;
-	                               0 = none */
-	int rpd_per_key;            /* the LLM rate-limit guide's RPD: requests per day per key,
-	                               1..FA_QUOTA_LIMIT_MAX; 0 = none */
-	int tpd_per_key;            /* the LLM rate-limit guide's TPD: tokens per day per key,
-	                               1..FA_QUOTA_TOKENS_MAX; 0 = none */
-	int day_s;                  /* the day of rpd/tpd, 1..FA_QUOTA_DAY_MAX_S s, default
-	                               FA_QUOTA_DEFAULT_DAY_S */
+	int tpm_per_key;               /* the LLM rate-limit guide's TPM: tokens per
+	                                  period per key, before the division,
+	                                  1..FA_QUOTA_TOKENS_MAX; 0 = no token limit */
+	int tpm_per_user;              /* tokens per period per user, 1..FA_QUOTA_TOKENS_MAX;
+	                                  0 = none */
+	int rpd_per_key;               /* the LLM rate-limit guide's RPD: requests per day per key,
+	                                  1..FA_QUOTA_LIMIT_MAX; 0 = none */
+	int tpd_per_key;               /* the LLM rate-limit guide's TPD: tokens per day per key,
+	                                  1..FA_QUOTA_TOKENS_MAX; 0 = none */
+	int day_s;                     /* the day of rpd/tpd, 1..FA_QUOTA_DAY_MAX_S s, default
+	                                  FA_QUOTA_DEFAULT_DAY_S */
 };
 
 /* Defaults into @spec (nothing owned yet). */
@@ -153,46 +153,46 @@ const char *fa_quota_bucket_str(enum fa_quota_bucket bucket);
  * tokens the key's when tpm_per_key is set, else the user's).
  */
 struct fa_quota_decision {
-	bool admitted;       /* every bucket had room for the cost (all were debited) */
-	bool in_flight;      /* refused because max_in_flight_per_key requests of the
-	                        key were in flight (scope per-key, no bucket looked at) */
-	bool over_capacity;  /* refused for good: the cost is more than the whole
-	                        capacity of bucket @bucket (the provider answers 400
-	                        tokens_over_limit, no Retry-After) */
-	bool refunded;       /* fa_quota_refund() gave the tokens back */
-	enum fa_quota_scope scope; /* the bucket the answer uses: the key's when admitted,
-	                              the one that refused otherwise */
+	bool admitted;               /* every bucket had room for the cost (all were debited) */
+	bool in_flight;              /* refused because max_in_flight_per_key requests of the
+	                                key were in flight (scope per-key, no bucket looked at) */
+	bool over_capacity;          /* refused for good: the cost is more than the whole
+	                                capacity of bucket @bucket (the provider answers 400
+	                                tokens_over_limit, no Retry-After) */
+	bool refunded;               /* fa_quota_refund() gave the tokens back */
+	enum fa_quota_scope scope;   /* the bucket the answer uses: the key's when admitted,
+	                                the one that refused otherwise */
 	enum fa_quota_bucket bucket; /* the kind of bucket that refused; FA_QUOTA_REQUESTS
 	                                when admitted or in_flight */
-	int64_t cost;        /* tokens the request reserves (the LLM rate-limit
-	                        guide: estimated prompt tokens + max_tokens), >= 0;
-	                        it also takes one request */
-	int replica;         /* 0..replicas-1: the replica that served the request */
-	int limit;           /* the platform's error.limit: the per-replica limit of the bucket
-	                        that refused, ceil(limit / replicas); the cap when
-	                        in_flight; the key's request limit when admitted */
-	int limit_period_s;  /* the period of that bucket, s (period_s or day_s); 0 = period_s */
-	int bucket_limit;    /* request bucket: per-replica limit (the key's when in_flight) */
-	int period_s;        /* request bucket: its period, s (the headers' window) */
-	int remaining;       /* request bucket: whole requests left after this one */
-	int reset_s;         /* request bucket: s until it has a request again, rounded
-	                        up; 0 when it has one now */
-	int64_t full_us;     /* request bucket: µs until it is full again */
-	bool has_tokens;     /* a token bucket is described (the spec meters tokens) */
+	int64_t cost;                /* tokens the request reserves (the LLM rate-limit
+	                                guide: estimated prompt tokens + max_tokens), >= 0;
+	                                it also takes one request */
+	int replica;                 /* 0..replicas-1: the replica that served the request */
+	int limit;          /* the platform's error.limit: the per-replica limit of the bucket
+	                       that refused, ceil(limit / replicas); the cap when
+	                       in_flight; the key's request limit when admitted */
+	int limit_period_s; /* the period of that bucket, s (period_s or day_s); 0 = period_s */
+	int bucket_limit;   /* request bucket: per-replica limit (the key's when in_flight) */
+	int period_s;       /* request bucket: its period, s (the headers' window) */
+	int remaining;      /* request bucket: whole requests left after this one */
+	int reset_s;        /* request bucket: s until it has a request again, rounded
+	                       up; 0 when it has one now */
+	int64_t full_us;    /* request bucket: µs until it is full again */
+	bool has_tokens;    /* a token bucket is described (the spec meters tokens) */
 	enum fa_quota_scope token_scope; /* whose token bucket it is */
-	int token_limit;     /* token bucket: per-replica limit */
-	int token_period_s;  /* token bucket: its period, s */
-	int token_remaining; /* token bucket: whole tokens left after this request */
-	int token_reset_s;   /* token bucket: s until it has room for this request's cost
-	                        again, rounded up; 0 when it has */
-	int64_t token_full_us; /* token bucket: µs until it is full again */
-	int retry_after_s;   /* refused: the pause, s, >= 1 (the real time until the
-	                        bucket has room for the cost, rounded up); 0 when admitted
-	                        or over_capacity */
+	int token_limit;                 /* token bucket: per-replica limit */
+	int token_period_s;              /* token bucket: its period, s */
+	int token_remaining;             /* token bucket: whole tokens left after this request */
+	int token_reset_s;      /* token bucket: s until it has room for this request's cost
+	                           again, rounded up; 0 when it has */
+	int64_t token_full_us;  /* token bucket: µs until it is full again */
+	int retry_after_s;      /* refused: the pause, s, >= 1 (the real time until the
+	                           bucket has room for the cost, rounded up); 0 when admitted
+	                           or over_capacity */
 	int64_t retry_after_ms; /* refused: the same pause exactly, ms, >= 1, rounded up
 	                           (retry_after_s is its ceil in s); 0 otherwise */
-	int key_index;       /* private: the key's bucket row */
-	int user_index;      /* private: the user's bucket row */
+	int key_index;          /* private: the key's bucket row */
+	int user_index;         /* private: the user's bucket row */
 };
 
 struct fa_key;
@@ -204,9 +204,8 @@ struct fa_quota;
  * full at its first use. @seed drives the random spread. Returns a new
  * model; free with fa_quota_free().
  */
-struct fa_quota *fa_quota_new(const struct fa_quota_spec *spec,
-			      const struct fa_key *keys, size_t n_keys,
-			      uint64_t seed);
+struct fa_quota *fa_quota_new(const struct fa_quota_spec *spec, const struct fa_key *keys,
+                              size_t n_keys, uint64_t seed);
 
 /* NULL accepted. */
 void fa_quota_free(struct fa_quota *q);
@@ -228,9 +227,8 @@ void fa_quota_free(struct fa_quota *q);
  * filled; FA_ENOTFOUND when the key or the user is not the model's
  * (nothing changes).
  */
-enum fa_rc fa_quota_admit(struct fa_quota *q, const char *key_id,
-			  const char *user_id, int64_t cost, int64_t now_us,
-			  struct fa_quota_decision *d);
+enum fa_rc fa_quota_admit(struct fa_quota *q, const char *key_id, const char *user_id, int64_t cost,
+                          int64_t now_us, struct fa_quota_decision *d);
 
 /*
  * Undo the debit of admitted request @d at @now_us (the platform's rate-limit contract: a 429 or a
@@ -239,8 +237,7 @@ enum fa_rc fa_quota_admit(struct fa_quota *q, const char *key_id,
  * d->refunded set. Once per decision; a refused one is left alone. The
  * request stays in flight until fa_quota_leave().
  */
-void fa_quota_refund(struct fa_quota *q, struct fa_quota_decision *d,
-		     int64_t now_us);
+void fa_quota_refund(struct fa_quota *q, struct fa_quota_decision *d, int64_t now_us);
 
 /* Admitted request @d is over: its key has one fewer in flight. Call once
  * per admitted decision; a refused one is left alone. */
@@ -315,8 +312,7 @@ struct fa_quota_header {
  * together). The platform's 429 adds Retry-After and X-RateLimit-Scope itself
  * (the provider writes those).
  */
-size_t fa_quota_rate_headers(enum fa_quota_headers style,
-			     const struct fa_quota_decision *d, int64_t wall_us,
-			     struct fa_quota_header out[FA_QUOTA_MAX_HEADERS]);
+size_t fa_quota_rate_headers(enum fa_quota_headers style, const struct fa_quota_decision *d,
+                             int64_t wall_us, struct fa_quota_header out[FA_QUOTA_MAX_HEADERS]);
 
 #endif

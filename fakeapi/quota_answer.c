@@ -11,7 +11,7 @@
 /* The rate-limit headers of decision @d in the scenario's style, each
  * unless the answer already carries a header of that name. */
 static void quota_headers(const struct fa_scenario *sc, struct fa_resp *resp,
-			  const struct fa_quota_decision *d)
+                          const struct fa_quota_decision *d)
 {
 	struct fa_quota_header h[FA_QUOTA_MAX_HEADERS];
 	size_t n = fa_quota_rate_headers(sc->quota.headers, d, fa_clock_wall_us(), h);
@@ -21,8 +21,8 @@ static void quota_headers(const struct fa_scenario *sc, struct fa_resp *resp,
 			fa_resp_add_header(resp, h[i].name, h[i].value);
 }
 
-bool fa_quota_answer_admit(struct fa_quota *q, const struct fa_scenario *sc,
-			   struct fa_resp *resp, int64_t cost, int64_t now)
+bool fa_quota_answer_admit(struct fa_quota *q, const struct fa_scenario *sc, struct fa_resp *resp,
+                           int64_t cost, int64_t now)
 {
 	struct fa_attempt *a = &resp->attempt;
 	struct fa_quota_decision *d = &resp->quota;
@@ -58,15 +58,16 @@ bool fa_quota_answer_admit(struct fa_quota *q, const struct fa_scenario *sc,
 	a->retry_after = fa_xstrdup(buf);
 	/* the exact pause when the answer names it in ms */
 	a->pause_until_us = now + (sc->retry_after_ms ? d->retry_after_ms * 1000
-						      : (int64_t)d->retry_after_s * 1000000);
-	fa_attempt_pause_from(a, sc->retry_after_ms &&
-					 d->retry_after_ms * 1000 != (int64_t)d->retry_after_s * 1000000
-				 ? "retry-after-ms" : "retry-after");
+	                                              : (int64_t)d->retry_after_s * 1000000);
+	fa_attempt_pause_from(a, sc->retry_after_ms && d->retry_after_ms * 1000 !=
+	                                                       (int64_t)d->retry_after_s * 1000000
+	                                 ? "retry-after-ms"
+	                                 : "retry-after");
 	return false;
 }
 
-void fa_quota_answer_settle(struct fa_quota *q, const struct fa_scenario *sc,
-			    struct fa_resp *resp, bool refund, int64_t now)
+void fa_quota_answer_settle(struct fa_quota *q, const struct fa_scenario *sc, struct fa_resp *resp,
+                            bool refund, int64_t now)
 {
 	struct fa_attempt *a = &resp->attempt;
 

@@ -20,8 +20,8 @@
  * @now plus that pause), or the 400 tokens_over_limit for a cost no
  * bucket can ever hold. Caller holds the provider's lock.
  */
-bool fa_quota_answer_admit(struct fa_quota *q, const struct fa_scenario *sc,
-			   struct fa_resp *resp, int64_t cost, int64_t now);
+bool fa_quota_answer_admit(struct fa_quota *q, const struct fa_scenario *sc, struct fa_resp *resp,
+                           int64_t cost, int64_t now);
 
 /*
  * An admitted attempt's answer in @resp is decided: a 429 or a 503 (or,
@@ -30,7 +30,7 @@ bool fa_quota_answer_admit(struct fa_quota *q, const struct fa_scenario *sc,
  * answer carries the rate-limit headers in @sc's style, each unless it
  * already has a header of that name. Caller holds the provider's lock.
  */
-void fa_quota_answer_settle(struct fa_quota *q, const struct fa_scenario *sc,
-			    struct fa_resp *resp, bool refund, int64_t now);
+void fa_quota_answer_settle(struct fa_quota *q, const struct fa_scenario *sc, struct fa_resp *resp,
+                            bool refund, int64_t now);
 
 #endif

@@ -24,7 +24,7 @@
  * describes; on FA_EINVAL whatever was read stays in @q for
  * fa_quota_spec_release().
  */
-enum fa_rc fa_quota_spec_read(struct fa_schema *s, const cJSON *obj,
-			      const struct fa_key *keys, size_t n_keys, struct fa_quota_spec *q);
+enum fa_rc fa_quota_spec_read(struct fa_schema *s, const cJSON *obj, const struct fa_key *keys,
+                              size_t n_keys, struct fa_quota_spec *q);
 
 #endif

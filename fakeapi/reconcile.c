@@ -1,4 +1,5 @@
-/* reconcile.c -- the reconciliation reads: what became of a write whose outcome the client could not see. */
+/* reconcile.c -- the reconciliation reads: what became of a write whose outcome the client could
+ * not see. */
 #include "reconcile.h"
 
 #include <stdlib.h>
@@ -36,8 +37,8 @@ static bool by_reference(const struct fa_store_spec *spec, const struct fa_req *
 	return reference_read(spec, req->path, fa_req_query(req, "client_reference") != NULL);
 }
 
-bool fa_reconcile_is_read_of(const struct fa_store_spec *spec, const char *method,
-			     const char *path, bool by_reference)
+bool fa_reconcile_is_read_of(const struct fa_store_spec *spec, const char *method, const char *path,
+                             bool by_reference)
 {
 	if (strcmp(method, "GET") != 0)
 		return false;
@@ -48,11 +49,11 @@ bool fa_reconcile_is_read_of(const struct fa_store_spec *spec, const char *metho
 bool fa_reconcile_is_read(const struct fa_store_spec *spec, const struct fa_req *req)
 {
 	return fa_reconcile_is_read_of(spec, req->method, req->path,
-				       fa_req_query(req, "client_reference") != NULL);
+	                               fa_req_query(req, "client_reference") != NULL);
 }
 
 bool fa_reconcile_answer(const struct fa_store_spec *spec, struct fa_store *store,
-			 const struct fa_req *req, int64_t now_us, struct fa_resp *resp)
+                         const struct fa_req *req, int64_t now_us, struct fa_resp *resp)
 {
 	struct fa_attempt *a = &resp->attempt;
 	cJSON *body, *found;
@@ -65,7 +66,7 @@ bool fa_reconcile_answer(const struct fa_store_spec *spec, struct fa_store *stor
 		a->client_reference = fa_utf8_clean(fa_req_query(req, "client_reference"));
 		body = cJSON_CreateObject();
 		cJSON_AddItemToObject(body, "records",
-				      fa_store_by_client_reference(store, a->client_reference));
+		                      fa_store_by_client_reference(store, a->client_reference));
 		fa_resp_set_json(resp, 200, body);
 		cJSON_Delete(body);
 		a->status = 200;
@@ -81,7 +82,8 @@ bool fa_reconcile_answer(const struct fa_store_spec *spec, struct fa_store *stor
 			found = cJSON_CreateObject();
 			e = cJSON_AddObjectToObject(found, "error");
 			cJSON_AddStringToObject(e, "code", "operation_not_found");
-			cJSON_AddStringToObject(e, "message", "no operation with this Idempotency-Key");
+			cJSON_AddStringToObject(e, "message",
+			                        "no operation with this Idempotency-Key");
 			a->status = 404;
 		} else {
 			a->status = 200;

@@ -1,4 +1,5 @@
-/* reconcile.h -- the reconciliation reads: what became of a write whose outcome the client could not see. */
+/* reconcile.h -- the reconciliation reads: what became of a write whose outcome the client could
+ * not see. */
 #ifndef FA_RECONCILE_H
 #define FA_RECONCILE_H
 
@@ -24,8 +25,8 @@ bool fa_reconcile_is_read(const struct fa_store_spec *spec, const struct fa_req 
  * client_reference argument (@by_reference): what a scenario's task may
  * aim at without a route.
  */
-bool fa_reconcile_is_read_of(const struct fa_store_spec *spec, const char *method,
-			     const char *path, bool by_reference);
+bool fa_reconcile_is_read_of(const struct fa_store_spec *spec, const char *method, const char *path,
+                             bool by_reference);
 
 /*
  * Answer @req into @resp from @store when it is one of those reads:
@@ -39,6 +40,6 @@ bool fa_reconcile_is_read_of(const struct fa_store_spec *spec, const char *metho
  * as for the store.
  */
 bool fa_reconcile_answer(const struct fa_store_spec *spec, struct fa_store *store,
-			 const struct fa_req *req, int64_t now_us, struct fa_resp *resp);
+                         const struct fa_req *req, int64_t now_us, struct fa_resp *resp);
 
 #endif

@@ -15,9 +15,9 @@
 #include "shape.h"
 
 /* Bounds of a response's stream options (chat_completions and messages
- * routes: chat.h, messages.h). */
-#define FA_STREAM_MAX_CHUNKS         100000 /* "error_after_chunks", "stop_after_chunks",
-                                               "stall_after_chunks": 0..this */
+ * routes: chat.h, messages.h); "error_after_chunks", "stop_after_chunks"
+ * and "stall_after_chunks" are 0..FA_STREAM_MAX_CHUNKS. */
+#define FA_STREAM_MAX_CHUNKS         100000
 #define FA_STREAM_CHUNK_DELAY_MAX_MS 60000  /* "chunk_delay_ms": 0..this */
 #define FA_STREAM_STALL_MAX_MS       600000 /* "stall_ms": 1..this */
 #define FA_STREAM_STALL_DEFAULT_MS   30000  /* "stall_ms" when not given */
@@ -30,8 +30,10 @@
  */
 enum fa_resp_fault {
 	FA_RESP_RESPOND = 0,        /* "respond": the scripted answer (default) */
-	FA_RESP_DROP_BEFORE_COMMIT, /* "drop_before_commit": close with a clean EOF, nothing committed */
-	FA_RESP_DROP_AFTER_COMMIT,  /* "drop_after_commit": commit, then close with a clean EOF, no response */
+	FA_RESP_DROP_BEFORE_COMMIT, /* "drop_before_commit": close with a clean EOF, nothing
+	                               committed */
+	FA_RESP_DROP_AFTER_COMMIT,  /* "drop_after_commit": commit, then close with a clean EOF, no
+	                               response */
 	FA_RESP_RESET,              /* "reset": commit, then a true TCP RST, no response */
 	FA_RESP_PARTIAL_BODY,       /* "partial_body": commit, send the headers and the first
 	                               fault_bytes of the body (Content-Length of the whole), close */
@@ -43,9 +45,9 @@ enum fa_resp_fault {
 /* One entry of a response sequence ($.routes[i].responses[j]), or the
  * provider's during_pause answer. */
 struct fa_response_spec {
-	int times;                  /* consecutive answers it gives, >= 1; 0 = for ever (last entry only) */
-	int status;                 /* 100..599 */
-	struct fa_header *headers;  /* owned, n_headers entries */
+	int times;  /* consecutive answers it gives, >= 1; 0 = for ever (last entry only) */
+	int status; /* 100..599 */
+	struct fa_header *headers; /* owned, n_headers entries */
 	size_t n_headers;
 	cJSON *body;                /* owned; NULL = empty body; sent as compact JSON */
 	bool has_retry_after;       /* "retry_after" given: the provider writes the header */
@@ -104,8 +106,8 @@ struct fa_response_spec {
  * through @s as fa_scenario_parse() describes; on FA_EINVAL whatever was
  * read stays in @r for fa_response_spec_release().
  */
-enum fa_rc fa_response_spec_read(struct fa_schema *s, const cJSON *obj,
-				 struct fa_response_spec *r, bool last, bool pause);
+enum fa_rc fa_response_spec_read(struct fa_schema *s, const cJSON *obj, struct fa_response_spec *r,
+                                 bool last, bool pause);
 
 /*
  * The first header among @r's that announces a pause: a literal

@@ -19,12 +19,10 @@ static const char *const wday_short[7] = {
 	"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat",
 };
 static const char *const wday_long[7] = {
-	"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday",
-	"Saturday",
+	"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
 };
 static const char *const month_name[12] = {
-	"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-	"Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+	"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 };
 static const char *const form_name[] = {
 	[FA_RA_DELTA] = "delta-seconds",
@@ -109,7 +107,7 @@ static int hms(struct cur *c, struct ymd *d)
 
 static int days_in_month(int year, int mon)
 {
-	static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	static const int mdays[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
 	int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
 
 	return mon == 1 ? 28 + leap : mdays[mon];
@@ -119,7 +117,7 @@ static int days_in_month(int year, int mon)
  * minute, which is the instant a recipient can act on anyway. */
 static int64_t epoch_of(const struct ymd *d)
 {
-	struct tm tm = {0};
+	struct tm tm = { 0 };
 
 	tm.tm_year = d->year - 1900;
 	tm.tm_mon = d->mon;
@@ -155,7 +153,7 @@ static int rfc850_year(int yy, const struct ymd *d)
  * the character after it. */
 static enum fa_rc parse_date(struct cur *c, struct fa_retry_after *ra)
 {
-	struct ymd d = {0};
+	struct ymd d = { 0 };
 	struct cur probe = *c; /* "Sun" begins "Sunday": try the long name first */
 	int yy;
 
@@ -166,8 +164,7 @@ static enum fa_rc parse_date(struct cur *c, struct fa_retry_after *ra)
 		d.day = then(c, num(c, 2), "-");
 		d.mon = then(c, match_name(c, month_name, 12), "-");
 		yy = then(c, num(c, 2), " ");
-		if (d.day < 0 || d.mon < 0 || yy < 0 || !hms(c, &d) ||
-		    !lit(c, " GMT"))
+		if (d.day < 0 || d.mon < 0 || yy < 0 || !hms(c, &d) || !lit(c, " GMT"))
 			return FA_EINVAL;
 		d.year = rfc850_year(yy, &d);
 	} else if (match_name(c, wday_short, 7) < 0) {
@@ -178,8 +175,7 @@ static enum fa_rc parse_date(struct cur *c, struct fa_retry_after *ra)
 		d.day = then(c, num(c, 2), " ");
 		d.mon = then(c, match_name(c, month_name, 12), " ");
 		d.year = then(c, num(c, 4), " ");
-		if (d.day < 0 || d.mon < 0 || d.year < 0 || !hms(c, &d) ||
-		    !lit(c, " GMT"))
+		if (d.day < 0 || d.mon < 0 || d.year < 0 || !hms(c, &d) || !lit(c, " GMT"))
 			return FA_EINVAL;
 	} else if (lit(c, " ")) {
 		/* Sun Nov  6 08:49:37 1994: the day is 2DIGIT or SP DIGIT */
@@ -192,8 +188,7 @@ static enum fa_rc parse_date(struct cur *c, struct fa_retry_after *ra)
 	} else {
 		return FA_EINVAL;
 	}
-	if (c->p != c->end || d.year < 0 ||
-	    d.day < 1 || d.day > days_in_month(d.year, d.mon))
+	if (c->p != c->end || d.year < 0 || d.day < 1 || d.day > days_in_month(d.year, d.mon))
 		return FA_EINVAL;
 	ra->delta_s = 0;
 	ra->date_s = epoch_of(&d);
@@ -265,7 +260,7 @@ enum fa_rc fa_retry_after_form_parse(const char *name, enum fa_ra_form *out)
 
 enum fa_rc fa_retry_after_parse(const char *value, struct fa_retry_after *out)
 {
-	struct fa_retry_after ra = {0};
+	struct fa_retry_after ra = { 0 };
 	struct cur c;
 	enum fa_rc rc = FA_EINVAL;
 
@@ -291,8 +286,7 @@ enum fa_rc fa_retry_after_ms_parse(const char *value, int64_t *ms)
 	return FA_OK;
 }
 
-int64_t fa_retry_after_until_wall_us(const struct fa_retry_after *ra,
-				     int64_t now_wall_us)
+int64_t fa_retry_after_until_wall_us(const struct fa_retry_after *ra, int64_t now_wall_us)
 {
 	const int64_t cap = FA_RA_MAX_DELTA_S * US_PER_S;
 	int64_t d;
@@ -310,9 +304,8 @@ int64_t fa_retry_after_until_wall_us(const struct fa_retry_after *ra,
 	return now_wall_us + d;
 }
 
-enum fa_rc fa_retry_after_format(enum fa_ra_form form, int64_t seconds,
-				 int64_t now_wall_us, char *buf, size_t len,
-				 int64_t *until_wall_us)
+enum fa_rc fa_retry_after_format(enum fa_ra_form form, int64_t seconds, int64_t now_wall_us,
+                                 char *buf, size_t len, int64_t *until_wall_us)
 {
 	enum fa_rc rc = FA_EINVAL;
 	int64_t ceil_s, date_s, until = 0;
@@ -345,21 +338,21 @@ enum fa_rc fa_retry_after_format(enum fa_ra_form form, int64_t seconds,
 		goto out;
 	/* a two-digit year is read within 50 years of the reader's now (RFC
 	 * 9110 §5.6.7): further away, the value would name another century */
-	if (form == FA_RA_RFC850 && (seconds > FA_RA_RFC850_SPAN_S || seconds < -FA_RA_RFC850_SPAN_S))
+	if (form == FA_RA_RFC850 &&
+	    (seconds > FA_RA_RFC850_SPAN_S || seconds < -FA_RA_RFC850_SPAN_S))
 		goto out;
 	if (form == FA_RA_IMF_FIXDATE)
-		snprintf(buf, len, "%s, %02d %s %04d %02d:%02d:%02d GMT",
-			 wday_short[tm.tm_wday], tm.tm_mday, month_name[tm.tm_mon],
-			 tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		snprintf(buf, len, "%s, %02d %s %04d %02d:%02d:%02d GMT", wday_short[tm.tm_wday],
+		         tm.tm_mday, month_name[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour,
+		         tm.tm_min, tm.tm_sec);
 	else if (form == FA_RA_RFC850)
-		snprintf(buf, len, "%s, %02d-%s-%02d %02d:%02d:%02d GMT",
-			 wday_long[tm.tm_wday], tm.tm_mday, month_name[tm.tm_mon],
-			 (tm.tm_year + 1900) % 100, tm.tm_hour, tm.tm_min,
-			 tm.tm_sec);
+		snprintf(buf, len, "%s, %02d-%s-%02d %02d:%02d:%02d GMT", wday_long[tm.tm_wday],
+		         tm.tm_mday, month_name[tm.tm_mon], (tm.tm_year + 1900) % 100, tm.tm_hour,
+		         tm.tm_min, tm.tm_sec);
 	else
-		snprintf(buf, len, "%s %s %2d %02d:%02d:%02d %04d",
-			 wday_short[tm.tm_wday], month_name[tm.tm_mon], tm.tm_mday,
-			 tm.tm_hour, tm.tm_min, tm.tm_sec, tm.tm_year + 1900);
+		snprintf(buf, len, "%s %s %2d %02d:%02d:%02d %04d", wday_short[tm.tm_wday],
+		         month_name[tm.tm_mon], tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		         tm.tm_year + 1900);
 	until = date_s * US_PER_S;
 	rc = FA_OK;
 out:

@@ -12,10 +12,10 @@
  * delta-seconds or an HTTP-date; §5.6.7 defines three date forms, of which
  * a recipient must accept all three and a sender must emit IMF-fixdate. */
 enum fa_ra_form {
-	FA_RA_DELTA = 0,    /* "120" */
-	FA_RA_IMF_FIXDATE,  /* "Sun, 06 Nov 1994 08:49:37 GMT" */
-	FA_RA_RFC850,       /* "Sunday, 06-Nov-94 08:49:37 GMT" (obsolete) */
-	FA_RA_ASCTIME,      /* "Sun Nov  6 08:49:37 1994" (obsolete) */
+	FA_RA_DELTA = 0,   /* "120" */
+	FA_RA_IMF_FIXDATE, /* "Sun, 06 Nov 1994 08:49:37 GMT" */
+	FA_RA_RFC850,      /* "Sunday, 06-Nov-94 08:49:37 GMT" (obsolete) */
+	FA_RA_ASCTIME,     /* "Sun Nov  6 08:49:37 1994" (obsolete) */
 };
 
 /* Longest pause a value names, s: 2^31. RFC 9110 §10.2.3 sets delta-seconds
@@ -85,8 +85,7 @@ enum fa_rc fa_retry_after_ms_parse(const char *value, int64_t *ms);
  * counts as a pause of 2^31 s (or, in the past, as 2^31 s ago), the
  * saturation delta-seconds gets. @ra NULL yields @now_wall_us.
  */
-int64_t fa_retry_after_until_wall_us(const struct fa_retry_after *ra,
-				     int64_t now_wall_us);
+int64_t fa_retry_after_until_wall_us(const struct fa_retry_after *ra, int64_t now_wall_us);
 
 /*
  * Format a Retry-After value asking for a pause of @seconds into @buf
@@ -103,8 +102,7 @@ int64_t fa_retry_after_until_wall_us(const struct fa_retry_after *ra,
  * since epoch; for delta-seconds, now + seconds). An unknown @form or @buf
  * NULL is FA_EINVAL. On failure @buf (if any) holds "".
  */
-enum fa_rc fa_retry_after_format(enum fa_ra_form form, int64_t seconds,
-				 int64_t now_wall_us, char *buf, size_t len,
-				 int64_t *until_wall_us);
+enum fa_rc fa_retry_after_format(enum fa_ra_form form, int64_t seconds, int64_t now_wall_us,
+                                 char *buf, size_t len, int64_t *until_wall_us);
 
 #endif

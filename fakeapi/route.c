@@ -97,9 +97,8 @@ char *fa_route_pct_decode(const char *s, size_t n)
 }
 
 const struct fa_route_spec *fa_route_find(const struct fa_route_spec *routes, size_t n_routes,
-					  const char *method,
-					  const char *path, struct fa_params *params,
-					  size_t *idx)
+                                          const char *method, const char *path,
+                                          struct fa_params *params, size_t *idx)
 {
 	for (size_t i = 0; i < n_routes; i++) {
 		const struct fa_route_spec *r = &routes[i];
@@ -184,9 +183,9 @@ cJSON *fa_route_render(const cJSON *body, const struct fa_params *p)
 
 /* Position of one cursor. */
 struct position {
-	char *scope;   /* owned; NULL for the shared cursor */
-	size_t index;  /* response entry answering now */
-	int used;      /* answers it has given */
+	char *scope;  /* owned; NULL for the shared cursor */
+	size_t index; /* response entry answering now */
+	int used;     /* answers it has given */
 };
 
 /* Cursor state of one route. */
@@ -260,8 +259,7 @@ size_t fa_cursors_next(struct fa_cursors *c, size_t route_idx, const char *scope
 	p = find_position(rc, scope);
 	answer = p->index;
 	p->used++;
-	if (spec->responses[p->index].times > 0 &&
-	    p->used >= spec->responses[p->index].times &&
+	if (spec->responses[p->index].times > 0 && p->used >= spec->responses[p->index].times &&
 	    p->index + 1 < spec->n_responses) {
 		p->index++;
 		p->used = 0;
@@ -279,7 +277,8 @@ cJSON *fa_cursors_json(const struct fa_cursors *c)
 		cJSON *ps = cJSON_CreateArray();
 
 		cJSON_AddStringToObject(o, "route", rc->spec->id);
-		cJSON_AddStringToObject(o, "cursor", rc->spec->cursor == FA_CURSOR_SCOPE ? "scope" : "shared");
+		cJSON_AddStringToObject(o, "cursor",
+		                        rc->spec->cursor == FA_CURSOR_SCOPE ? "scope" : "shared");
 		for (size_t j = 0; j < rc->n_pos; j++) {
 			cJSON *po = cJSON_CreateObject();
 
@@ -297,13 +296,11 @@ cJSON *fa_cursors_json(const struct fa_cursors *c)
 	return arr;
 }
 
-const struct fa_route_spec *fa_route_of_target(const struct fa_route_spec *routes,
-					       size_t n_routes,
-					       const char *method, const char *target)
+const struct fa_route_spec *fa_route_of_target(const struct fa_route_spec *routes, size_t n_routes,
+                                               const char *method, const char *target)
 {
 	const char *q = strchr(target, '?');
-	char *path = fa_route_pct_decode(target, q != NULL ? (size_t)(q - target)
-							    : strlen(target));
+	char *path = fa_route_pct_decode(target, q != NULL ? (size_t)(q - target) : strlen(target));
 	const struct fa_route_spec *r = fa_route_find(routes, n_routes, method, path, NULL, NULL);
 
 	free(path);

@@ -34,24 +34,24 @@ enum fa_route_kind {
 
 /* One route ($.routes[i]). */
 struct fa_route_spec {
-	char *id;                            /* unique in the scenario */
-	char *method;                        /* upper case: GET HEAD POST PUT PATCH DELETE OPTIONS */
-	char *path;                          /* template, "/v1/records/{id}"; never under /_fakeapi/ */
-	char *klass;                         /* request class ("read", ...) or NULL */
-	enum fa_cursor_kind cursor;          /* default FA_CURSOR_SHARED */
-	struct fa_response_spec *responses;  /* owned, n_responses >= 1 */
+	char *id;                   /* unique in the scenario */
+	char *method;               /* upper case: GET HEAD POST PUT PATCH DELETE OPTIONS */
+	char *path;                 /* template, "/v1/records/{id}"; never under /_fakeapi/ */
+	char *klass;                /* request class ("read", ...) or NULL */
+	enum fa_cursor_kind cursor; /* default FA_CURSOR_SHARED */
+	struct fa_response_spec *responses; /* owned, n_responses >= 1 */
 	size_t n_responses;
-	enum fa_effect effect;               /* "effect", default FA_EFFECT_NONE */
-	char *client_reference_field;        /* "client_reference_field": top-level body member
-	                                        holding the client's reference; default
-	                                        "client_reference" on an effect route, else NULL */
-	enum fa_route_kind kind;             /* "kind", default FA_ROUTE_SCRIPTED */
-	char *reply;                         /* chat_completions, messages: "reply", the
-	                                        assistant's text,
-	                                        1..FA_CHAT_REPLY_MAX bytes; default
-	                                        FA_CHAT_DEFAULT_REPLY */
-	char **models;                       /* models: "models", 1..FA_CHAT_MAX_MODELS unique
-	                                        names; default {FA_CHAT_DEFAULT_MODEL} */
+	enum fa_effect effect;        /* "effect", default FA_EFFECT_NONE */
+	char *client_reference_field; /* "client_reference_field": top-level body member
+	                                 holding the client's reference; default
+	                                 "client_reference" on an effect route, else NULL */
+	enum fa_route_kind kind;      /* "kind", default FA_ROUTE_SCRIPTED */
+	char *reply;                  /* chat_completions, messages: "reply", the
+	                                 assistant's text,
+	                                 1..FA_CHAT_REPLY_MAX bytes; default
+	                                 FA_CHAT_DEFAULT_REPLY */
+	char **models;                /* models: "models", 1..FA_CHAT_MAX_MODELS unique
+	                                 names; default {FA_CHAT_DEFAULT_MODEL} */
 	size_t n_models;
 };
 
@@ -98,9 +98,8 @@ char *fa_route_pct_decode(const char *s, size_t n);
  * on the decoded path without its query, as the provider routes it; NULL
  * when no route matches (a reconciliation read, or a mistake).
  */
-const struct fa_route_spec *fa_route_of_target(const struct fa_route_spec *routes,
-					       size_t n_routes, const char *method,
-					       const char *target);
+const struct fa_route_spec *fa_route_of_target(const struct fa_route_spec *routes, size_t n_routes,
+                                               const char *method, const char *target);
 
 /*
  * The first of the @n_routes @routes whose method is @method and whose template
@@ -110,8 +109,8 @@ const struct fa_route_spec *fa_route_of_target(const struct fa_route_spec *route
  * on, reconciliation reads aside (reconcile.h).
  */
 const struct fa_route_spec *fa_route_find(const struct fa_route_spec *routes, size_t n_routes,
-					  const char *method, const char *path,
-					  struct fa_params *params, size_t *idx);
+                                          const char *method, const char *path,
+                                          struct fa_params *params, size_t *idx);
 
 /*
  * A deep copy of @body in which every "{name}" inside a JSON string (object

@@ -17,21 +17,21 @@
 #include "schema.h"
 #include "task_spec.h"
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-#define REQ FA_FIELD_REQUIRED
+#define N(a)     (sizeof(a) / sizeof((a)[0]))
+#define REQ      FA_FIELD_REQUIRED
 #define NONEMPTY FA_FIELD_NONEMPTY
 
 /* Scenario and key ids: [A-Za-z0-9._-]{1,64} */
 #define ID_CHARS "._-"
-#define ID_MAX 64
+#define ID_MAX   64
 
 /* FA_STORE_INDEX writes an int into these. */
 _Static_assert(sizeof(enum fa_cursor_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fa_scope_kind) == sizeof(int), "enum size");
 
 /* in enum order: the index is the value */
-static const char *const cursors[] = {"shared", "scope", NULL};
-static const char *const scopes[] = {"user", "key", NULL};
+static const char *const cursors[] = { "shared", "scope", NULL };
+static const char *const scopes[] = { "user", "key", NULL };
 
 /* $ */
 enum { SC_ID, SC_TITLE, SC_COMMENT, SC_PROVIDER, SC_ROUTES, SC_HARNESS };
@@ -54,12 +54,19 @@ static const struct fa_field suite_fields[] = {
 };
 
 /* $.scenarios[i] of a suite */
-static const struct fa_field suite_entry_field =
-	FA_F_CHECK(NULL, FA_SCHEMA_STRING, NONEMPTY);
+static const struct fa_field suite_entry_field = FA_F_CHECK(NULL, FA_SCHEMA_STRING, NONEMPTY);
 
 /* $.provider */
-enum { PV_KEYS, PV_USERS, PV_SCOPE, PV_PAUSE, PV_IDEMPOTENCY, PV_RECONCILIATION,
-       PV_QUOTA, PV_RETRY_AFTER_MS };
+enum {
+	PV_KEYS,
+	PV_USERS,
+	PV_SCOPE,
+	PV_PAUSE,
+	PV_IDEMPOTENCY,
+	PV_RECONCILIATION,
+	PV_QUOTA,
+	PV_RETRY_AFTER_MS
+};
 static const struct fa_field provider_fields[] = {
 	FA_F_CHECK("keys", FA_SCHEMA_OBJECT, REQ | NONEMPTY),
 	FA_F_CHECK("users", FA_SCHEMA_OBJECT, 0),
@@ -68,25 +75,33 @@ static const struct fa_field provider_fields[] = {
 	FA_F_CHECK("idempotency", FA_SCHEMA_OBJECT, 0),
 	FA_F_CHECK("reconciliation", FA_SCHEMA_OBJECT, 0),
 	FA_F_CHECK("quota", FA_SCHEMA_OBJECT, 0),
-	{ .name = "retry_after_ms", .type = FA_SCHEMA_BOOL, .store = FA_STORE_BOOL,
+	{ .name = "retry_after_ms",
+	  .type = FA_SCHEMA_BOOL,
+	  .store = FA_STORE_BOOL,
 	  .off = offsetof(struct fa_scenario, retry_after_ms) },
 };
 
 /* $.provider.idempotency; "profile" maps to enum fa_idem_profile + 1 */
-static const char *const idem_profiles[] = {"payment", "ietf", NULL};
+static const char *const idem_profiles[] = { "payment", "ietf", NULL };
 enum { ID_PROFILE, ID_RETENTION, ID_REQUIRED };
 static const struct fa_field idempotency_fields[] = {
 	{ .name = "profile", .type = FA_SCHEMA_STRING, .flags = REQ, .one_of = idem_profiles },
 	FA_F_INT("retention_s", 0, 1, 31536000, struct fa_store_spec, retention_s),
-	{ .name = "required", .type = FA_SCHEMA_BOOL, .store = FA_STORE_BOOL,
+	{ .name = "required",
+	  .type = FA_SCHEMA_BOOL,
+	  .store = FA_STORE_BOOL,
 	  .off = offsetof(struct fa_store_spec, key_required) },
 };
 
 /* $.provider.reconciliation */
 static const struct fa_field reconciliation_fields[] = {
-	{ .name = "by_client_reference", .type = FA_SCHEMA_BOOL, .store = FA_STORE_BOOL,
+	{ .name = "by_client_reference",
+	  .type = FA_SCHEMA_BOOL,
+	  .store = FA_STORE_BOOL,
 	  .off = offsetof(struct fa_store_spec, by_client_reference) },
-	{ .name = "by_operation", .type = FA_SCHEMA_BOOL, .store = FA_STORE_BOOL,
+	{ .name = "by_operation",
+	  .type = FA_SCHEMA_BOOL,
+	  .store = FA_STORE_BOOL,
 	  .off = offsetof(struct fa_store_spec, by_operation) },
 };
 
@@ -98,9 +113,20 @@ static const struct fa_field key_fields[] = {
 
 /* $.routes[i] */
 /* "effect" maps to enum fa_effect + 1 */
-static const char *const effects[] = {"create", NULL};
-enum { RT_ID, RT_METHOD, RT_PATH, RT_CLASS, RT_CURSOR, RT_RESPONSES, RT_EFFECT,
-       RT_CLIENT_REF, RT_KIND, RT_REPLY, RT_MODELS };
+static const char *const effects[] = { "create", NULL };
+enum {
+	RT_ID,
+	RT_METHOD,
+	RT_PATH,
+	RT_CLASS,
+	RT_CURSOR,
+	RT_RESPONSES,
+	RT_EFFECT,
+	RT_CLIENT_REF,
+	RT_KIND,
+	RT_REPLY,
+	RT_MODELS
+};
 static const struct fa_field route_fields[] = {
 	FA_F_STR("id", REQ | NONEMPTY, struct fa_route_spec, id),
 	FA_F_ONE_OF("method", REQ, fa_route_methods, struct fa_route_spec, method),
@@ -109,8 +135,7 @@ static const struct fa_field route_fields[] = {
 	FA_F_ENUM("cursor", 0, cursors, struct fa_route_spec, cursor),
 	FA_F_CHECK("responses", FA_SCHEMA_ARRAY, REQ | NONEMPTY),
 	{ .name = "effect", .type = FA_SCHEMA_STRING, .one_of = effects },
-	FA_F_STR("client_reference_field", NONEMPTY, struct fa_route_spec,
-		 client_reference_field),
+	FA_F_STR("client_reference_field", NONEMPTY, struct fa_route_spec, client_reference_field),
 	/* the OpenAI-compatible endpoint (chat_spec.h) */
 	FA_F_ENUM("kind", 0, fa_route_kinds, struct fa_route_spec, kind),
 	FA_F_STR("reply", NONEMPTY, struct fa_route_spec, reply),
@@ -124,8 +149,8 @@ static bool is_param_name(const char *p, size_t n)
 	for (size_t i = 1; i < n; i++) {
 		char c = p[i];
 
-		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-		      (c >= '0' && c <= '9') || c == '_'))
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '_'))
 			return false;
 	}
 	return true;
@@ -148,22 +173,24 @@ static enum fa_rc check_template(struct fa_schema *s, const cJSON *v)
 		bool braces = memchr(seg, '{', len) != NULL || memchr(seg, '}', len) != NULL;
 
 		if (braces && !(len >= 2 && seg[0] == '{' && seg[len - 1] == '}' &&
-				is_param_name(seg + 1, len - 2))) {
+		                is_param_name(seg + 1, len - 2))) {
 			char bad[256];
 
 			snprintf(bad, sizeof(bad), "%.*s", (int)len, seg);
-			return fa_schema_fail(s, "expected each segment literal or a whole {name} with name [A-Za-z_][A-Za-z0-9_]*, got segment %s",
-					      fa_schema_quote(bad).s);
+			return fa_schema_fail(
+			        s,
+			        "expected each segment literal or a whole {name} with name [A-Za-z_][A-Za-z0-9_]*, got segment %s",
+			        fa_schema_quote(bad).s);
 		}
 		if (braces) {
 			for (size_t i = 0; i < n_params; i++) {
 				if (lens[i] == len - 2 && memcmp(names[i], seg + 1, len - 2) == 0)
 					return fa_schema_fail(s, "parameter %.*s appears twice",
-							      (int)len, seg);
+					                      (int)len, seg);
 			}
 			if (n_params == FA_ROUTE_MAX_PARAMS)
 				return fa_schema_fail(s, "more than %d {name} segments",
-						      FA_ROUTE_MAX_PARAMS);
+				                      FA_ROUTE_MAX_PARAMS);
 			names[n_params] = seg + 1;
 			lens[n_params++] = len - 2;
 		}
@@ -176,12 +203,12 @@ static enum fa_rc check_template(struct fa_schema *s, const cJSON *v)
 
 /* "effect" and "client_reference_field": the field is the effect's, and
  * defaults to "client_reference" on an effect route. */
-static enum fa_rc read_effect(struct fa_schema *s, const cJSON **got,
-			      struct fa_route_spec *rt)
+static enum fa_rc read_effect(struct fa_schema *s, const cJSON **got, struct fa_route_spec *rt)
 {
 	if (got[RT_EFFECT] == NULL) {
 		if (got[RT_CLIENT_REF] != NULL)
-			return fa_schema_fail(s, "\"client_reference_field\" is only allowed with \"effect\"");
+			return fa_schema_fail(
+			        s, "\"client_reference_field\" is only allowed with \"effect\"");
 		return FA_OK;
 	}
 	for (size_t i = 0; effects[i] != NULL; i++)
@@ -192,8 +219,7 @@ static enum fa_rc read_effect(struct fa_schema *s, const cJSON **got,
 	return FA_OK;
 }
 
-static enum fa_rc read_route(struct fa_schema *s, const cJSON *obj,
-			     struct fa_route_spec *rt)
+static enum fa_rc read_route(struct fa_schema *s, const cJSON *obj, struct fa_route_spec *rt)
 {
 	const cJSON *got[N(route_fields)];
 	const cJSON *resp;
@@ -216,8 +242,8 @@ static enum fa_rc read_route(struct fa_schema *s, const cJSON *obj,
 	mark = fa_schema_enter(s, "responses");
 	for (resp = got[RT_RESPONSES]->child; resp != NULL; resp = resp->next, j++) {
 		mark2 = fa_schema_enter_index(s, j);
-		rc = fa_response_spec_read(s, resp, &rt->responses[j],
-					   j + 1 == rt->n_responses, false);
+		rc = fa_response_spec_read(s, resp, &rt->responses[j], j + 1 == rt->n_responses,
+		                           false);
 		fa_schema_leave(s, mark2);
 		if (rc != FA_OK)
 			break;
@@ -228,8 +254,7 @@ static enum fa_rc read_route(struct fa_schema *s, const cJSON *obj,
 	return fa_chat_spec_read(s, got[RT_REPLY], got[RT_MODELS], rt);
 }
 
-static enum fa_rc read_routes(struct fa_schema *s, const cJSON *arr,
-			      struct fa_scenario *sc)
+static enum fa_rc read_routes(struct fa_schema *s, const cJSON *arr, struct fa_scenario *sc)
 {
 	enum fa_rc rc = FA_OK;
 	size_t i = 0, mark, mark2;
@@ -244,7 +269,7 @@ static enum fa_rc read_routes(struct fa_schema *s, const cJSON *arr,
 				continue;
 			mark2 = fa_schema_enter(s, "id");
 			rc = fa_schema_fail(s, "duplicate route id %s (first at $.routes[%zu])",
-					    fa_schema_quote(sc->routes[i].id).s, k);
+			                    fa_schema_quote(sc->routes[i].id).s, k);
 			fa_schema_leave(s, mark2);
 		}
 		fa_schema_leave(s, mark);
@@ -310,8 +335,8 @@ static bool same_env_name(const char *a, const char *b)
 	}
 }
 
-static enum fa_rc read_key(struct fa_schema *s, const cJSON *obj,
-			   struct fa_scenario *sc, size_t i, const cJSON *users)
+static enum fa_rc read_key(struct fa_schema *s, const cJSON *obj, struct fa_scenario *sc, size_t i,
+                           const cJSON *users)
 {
 	struct fa_key *key = &sc->keys[i];
 	enum fa_rc rc;
@@ -330,11 +355,14 @@ static enum fa_rc read_key(struct fa_schema *s, const cJSON *obj,
 		size_t n = (size_t)snprintf(var, sizeof(var), "FAKEAPI_KEY_");
 
 		for (const char *c = key->id; *c != '\0' && n + 1 < sizeof(var); c++)
-			var[n++] = isalnum((unsigned char)*c) ? (char)toupper((unsigned char)*c) : '_';
+			var[n++] =
+			        isalnum((unsigned char)*c) ? (char)toupper((unsigned char)*c) : '_';
 		var[n] = '\0';
-		return fa_schema_fail(s, "key ids %s and %s would share the environment "
-				      "variable %s", fa_schema_quote(sc->keys[k].id).s,
-				      fa_schema_quote(key->id).s, var);
+		return fa_schema_fail(s,
+		                      "key ids %s and %s would share the environment "
+		                      "variable %s",
+		                      fa_schema_quote(sc->keys[k].id).s, fa_schema_quote(key->id).s,
+		                      var);
 	}
 	for (size_t k = 0; k < i; k++) {
 		if (strcmp(sc->keys[k].secret, key->secret) != 0)
@@ -342,15 +370,14 @@ static enum fa_rc read_key(struct fa_schema *s, const cJSON *obj,
 		/* the secret itself never goes into a message */
 		mark = fa_schema_enter(s, "secret");
 		rc = fa_schema_fail(s, "duplicate secret (key %s has the same one)",
-				    fa_schema_quote(sc->keys[k].id).s);
+		                    fa_schema_quote(sc->keys[k].id).s);
 		fa_schema_leave(s, mark);
 		return rc;
 	}
-	if (users != NULL &&
-	    cJSON_GetObjectItemCaseSensitive(users, key->user) == NULL) {
+	if (users != NULL && cJSON_GetObjectItemCaseSensitive(users, key->user) == NULL) {
 		mark = fa_schema_enter(s, "user");
 		rc = fa_schema_fail(s, "no user %s in $.provider.users",
-				    fa_schema_quote(key->user).s);
+		                    fa_schema_quote(key->user).s);
 		fa_schema_leave(s, mark);
 	}
 	return rc;
@@ -358,8 +385,7 @@ static enum fa_rc read_key(struct fa_schema *s, const cJSON *obj,
 
 /* $.provider.idempotency and $.provider.reconciliation into @st, whose
  * defaults are set. */
-static enum fa_rc read_store(struct fa_schema *s, const cJSON **pv,
-			     struct fa_store_spec *st)
+static enum fa_rc read_store(struct fa_schema *s, const cJSON **pv, struct fa_store_spec *st)
 {
 	const cJSON *got[N(idempotency_fields)];
 	enum fa_rc rc = FA_OK;
@@ -368,12 +394,13 @@ static enum fa_rc read_store(struct fa_schema *s, const cJSON **pv,
 	if (pv[PV_IDEMPOTENCY] != NULL) {
 		mark = fa_schema_enter(s, "idempotency");
 		rc = fa_schema_object(s, pv[PV_IDEMPOTENCY], idempotency_fields,
-				      N(idempotency_fields), st, got);
+		                      N(idempotency_fields), st, got);
 		for (size_t i = 0; rc == FA_OK && idem_profiles[i] != NULL; i++)
 			if (strcmp(idem_profiles[i], got[ID_PROFILE]->valuestring) == 0)
 				st->profile = (enum fa_idem_profile)(i + 1);
 		if (rc == FA_OK && got[ID_REQUIRED] != NULL && st->profile != FA_IDEM_IETF)
-			rc = fa_schema_fail(s, "\"required\" is only allowed with \"profile\": \"ietf\"");
+			rc = fa_schema_fail(
+			        s, "\"required\" is only allowed with \"profile\": \"ietf\"");
 		fa_schema_leave(s, mark);
 		if (rc != FA_OK)
 			return rc;
@@ -381,14 +408,13 @@ static enum fa_rc read_store(struct fa_schema *s, const cJSON **pv,
 	if (pv[PV_RECONCILIATION] != NULL) {
 		mark = fa_schema_enter(s, "reconciliation");
 		rc = fa_schema_object(s, pv[PV_RECONCILIATION], reconciliation_fields,
-				      N(reconciliation_fields), st, NULL);
+		                      N(reconciliation_fields), st, NULL);
 		fa_schema_leave(s, mark);
 	}
 	return rc;
 }
 
-static enum fa_rc read_provider(struct fa_schema *s, const cJSON *obj,
-				struct fa_scenario *sc)
+static enum fa_rc read_provider(struct fa_schema *s, const cJSON *obj, struct fa_scenario *sc)
 {
 	const cJSON *got[N(provider_fields)];
 	const cJSON *keys;
@@ -418,8 +444,9 @@ static enum fa_rc read_provider(struct fa_schema *s, const cJSON *obj,
 	sc->keys = fa_xcalloc(sc->n_keys, sizeof(*sc->keys));
 	for (const cJSON *k = keys->child; rc == FA_OK && k != NULL; k = k->next, i++) {
 		if (!fa_schema_charset_ok(k->string, ID_CHARS, ID_MAX)) {
-			rc = fa_schema_fail(s, "expected key ids matching [A-Za-z0-9%s]{1,%d}, got %s",
-					    ID_CHARS, ID_MAX, fa_schema_quote(k->string).s);
+			rc = fa_schema_fail(s,
+			                    "expected key ids matching [A-Za-z0-9%s]{1,%d}, got %s",
+			                    ID_CHARS, ID_MAX, fa_schema_quote(k->string).s);
 			break;
 		}
 		mark2 = fa_schema_enter(s, k->string);
@@ -433,8 +460,7 @@ static enum fa_rc read_provider(struct fa_schema *s, const cJSON *obj,
 	if (got[PV_PAUSE] != NULL) {
 		sc->has_during_pause = true;
 		mark = fa_schema_enter(s, "during_pause");
-		rc = fa_response_spec_read(s, got[PV_PAUSE], &sc->during_pause,
-					   false, true);
+		rc = fa_response_spec_read(s, got[PV_PAUSE], &sc->during_pause, false, true);
 		fa_schema_leave(s, mark);
 		sc->during_pause.times = 0;
 	}
@@ -448,8 +474,7 @@ static enum fa_rc read_provider(struct fa_schema *s, const cJSON *obj,
 	return rc;
 }
 
-static enum fa_rc build(struct fa_schema *s, const cJSON *root,
-			struct fa_scenario *sc)
+static enum fa_rc build(struct fa_schema *s, const cJSON *root, struct fa_scenario *sc)
 {
 	const cJSON *got[N(scenario_fields)];
 	enum fa_rc rc;
@@ -471,18 +496,17 @@ static enum fa_rc build(struct fa_schema *s, const cJSON *root,
 	sc->has_harness = true;
 	mark = fa_schema_enter(s, "harness");
 	rc = fa_harness_spec_read(s, got[SC_HARNESS], sc->keys, sc->n_keys,
-				  sc->has_quota ? &sc->quota : NULL, &sc->harness);
+	                          sc->has_quota ? &sc->quota : NULL, &sc->harness);
 	if (rc == FA_OK)
-		rc = fa_task_spec_check(s, sc->harness.tasks, sc->harness.n_tasks,
-					sc->routes, sc->n_routes, &sc->store);
+		rc = fa_task_spec_check(s, sc->harness.tasks, sc->harness.n_tasks, sc->routes,
+		                        sc->n_routes, &sc->store);
 	fa_schema_leave(s, mark);
 	return rc;
 }
 
 /* The scenario in the parsed @root of @text (@len bytes, for the digest). */
-static enum fa_rc scenario_from_tree(const cJSON *root, const char *text,
-				     size_t len, const char *name,
-				     struct fa_scenario **out, struct fa_err *err)
+static enum fa_rc scenario_from_tree(const cJSON *root, const char *text, size_t len,
+                                     const char *name, struct fa_scenario **out, struct fa_err *err)
 {
 	struct fa_scenario *sc = fa_xcalloc(1, sizeof(*sc));
 	struct fa_schema s;
@@ -501,7 +525,7 @@ static enum fa_rc scenario_from_tree(const cJSON *root, const char *text,
 }
 
 enum fa_rc fa_scenario_parse(const char *text, size_t len, const char *name,
-			     struct fa_scenario **out, struct fa_err *err)
+                             struct fa_scenario **out, struct fa_err *err)
 {
 	cJSON *root = NULL;
 	enum fa_rc rc;
@@ -514,8 +538,7 @@ enum fa_rc fa_scenario_parse(const char *text, size_t len, const char *name,
 	return rc;
 }
 
-enum fa_rc fa_scenario_load(const char *path, struct fa_scenario **out,
-			    struct fa_err *err)
+enum fa_rc fa_scenario_load(const char *path, struct fa_scenario **out, struct fa_err *err)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -566,20 +589,17 @@ void fa_scenario_free(struct fa_scenario *sc)
 	free(sc);
 }
 
-const struct fa_key *fa_scenario_key_by_secret(const struct fa_scenario *sc,
-					       const char *secret)
+const struct fa_key *fa_scenario_key_by_secret(const struct fa_scenario *sc, const char *secret)
 {
 	return fa_key_by_secret(sc->keys, sc->n_keys, secret);
 }
 
-const struct fa_key *fa_scenario_key_by_id(const struct fa_scenario *sc,
-					   const char *id)
+const struct fa_key *fa_scenario_key_by_id(const struct fa_scenario *sc, const char *id)
 {
 	return fa_key_by_id(sc->keys, sc->n_keys, id);
 }
 
-const struct fa_task_spec *fa_scenario_task(const struct fa_scenario *sc,
-					    const char *id)
+const struct fa_task_spec *fa_scenario_task(const struct fa_scenario *sc, const char *id)
 {
 	return fa_harness_spec_task(&sc->harness, id);
 }
@@ -595,8 +615,8 @@ static char *suite_join(const char *suite_path, const char *rel)
 }
 
 /* Load the scenario named by $.scenarios[i] into su->scenarios[i]. */
-static enum fa_rc suite_entry(struct fa_schema *s, const cJSON *v,
-			      struct fa_suite *su, size_t i, struct fa_err *err)
+static enum fa_rc suite_entry(struct fa_schema *s, const cJSON *v, struct fa_suite *su, size_t i,
+                              struct fa_err *err)
 {
 	const struct fa_scenario *sc;
 	enum fa_rc rc;
@@ -615,9 +635,8 @@ static enum fa_rc suite_entry(struct fa_schema *s, const cJSON *v,
 	for (size_t k = 0; k < i; k++) {
 		if (strcmp(su->scenarios[k]->id, sc->id) != 0)
 			continue;
-		fa_err_set(err, "%s: $.id: duplicate scenario id %s (also in %s)",
-			   sc->file, fa_schema_quote(sc->id).s,
-			   su->scenarios[k]->file);
+		fa_err_set(err, "%s: $.id: duplicate scenario id %s (also in %s)", sc->file,
+		           fa_schema_quote(sc->id).s, su->scenarios[k]->file);
 		rc = FA_EINVAL;
 		goto out;
 	}
@@ -626,8 +645,7 @@ out:
 	return rc;
 }
 
-static enum fa_rc suite_from_tree(const cJSON *root, struct fa_suite *su,
-				  struct fa_err *err)
+static enum fa_rc suite_from_tree(const cJSON *root, struct fa_suite *su, struct fa_err *err)
 {
 	const cJSON *got[N(suite_fields)];
 	struct fa_schema s;
@@ -652,8 +670,7 @@ static enum fa_rc suite_from_tree(const cJSON *root, struct fa_suite *su,
 	return rc;
 }
 
-enum fa_rc fa_suite_load(const char *path, struct fa_suite **out,
-			 struct fa_err *err)
+enum fa_rc fa_suite_load(const char *path, struct fa_suite **out, struct fa_err *err)
 {
 	struct fa_suite *su = NULL;
 	struct fa_scenario *sc = NULL;
@@ -671,8 +688,7 @@ enum fa_rc fa_suite_load(const char *path, struct fa_suite **out,
 		goto out;
 	su = fa_xcalloc(1, sizeof(*su));
 	su->file = fa_xstrdup(path);
-	if (cJSON_IsObject(root) &&
-	    cJSON_GetObjectItemCaseSensitive(root, "scenarios") != NULL) {
+	if (cJSON_IsObject(root) && cJSON_GetObjectItemCaseSensitive(root, "scenarios") != NULL) {
 		rc = suite_from_tree(root, su, err);
 		if (rc != FA_OK)
 			goto out;
@@ -688,7 +704,7 @@ enum fa_rc fa_suite_load(const char *path, struct fa_suite **out,
 		su->n_scenarios = 1;
 	}
 	*out = su;
-	su = NULL;                      /* the caller owns it now */
+	su = NULL; /* the caller owns it now */
 out:
 	fa_suite_free(su);
 	cJSON_Delete(root);

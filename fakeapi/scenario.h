@@ -19,42 +19,42 @@
 
 /* A loaded, validated scenario. Every pointer is owned by it. */
 struct fa_scenario {
-	char *file;                   /* path it was loaded from (or the name given) */
-	char sha256[65];              /* hex SHA-256 of the file's bytes */
-	char *id;                     /* [A-Za-z0-9._-]{1,64} */
-	char *title;                  /* or NULL */
-	char *comment;                /* or NULL; provenance of imported scenarios */
-	struct fa_key *keys;          /* n_keys >= 1 */
+	char *file;          /* path it was loaded from (or the name given) */
+	char sha256[65];     /* hex SHA-256 of the file's bytes */
+	char *id;            /* [A-Za-z0-9._-]{1,64} */
+	char *title;         /* or NULL */
+	char *comment;       /* or NULL; provenance of imported scenarios */
+	struct fa_key *keys; /* n_keys >= 1 */
 	size_t n_keys;
-	char **users;                 /* every user named by a key, sorted, unique */
+	char **users; /* every user named by a key, sorted, unique */
 	size_t n_users;
-	enum fa_scope_kind scope;     /* $.provider.scope, default FA_SCOPE_USER */
-	struct fa_store_spec store;   /* idempotency and reconciliation reads */
-	bool has_during_pause;        /* $.provider.during_pause given */
+	enum fa_scope_kind scope;             /* $.provider.scope, default FA_SCOPE_USER */
+	struct fa_store_spec store;           /* idempotency and reconciliation reads */
+	bool has_during_pause;                /* $.provider.during_pause given */
 	struct fa_response_spec during_pause; /* answer to a request that arrives inside
 	                                         an announced pause of its scope (times unused) */
-	bool has_quota;               /* $.provider.quota given: the quota model meters
-	                                 every request with a valid key (quota.h) */
-	struct fa_quota_spec quota;   /* $.provider.quota; zero unless has_quota */
-	bool retry_after_ms;          /* $.provider.retry_after_ms (default false): every
-	                                 quota 429 and shaped answer that carries a
-	                                 delta-seconds Retry-After also carries
-	                                 retry-after-ms, the exact pause in ms (as OpenAI's
-	                                 API does); the journal's pause_until_us is then
-	                                 that exact instant */
-	struct fa_route_spec *routes; /* n_routes >= 1 */
+	bool has_quota;                       /* $.provider.quota given: the quota model meters
+	                                         every request with a valid key (quota.h) */
+	struct fa_quota_spec quota;           /* $.provider.quota; zero unless has_quota */
+	bool retry_after_ms;                  /* $.provider.retry_after_ms (default false): every
+	                                         quota 429 and shaped answer that carries a
+	                                         delta-seconds Retry-After also carries
+	                                         retry-after-ms, the exact pause in ms (as OpenAI's
+	                                         API does); the journal's pause_until_us is then
+	                                         that exact instant */
+	struct fa_route_spec *routes;         /* n_routes >= 1 */
 	size_t n_routes;
-	bool has_harness;             /* $.harness given */
+	bool has_harness; /* $.harness given */
 	struct fa_harness_spec harness;
 };
 
 /* A suite: a versioned list of scenarios. */
 struct fa_suite {
-	char *file;                      /* path of suite.json, or of the lone scenario */
-	char *id;                        /* suite id; a lone scenario's id */
-	char *version;                   /* "1"; "" for a lone scenario */
-	char *title;                     /* or NULL */
-	struct fa_scenario **scenarios;  /* owned, in file order */
+	char *file;                     /* path of suite.json, or of the lone scenario */
+	char *id;                       /* suite id; a lone scenario's id */
+	char *version;                  /* "1"; "" for a lone scenario */
+	char *title;                    /* or NULL */
+	struct fa_scenario **scenarios; /* owned, in file order */
 	size_t n_scenarios;
 };
 
@@ -68,25 +68,21 @@ struct fa_suite {
  * fa_scenario_free), or FA_EINVAL and *@out NULL.
  */
 enum fa_rc fa_scenario_parse(const char *text, size_t len, const char *name,
-			     struct fa_scenario **out, struct fa_err *err);
+                             struct fa_scenario **out, struct fa_err *err);
 
 /* Read @path and fa_scenario_parse() it. An unreadable file is FA_EIO with
  * "PATH: cannot read: strerror". */
-enum fa_rc fa_scenario_load(const char *path, struct fa_scenario **out,
-			    struct fa_err *err);
+enum fa_rc fa_scenario_load(const char *path, struct fa_scenario **out, struct fa_err *err);
 
 /* Release @sc and everything it owns. NULL is accepted. */
 void fa_scenario_free(struct fa_scenario *sc);
 
 /* Key with this secret, or NULL. */
-const struct fa_key *fa_scenario_key_by_secret(const struct fa_scenario *sc,
-						 const char *secret);
+const struct fa_key *fa_scenario_key_by_secret(const struct fa_scenario *sc, const char *secret);
 /* Key with this id, or NULL. */
-const struct fa_key *fa_scenario_key_by_id(const struct fa_scenario *sc,
-					     const char *id);
+const struct fa_key *fa_scenario_key_by_id(const struct fa_scenario *sc, const char *id);
 /* Task with this id, or NULL. */
-const struct fa_task_spec *fa_scenario_task(const struct fa_scenario *sc,
-					    const char *id);
+const struct fa_task_spec *fa_scenario_task(const struct fa_scenario *sc, const char *id);
 
 /*
  * Load a suite: @path is either a suite file ({"id", "version", "title"?,
@@ -96,8 +92,7 @@ const struct fa_task_spec *fa_scenario_task(const struct fa_scenario *sc,
  * Errors as fa_scenario_parse(), naming the file at fault; duplicate
  * scenario ids across the suite are an error.
  */
-enum fa_rc fa_suite_load(const char *path, struct fa_suite **out,
-			 struct fa_err *err);
+enum fa_rc fa_suite_load(const char *path, struct fa_suite **out, struct fa_err *err);
 
 /* Release @suite and its scenarios. NULL is accepted. */
 void fa_suite_free(struct fa_suite *suite);

@@ -19,7 +19,7 @@ void fa_schema_init(struct fa_schema *s, const char *file, struct fa_err *err)
 
 /* Append to the path, cutting it short rather than overflowing. */
 static void path_add(struct fa_schema *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 
 static void path_add(struct fa_schema *s, const char *fmt, ...)
 {
@@ -71,8 +71,7 @@ static bool escape(const char *str, size_t max_chars, char *buf, size_t len)
 
 static bool is_identifier(const char *key)
 {
-	if (!((*key >= 'A' && *key <= 'Z') || (*key >= 'a' && *key <= 'z') ||
-	      *key == '_'))
+	if (!((*key >= 'A' && *key <= 'Z') || (*key >= 'a' && *key <= 'z') || *key == '_'))
 		return false;
 	return fa_schema_charset_ok(key, "_", strlen(key));
 }
@@ -117,8 +116,7 @@ enum fa_rc fa_schema_fail(struct fa_schema *s, const char *fmt, ...)
 	return FA_EINVAL;
 }
 
-enum fa_rc fa_schema_fail_got(struct fa_schema *s, const cJSON *got,
-			      const char *what_fmt, ...)
+enum fa_rc fa_schema_fail_got(struct fa_schema *s, const cJSON *got, const char *what_fmt, ...)
 {
 	char what[512], desc[300];
 	va_list ap;
@@ -198,7 +196,7 @@ bool fa_schema_charset_ok(const char *str, const char *charset, size_t max)
 
 	for (const char *p = str; *p != '\0'; p++, n++) {
 		bool alnum = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-			     (*p >= '0' && *p <= '9');
+		             (*p >= '0' && *p <= '9');
 
 		if (!alnum && strchr(charset, *p) == NULL)
 			return false;
@@ -212,7 +210,7 @@ enum fa_rc fa_schema_unique(struct fa_schema *s, const cJSON *obj)
 		for (const cJSON *b = obj->child; b != a; b = b->next) {
 			if (strcmp(a->string, b->string) == 0)
 				return fa_schema_fail(s, "duplicate key %s",
-						      fa_schema_quote(a->string).s);
+				                      fa_schema_quote(a->string).s);
 		}
 	}
 	return FA_OK;
@@ -229,30 +227,22 @@ static void expected_text(const struct fa_field *f, char *buf, size_t len)
 		if (f->one_of != NULL) {
 			o = (size_t)snprintf(buf, len, "one of ");
 			for (size_t i = 0; f->one_of[i] != NULL && o < len; i++)
-				o += (size_t)snprintf(buf + o, len - o, "%s%s",
-						      i ? "|" : "", f->one_of[i]);
+				o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? "|" : "",
+				                      f->one_of[i]);
 		} else if (f->charset != NULL) {
-			snprintf(buf, len, "string matching [A-Za-z0-9%s]{1,%lld}",
-				 f->charset, (long long)f->max);
+			snprintf(buf, len, "string matching [A-Za-z0-9%s]{1,%lld}", f->charset,
+			         (long long)f->max);
 		} else {
 			snprintf(buf, len, "%sstring", nonempty ? "non-empty " : "");
 		}
 		return;
 	case FA_SCHEMA_INT:
-		snprintf(buf, len, "integer %lld..%lld", (long long)f->min,
-			 (long long)f->max);
+		snprintf(buf, len, "integer %lld..%lld", (long long)f->min, (long long)f->max);
 		return;
-	case FA_SCHEMA_BOOL:
-		snprintf(buf, len, "true or false");
-		return;
-	case FA_SCHEMA_OBJECT:
-		snprintf(buf, len, "%sobject", nonempty ? "non-empty " : "");
-		return;
-	case FA_SCHEMA_ARRAY:
-		snprintf(buf, len, "%sarray", nonempty ? "non-empty " : "");
-		return;
-	case FA_SCHEMA_ANY:
-		break;
+	case FA_SCHEMA_BOOL: snprintf(buf, len, "true or false"); return;
+	case FA_SCHEMA_OBJECT: snprintf(buf, len, "%sobject", nonempty ? "non-empty " : ""); return;
+	case FA_SCHEMA_ARRAY: snprintf(buf, len, "%sarray", nonempty ? "non-empty " : ""); return;
+	case FA_SCHEMA_ANY: break;
 	}
 	snprintf(buf, len, "any value");
 }
@@ -273,28 +263,23 @@ static bool value_ok(const cJSON *v, const struct fa_field *f)
 	double d;
 
 	switch (f->type) {
-	case FA_SCHEMA_ANY:
-		return true;
+	case FA_SCHEMA_ANY: return true;
 	case FA_SCHEMA_STRING:
 		if (!cJSON_IsString(v))
 			return false;
 		if (f->one_of != NULL)
 			return one_of_index(f->one_of, v->valuestring) >= 0;
 		if (f->charset != NULL)
-			return fa_schema_charset_ok(v->valuestring, f->charset,
-						    (size_t)f->max);
+			return fa_schema_charset_ok(v->valuestring, f->charset, (size_t)f->max);
 		return !nonempty || v->valuestring[0] != '\0';
 	case FA_SCHEMA_INT:
 		if (!fa_schema_is_integer(v))
 			return false;
 		d = v->valuedouble;
 		return d >= (double)f->min && d <= (double)f->max;
-	case FA_SCHEMA_BOOL:
-		return cJSON_IsBool(v);
-	case FA_SCHEMA_OBJECT:
-		return cJSON_IsObject(v) && (!nonempty || v->child != NULL);
-	case FA_SCHEMA_ARRAY:
-		return cJSON_IsArray(v) && (!nonempty || v->child != NULL);
+	case FA_SCHEMA_BOOL: return cJSON_IsBool(v);
+	case FA_SCHEMA_OBJECT: return cJSON_IsObject(v) && (!nonempty || v->child != NULL);
+	case FA_SCHEMA_ARRAY: return cJSON_IsArray(v) && (!nonempty || v->child != NULL);
 	}
 	return false;
 }
@@ -311,8 +296,7 @@ static void store(const cJSON *v, const struct fa_field *f, void *dst)
 
 	/* memcpy, not a cast: the member may be an enum or packed oddly */
 	switch (f->store) {
-	case FA_STORE_NONE:
-		return;
+	case FA_STORE_NONE: return;
 	case FA_STORE_STR:
 		memcpy(&str, at, sizeof(str));
 		free(str);
@@ -344,8 +328,7 @@ static void store(const cJSON *v, const struct fa_field *f, void *dst)
 	}
 }
 
-enum fa_rc fa_schema_value(struct fa_schema *s, const cJSON *v,
-			   const struct fa_field *f, void *dst)
+enum fa_rc fa_schema_value(struct fa_schema *s, const cJSON *v, const struct fa_field *f, void *dst)
 {
 	char what[256];
 
@@ -359,8 +342,7 @@ enum fa_rc fa_schema_value(struct fa_schema *s, const cJSON *v,
 }
 
 /* "times, status, headers" -- the names a table allows, in its order. */
-static void allowed_list(const struct fa_field *fields, size_t n, char *buf,
-			 size_t len)
+static void allowed_list(const struct fa_field *fields, size_t n, char *buf, size_t len)
 {
 	size_t o = 0;
 
@@ -368,13 +350,11 @@ static void allowed_list(const struct fa_field *fields, size_t n, char *buf,
 	if (n == 0)
 		snprintf(buf, len, "none");
 	for (size_t i = 0; i < n && o < len; i++)
-		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "",
-				      fields[i].name);
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", fields[i].name);
 }
 
-enum fa_rc fa_schema_object(struct fa_schema *s, const cJSON *obj,
-			    const struct fa_field *fields, size_t n, void *dst,
-			    const cJSON **got)
+enum fa_rc fa_schema_object(struct fa_schema *s, const cJSON *obj, const struct fa_field *fields,
+                            size_t n, void *dst, const cJSON **got)
 {
 	char allowed[512];
 	enum fa_rc rc;
@@ -392,7 +372,7 @@ enum fa_rc fa_schema_object(struct fa_schema *s, const cJSON *obj,
 		if (i == n) {
 			allowed_list(fields, n, allowed, sizeof(allowed));
 			return fa_schema_fail(s, "unknown key %s (allowed: %s)",
-					      fa_schema_quote(c->string).s, allowed);
+			                      fa_schema_quote(c->string).s, allowed);
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -404,7 +384,7 @@ enum fa_rc fa_schema_object(struct fa_schema *s, const cJSON *obj,
 		if (v == NULL) {
 			if (fields[i].flags & FA_FIELD_REQUIRED)
 				return fa_schema_fail(s, "missing required key %s",
-						      fa_schema_quote(fields[i].name).s);
+				                      fa_schema_quote(fields[i].name).s);
 			continue;
 		}
 		mark = fa_schema_enter(s, fields[i].name);
@@ -425,8 +405,7 @@ size_t fa_schema_count(const cJSON *v)
 	return n;
 }
 
-enum fa_rc fa_schema_http_path(struct fa_schema *s, const cJSON *v,
-			       bool query_ok)
+enum fa_rc fa_schema_http_path(struct fa_schema *s, const cJSON *v, bool query_ok)
 {
 	const char *path = v->valuestring;
 
@@ -436,19 +415,23 @@ enum fa_rc fa_schema_http_path(struct fa_schema *s, const cJSON *v,
 		return fa_schema_fail_got(s, v, "a path outside the reserved /_fakeapi/ prefix");
 	for (const char *p = path; *p != '\0'; p++) {
 		if ((unsigned char)*p <= 0x20 || *p == 0x7F || *p == '#')
-			return fa_schema_fail_got(s, v, "a path without spaces, control characters or \"#\"");
+			return fa_schema_fail_got(
+			        s, v, "a path without spaces, control characters or \"#\"");
 		if (*p == '?' && !query_ok)
 			return fa_schema_fail_got(s, v, "a path without a query (\"?\")");
 		/* the server matches routes on the decoded path: a template
 		 * with an escape could never match what it seems to say */
 		if (*p == '%' && !query_ok)
-			return fa_schema_fail_got(s, v, "a path without percent-escapes (routes match the decoded path)");
+			return fa_schema_fail_got(
+			        s, v,
+			        "a path without percent-escapes (routes match the decoded path)");
 	}
 	const char *q = strchr(path, '?');
 	/* the harness adds fa_task itself; a second one would misattribute */
 	for (; q != NULL; q = strchr(q + 1, '&'))
 		if (strncmp(q + 1, "fa_task=", 8) == 0 || strcmp(q + 1, "fa_task") == 0 ||
 		    strncmp(q + 1, "fa_task&", 8) == 0)
-			return fa_schema_fail_got(s, v, "a path without an fa_task parameter (the harness adds it)");
+			return fa_schema_fail_got(
+			        s, v, "a path without an fa_task parameter (the harness adds it)");
 	return FA_OK;
 }

@@ -50,7 +50,7 @@ enum fa_schema_store {
 /* One member an object may have. Absent members leave the destination
  * untouched, so the caller sets defaults first. */
 struct fa_field {
-	const char *name;           /* member name; NULL for an array element */
+	const char *name; /* member name; NULL for an array element */
 	enum fa_schema_type type;
 	unsigned flags;             /* FA_FIELD_* */
 	int64_t min;                /* INT: smallest value allowed */
@@ -66,32 +66,48 @@ struct fa_field {
  * Table rows, one line each. ST is the destination struct type, M its
  * member; FL is a mix of FA_FIELD_* (or 0).
  */
-#define FA_F_STR(N, FL, ST, M) /* string, copied */                          \
-	{ .name = (N), .type = FA_SCHEMA_STRING, .flags = (FL),               \
-	  .store = FA_STORE_STR, .off = offsetof(ST, M) }
-#define FA_F_ID(N, FL, CHARS, MAX, ST, M) /* [A-Za-z0-9 CHARS]{1,MAX}, copied */ \
-	{ .name = (N), .type = FA_SCHEMA_STRING, .flags = (FL), .max = (MAX), \
-	  .charset = (CHARS), .store = FA_STORE_STR, .off = offsetof(ST, M) }
-#define FA_F_ONE_OF(N, FL, LIST, ST, M) /* one of LIST, copied */           \
-	{ .name = (N), .type = FA_SCHEMA_STRING, .flags = (FL),               \
-	  .one_of = (LIST), .store = FA_STORE_STR, .off = offsetof(ST, M) }
-#define FA_F_ENUM(N, FL, LIST, ST, M) /* one of LIST, stored as its index */ \
-	{ .name = (N), .type = FA_SCHEMA_STRING, .flags = (FL),               \
-	  .one_of = (LIST), .store = FA_STORE_INDEX, .off = offsetof(ST, M) }
-#define FA_F_INT(N, FL, LO, HI, ST, M) /* integer LO..HI into an int */     \
-	{ .name = (N), .type = FA_SCHEMA_INT, .flags = (FL), .min = (LO),     \
-	  .max = (HI), .store = FA_STORE_INT, .off = offsetof(ST, M) }
-#define FA_F_I64(N, FL, LO, HI, ST, M) /* integer LO..HI into an int64_t */ \
-	{ .name = (N), .type = FA_SCHEMA_INT, .flags = (FL), .min = (LO),     \
-	  .max = (HI), .store = FA_STORE_I64, .off = offsetof(ST, M) }
-#define FA_F_JSON(N, ST, M) /* any value, deep-copied */                     \
-	{ .name = (N), .type = FA_SCHEMA_ANY, .store = FA_STORE_JSON,         \
-	  .off = offsetof(ST, M) }
-#define FA_F_CHECK(N, TYPE, FL) /* checked, not stored */                    \
-	{ .name = (N), .type = (TYPE), .flags = (FL) }
-#define FA_F_RANGE(N, FL, LO, HI) /* integer LO..HI, not stored */          \
-	{ .name = (N), .type = FA_SCHEMA_INT, .flags = (FL), .min = (LO),     \
-	  .max = (HI) }
+#define FA_F_STR(N, FL, ST, M) /* string, copied */                                                \
+	{                                                                                          \
+		.name = (N), .type = FA_SCHEMA_STRING, .flags = (FL), .store = FA_STORE_STR,       \
+		.off = offsetof(ST, M)                                                             \
+	}
+#define FA_F_ID(N, FL, CHARS, MAX, ST, M) /* [A-Za-z0-9 CHARS]{1,MAX}, copied */                   \
+	{                                                                                          \
+		.name = (N), .type = FA_SCHEMA_STRING, .flags = (FL), .max = (MAX),                \
+		.charset = (CHARS), .store = FA_STORE_STR, .off = offsetof(ST, M)                  \
+	}
+#define FA_F_ONE_OF(N, FL, LIST, ST, M) /* one of LIST, copied */                                  \
+	{                                                                                          \
+		.name = (N), .type = FA_SCHEMA_STRING, .flags = (FL), .one_of = (LIST),            \
+		.store = FA_STORE_STR, .off = offsetof(ST, M)                                      \
+	}
+#define FA_F_ENUM(N, FL, LIST, ST, M) /* one of LIST, stored as its index */                       \
+	{                                                                                          \
+		.name = (N), .type = FA_SCHEMA_STRING, .flags = (FL), .one_of = (LIST),            \
+		.store = FA_STORE_INDEX, .off = offsetof(ST, M)                                    \
+	}
+#define FA_F_INT(N, FL, LO, HI, ST, M) /* integer LO..HI into an int */                            \
+	{                                                                                          \
+		.name = (N), .type = FA_SCHEMA_INT, .flags = (FL), .min = (LO), .max = (HI),       \
+		.store = FA_STORE_INT, .off = offsetof(ST, M)                                      \
+	}
+#define FA_F_I64(N, FL, LO, HI, ST, M) /* integer LO..HI into an int64_t */                        \
+	{                                                                                          \
+		.name = (N), .type = FA_SCHEMA_INT, .flags = (FL), .min = (LO), .max = (HI),       \
+		.store = FA_STORE_I64, .off = offsetof(ST, M)                                      \
+	}
+#define FA_F_JSON(N, ST, M) /* any value, deep-copied */                                           \
+	{                                                                                          \
+		.name = (N), .type = FA_SCHEMA_ANY, .store = FA_STORE_JSON, .off = offsetof(ST, M) \
+	}
+#define FA_F_CHECK(N, TYPE, FL) /* checked, not stored */                                          \
+	{                                                                                          \
+		.name = (N), .type = (TYPE), .flags = (FL)                                         \
+	}
+#define FA_F_RANGE(N, FL, LO, HI) /* integer LO..HI, not stored */                                 \
+	{                                                                                          \
+		.name = (N), .type = FA_SCHEMA_INT, .flags = (FL), .min = (LO), .max = (HI)        \
+	}
 
 /* Checking state: the file and the JSON path of the value at hand. */
 struct fa_schema {
@@ -124,13 +140,12 @@ void fa_schema_leave(struct fa_schema *s, size_t mark);
 /* Record "FILE: PATH: message" in s->err (first error wins) and return
  * FA_EINVAL, so callers can write `return fa_schema_fail(...)`. */
 enum fa_rc fa_schema_fail(struct fa_schema *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 
 /* Record "FILE: PATH: expected WHAT, got DESCRIPTION-OF-@got" and return
  * FA_EINVAL. */
-enum fa_rc fa_schema_fail_got(struct fa_schema *s, const cJSON *got,
-			      const char *what_fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+enum fa_rc fa_schema_fail_got(struct fa_schema *s, const cJSON *got, const char *what_fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 
 /*
  * How a value is named after "got": `string "x"` (see fa_schema_quote),
@@ -159,8 +174,7 @@ size_t fa_schema_count(const cJSON *v);
  * then without an fa_task parameter (the harness adds its own); no "%"
  * escape without @query_ok (route templates match the decoded path).
  */
-enum fa_rc fa_schema_http_path(struct fa_schema *s, const cJSON *v,
-			       bool query_ok);
+enum fa_rc fa_schema_http_path(struct fa_schema *s, const cJSON *v, bool query_ok);
 
 /* An error when @obj holds a member name twice ("duplicate key"); cJSON
  * keeps both. @obj must be an object. */
@@ -171,8 +185,8 @@ enum fa_rc fa_schema_unique(struct fa_schema *s, const cJSON *obj);
  * looked at) and store it into @dst when @dst is not NULL and f->store
  * says so. Returns FA_OK or FA_EINVAL with the error recorded.
  */
-enum fa_rc fa_schema_value(struct fa_schema *s, const cJSON *v,
-			   const struct fa_field *f, void *dst);
+enum fa_rc fa_schema_value(struct fa_schema *s, const cJSON *v, const struct fa_field *f,
+                           void *dst);
 
 /*
  * Check @obj, at the current path, against the @n members in @fields: it
@@ -182,8 +196,7 @@ enum fa_rc fa_schema_value(struct fa_schema *s, const cJSON *v,
  * and stored into @dst (may be NULL). @got (may be NULL) receives, per
  * table row, the member found or NULL; the pointers borrow from @obj.
  */
-enum fa_rc fa_schema_object(struct fa_schema *s, const cJSON *obj,
-			    const struct fa_field *fields, size_t n, void *dst,
-			    const cJSON **got);
+enum fa_rc fa_schema_object(struct fa_schema *s, const cJSON *obj, const struct fa_field *fields,
+                            size_t n, void *dst, const cJSON **got);
 
 #endif

@@ -8,9 +8,9 @@
 
 /* One scope's state. */
 struct entry {
-	char *name;           /* owned: "user:ops-team" */
-	int64_t pause_until;  /* µs since start; -1 none */
-	int in_flight;        /* requests in flight now */
+	char *name;          /* owned: "user:ops-team" */
+	int64_t pause_until; /* µs since start; -1 none */
+	int in_flight;       /* requests in flight now */
 };
 
 struct fa_scopes {

@@ -44,45 +44,45 @@ struct request {
 	unsigned conn_reuse;
 	int64_t t_arrival_us;
 	int64_t wall_us;
-	char *method;             /* owned copies of what libmicrohttpd handed us */
+	char *method; /* owned copies of what libmicrohttpd handed us */
 	char *path;
 	struct fa_header *headers;
 	size_t n_headers;
 	struct fa_header *query;
 	size_t n_query;
-	char *body;               /* up to FA_PROVIDER_MAX_BODY bytes */
+	char *body; /* up to FA_PROVIDER_MAX_BODY bytes */
 	size_t body_len;
 	bool too_large;
 	bool decided;
-	bool dropped;             /* the connection was closed on purpose (a fault) */
+	bool dropped; /* the connection was closed on purpose (a fault) */
 	struct fa_resp resp;
-	int64_t t_response_us;    /* -1 until queued */
-	size_t stream_sent;       /* a stream: body bytes handed to libmicrohttpd */
-	bool stream_gone;         /* a stream: its client was found gone after a wait */
-	bool stream_stopped;      /* a stream: the server's stop ended it before its end */
+	int64_t t_response_us; /* -1 until queued */
+	size_t stream_sent;    /* a stream: body bytes handed to libmicrohttpd */
+	bool stream_gone;      /* a stream: its client was found gone after a wait */
+	bool stream_stopped;   /* a stream: the server's stop ended it before its end */
 };
 
 /* A request whose answer waits (suspended connection): for a hold, which
  * fa_server_release() can end early and which then waits out its delay
  * too, or for its delay alone. */
 struct held {
-	int64_t due_us;      /* monotonic µs since start: end of the hold or the delay */
+	int64_t due_us; /* monotonic µs since start: end of the hold or the delay */
 	struct request *req;
-	bool hold;           /* a "hold" (counted by fa_server_held), not a delay */
-	bool stream;         /* a stream waiting for its next frame (its content reader
-	                        suspended it; the answer is already queued) */
+	bool hold;   /* a "hold" (counted by fa_server_held), not a delay */
+	bool stream; /* a stream waiting for its next frame (its content reader
+	                suspended it; the answer is already queued) */
 };
 
 struct fa_server {
-	struct fa_provider *p;   /* borrowed */
+	struct fa_provider *p; /* borrowed */
 	struct MHD_Daemon *d;
 	unsigned port;
-	pthread_mutex_t lock;    /* guards everything below */
+	pthread_mutex_t lock; /* guards everything below */
 	uint64_t next_conn_id;
-	struct held *held;       /* owned array */
+	struct held *held; /* owned array */
 	size_t n_held;
 	bool stopping;
-	pthread_cond_t wake;     /* the timer thread's alarm */
+	pthread_cond_t wake; /* the timer thread's alarm */
 	pthread_t timer;
 	bool timer_started;
 };
@@ -113,8 +113,8 @@ struct pairs {
 	size_t n;
 };
 
-static enum MHD_Result collect(void *cls, enum MHD_ValueKind kind,
-			       const char *key, const char *value)
+static enum MHD_Result collect(void *cls, enum MHD_ValueKind kind, const char *key,
+                               const char *value)
 {
 	struct pairs *ps = cls;
 
@@ -129,23 +129,28 @@ static enum MHD_Result collect(void *cls, enum MHD_ValueKind kind,
 static void fill_req(const struct request *r, struct fa_req *q)
 {
 	*q = (struct fa_req){
-		.method = r->method, .path = r->path,
-		.query = r->query, .n_query = r->n_query,
-		.headers = r->headers, .n_headers = r->n_headers,
-		.body = r->body, .body_len = r->body_len,
+		.method = r->method,
+		.path = r->path,
+		.query = r->query,
+		.n_query = r->n_query,
+		.headers = r->headers,
+		.n_headers = r->n_headers,
+		.body = r->body,
+		.body_len = r->body_len,
 		.body_too_large = r->too_large,
-		.conn_id = r->conn_id, .conn_reuse = r->conn_reuse,
-		.t_arrival_us = r->t_arrival_us, .wall_us = r->wall_us,
+		.conn_id = r->conn_id,
+		.conn_reuse = r->conn_reuse,
+		.t_arrival_us = r->t_arrival_us,
+		.wall_us = r->wall_us,
 	};
 }
 
-static struct request *request_start(struct fa_server *s,
-				     struct MHD_Connection *mhd,
-				     const char *url, const char *method)
+static struct request *request_start(struct fa_server *s, struct MHD_Connection *mhd,
+                                     const char *url, const char *method)
 {
 	struct request *r = fa_xcalloc(1, sizeof(*r));
 	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(mhd, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	        MHD_get_connection_info(mhd, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct conn *c = ci != NULL ? ci->socket_context : NULL;
 	struct pairs hs = { 0 }, qs = { 0 };
 
@@ -185,8 +190,7 @@ static enum MHD_Result queue_answer(struct fa_server *s, struct request *r)
 	struct MHD_Response *resp;
 	enum MHD_Result ok;
 
-	resp = MHD_create_response_from_buffer(a->body_len, a->body,
-					       MHD_RESPMEM_MUST_COPY);
+	resp = MHD_create_response_from_buffer(a->body_len, a->body, MHD_RESPMEM_MUST_COPY);
 	if (resp == NULL)
 		return MHD_NO;
 	for (size_t i = 0; i < a->n_headers; i++)
@@ -246,7 +250,7 @@ static enum MHD_Result queue_partial(struct fa_server *s, struct request *r)
 	pb->bytes = fa_xmalloc(pb->n + 1);
 	memcpy(pb->bytes, a->body, pb->n);
 	resp = MHD_create_response_from_callback(a->body_len, 16 * 1024, partial_read, pb,
-						 partial_free);
+	                                         partial_free);
 	if (resp == NULL) {
 		partial_free(pb);
 		return MHD_NO;
@@ -272,28 +276,27 @@ static enum MHD_Result queue_partial(struct fa_server *s, struct request *r)
  */
 struct stream {
 	struct fa_server *s;
-	struct request *r;   /* borrowed: libmicrohttpd reads no more once the request
-	                        completed (request_completed frees it) */
-	char *body;          /* owned copy, len bytes */
+	struct request *r; /* borrowed: libmicrohttpd reads no more once the request
+	                      completed (request_completed frees it) */
+	char *body;        /* owned copy, len bytes */
 	size_t len;
-	size_t limit;        /* bytes to hand out: len, or the cut */
-	bool cut;            /* end with an error at limit (no [DONE]) */
-	bool paced;          /* a frame at a time */
-	int frame;           /* frames started so far */
-	size_t frame_end;    /* end of the frame being handed out */
-	int64_t last_us;     /* when the last frame started (or the headers went) */
-	bool waited;         /* the reader suspended the connection at frame_end */
+	size_t limit;     /* bytes to hand out: len, or the cut */
+	bool cut;         /* end with an error at limit (no [DONE]) */
+	bool paced;       /* a frame at a time */
+	int frame;        /* frames started so far */
+	size_t frame_end; /* end of the frame being handed out */
+	int64_t last_us;  /* when the last frame started (or the headers went) */
+	bool waited;      /* the reader suspended the connection at frame_end */
 };
 
-static bool park(struct fa_server *s, struct request *r, int64_t due, bool hold,
-		 bool stream);
+static bool park(struct fa_server *s, struct request *r, int64_t due, bool hold, bool stream);
 
 /* The client closed its end (a read finds EOF or an error); a suspended
  * connection does not notice it by itself. */
 static bool peer_gone(struct request *r)
 {
 	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(r->mhd, MHD_CONNECTION_INFO_CONNECTION_FD);
+	        MHD_get_connection_info(r->mhd, MHD_CONNECTION_INFO_CONNECTION_FD);
 	char c;
 	ssize_t n;
 
@@ -324,7 +327,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	if (pos >= st->limit) {
 		r->stream_sent = st->limit;
 		return st->cut ? MHD_CONTENT_READER_END_WITH_ERROR
-			       : MHD_CONTENT_READER_END_OF_STREAM;
+		               : MHD_CONTENT_READER_END_OF_STREAM;
 	}
 	if (st->paced && pos >= st->frame_end) {
 		int64_t now = fa_provider_now_us(st->s->p);
@@ -349,7 +352,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 		if (r->resp.stall_ms > 0 && r->resp.stall_retry_after_s > 0 &&
 		    st->frame == r->resp.stream_lead + r->resp.stream_content) {
 			r->resp.attempt.pause_until_us =
-				now + (int64_t)r->resp.stall_retry_after_s * 1000000;
+			        now + (int64_t)r->resp.stall_retry_after_s * 1000000;
 			fa_attempt_pause_from(&r->resp.attempt, "error-frame");
 		}
 		st->frame_end = fa_sse_frame_end(st->body, st->len, (size_t)pos);
@@ -393,7 +396,7 @@ static enum MHD_Result queue_stream(struct fa_server *s, struct request *r)
 	/* paced: chunked (no length); else the length of the whole body, a
 	 * cut one included, as for any partial body */
 	resp = MHD_create_response_from_callback(st->paced ? MHD_SIZE_UNKNOWN : a->body_len,
-						 16 * 1024, stream_read, st, stream_free);
+	                                         16 * 1024, stream_read, st, stream_free);
 	if (resp == NULL) {
 		stream_free(st);
 		return MHD_NO;
@@ -427,15 +430,17 @@ static void stream_journal(struct request *r, enum MHD_RequestTerminationCode to
 	bool stopped = stream_stopped(r, toe);
 	size_t limit = cut ? fa_fault_partial_len(a->fault_bytes, a->body_len) : a->body_len;
 	bool whole = !r->stream_gone && r->stream_sent >= limit &&
-		     (cut || toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+	             (cut || toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
 
 	if (a->stream_end == NULL || r->t_response_us < 0)
 		return;
 	at->stream_chunks = fa_sse_chunks_sent(a->body, a->body_len, a->stream_lead,
-					       a->stream_content, r->stream_sent);
+	                                       a->stream_content, r->stream_sent);
 	free(at->stream_end);
-	at->stream_end = fa_xstrdup(stopped ? "cut" : !whole ? "client_gone"
-					  : cut ? "cut" : a->stream_end);
+	at->stream_end = fa_xstrdup(stopped  ? "cut"
+	                            : !whole ? "client_gone"
+	                            : cut    ? "cut"
+	                                     : a->stream_end);
 }
 
 /*
@@ -465,8 +470,7 @@ static enum MHD_Result drop(struct request *r)
 static enum MHD_Result answer(struct fa_server *s, struct request *r)
 {
 	switch (r->resp.fault) {
-	case FA_RESP_RESPOND:
-		break;
+	case FA_RESP_RESPOND: break;
 	case FA_RESP_PARTIAL_BODY:
 		if (r->resp.stream_end != NULL)
 			return queue_stream(s, r);
@@ -474,8 +478,7 @@ static enum MHD_Result answer(struct fa_server *s, struct request *r)
 	case FA_RESP_DROP_BEFORE_COMMIT:
 	case FA_RESP_DROP_AFTER_COMMIT:
 	case FA_RESP_RESET:
-	case FA_RESP_CLOSE_IDLE:
-		return drop(r);
+	case FA_RESP_CLOSE_IDLE: return drop(r);
 	}
 	if (r->resp.stream_end != NULL)
 		return queue_stream(s, r);
@@ -487,8 +490,7 @@ static enum MHD_Result answer(struct fa_server *s, struct request *r)
  * delay, or (@stream, from its content reader) its next frame. The timer
  * thread resumes it. False when the server is stopping: nothing may stay
  * suspended then, so the answer (or the rest of the stream) goes at once. */
-static bool park(struct fa_server *s, struct request *r, int64_t due, bool hold,
-		 bool stream)
+static bool park(struct fa_server *s, struct request *r, int64_t due, bool hold, bool stream)
 {
 	bool ok = false;
 
@@ -499,8 +501,8 @@ static bool park(struct fa_server *s, struct request *r, int64_t due, bool hold,
 		r->state = REQ_HELD;
 	MHD_suspend_connection(r->mhd);
 	s->held = fa_xrealloc(s->held, (s->n_held + 1) * sizeof(*s->held));
-	s->held[s->n_held++] = (struct held){ .due_us = due, .req = r, .hold = hold,
-					      .stream = stream };
+	s->held[s->n_held++] =
+	        (struct held){ .due_us = due, .req = r, .hold = hold, .stream = stream };
 	pthread_cond_signal(&s->wake);
 	ok = true;
 out:
@@ -517,10 +519,10 @@ static bool suspend(struct fa_server *s, struct request *r)
 	return park(s, r, fa_provider_now_us(s->p) + (int64_t)ms * 1000, hold, false);
 }
 
-static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mhd,
-				      const char *url, const char *method,
-				      const char *version, const char *upload_data,
-				      size_t *upload_data_size, void **con_cls)
+static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mhd, const char *url,
+                                      const char *method, const char *version,
+                                      const char *upload_data, size_t *upload_data_size,
+                                      void **con_cls)
 {
 	struct fa_server *s = cls;
 	struct request *r = *con_cls;
@@ -552,8 +554,8 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mhd,
 	return MHD_YES;
 }
 
-static void request_completed(void *cls, struct MHD_Connection *mhd,
-			      void **con_cls, enum MHD_RequestTerminationCode toe)
+static void request_completed(void *cls, struct MHD_Connection *mhd, void **con_cls,
+                              enum MHD_RequestTerminationCode toe)
 {
 	struct fa_server *s = cls;
 	struct request *r = *con_cls;
@@ -581,14 +583,12 @@ static void request_completed(void *cls, struct MHD_Connection *mhd,
 	else
 		how = FA_DELIVERED_CLIENT_GONE;
 	stream_journal(r, toe);
-	fa_provider_finish(s->p, &r->resp, r->t_response_us,
-			   fa_provider_now_us(s->p), how);
+	fa_provider_finish(s->p, &r->resp, r->t_response_us, fa_provider_now_us(s->p), how);
 	request_free(r);
 }
 
-static void connection_notify(void *cls, struct MHD_Connection *mhd,
-			      void **socket_context,
-			      enum MHD_ConnectionNotificationCode toe)
+static void connection_notify(void *cls, struct MHD_Connection *mhd, void **socket_context,
+                              enum MHD_ConnectionNotificationCode toe)
 {
 	struct fa_server *s = cls;
 	struct conn *c;
@@ -715,9 +715,8 @@ static unsigned raise_nofile(void)
 	return rl.rlim_cur > 1000000 ? 1000000 : (unsigned)rl.rlim_cur;
 }
 
-enum fa_rc fa_server_start(struct fa_provider *p,
-			   const struct fa_server_opts *opts,
-			   struct fa_server **out, struct fa_err *err)
+enum fa_rc fa_server_start(struct fa_provider *p, const struct fa_server_opts *opts,
+                           struct fa_server **out, struct fa_err *err)
 {
 	struct fa_server *s = fa_xcalloc(1, sizeof(*s));
 	const char *bind = opts->bind != NULL ? opts->bind : "127.0.0.1";
@@ -759,23 +758,20 @@ enum fa_rc fa_server_start(struct fa_provider *p,
 	pthread_condattr_destroy(&ca);
 	/* Thread pool + poll: docs/internals.md records why the epoll and select
 	 * modes are not used; the load test guards this choice. */
-	s->d = MHD_start_daemon(flags, (uint16_t)opts->port, NULL, NULL,
-				access_handler, s,
-				MHD_OPTION_SOCK_ADDR, sa,
-				MHD_OPTION_THREAD_POOL_SIZE, threads,
-				MHD_OPTION_CONNECTION_LIMIT, limit,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
-				/* the 32 KiB default pool cannot hold a long query
-				 * or many headers, and a request that overflows it
-				 * gets no answer at all */
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)FA_SERVER_CONN_MEMORY,
-				MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)4096,
-				MHD_OPTION_NOTIFY_COMPLETED, request_completed, s,
-				MHD_OPTION_NOTIFY_CONNECTION, connection_notify, s,
-				MHD_OPTION_END);
+	s->d = MHD_start_daemon(flags, (uint16_t)opts->port, NULL, NULL, access_handler, s,
+	                        MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_THREAD_POOL_SIZE, threads,
+	                        MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT,
+	                        (unsigned)300,
+	                        /* the 32 KiB default pool cannot hold a long query
+	                         * or many headers, and a request that overflows it
+	                         * gets no answer at all */
+	                        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)FA_SERVER_CONN_MEMORY,
+	                        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)4096,
+	                        MHD_OPTION_NOTIFY_COMPLETED, request_completed, s,
+	                        MHD_OPTION_NOTIFY_CONNECTION, connection_notify, s, MHD_OPTION_END);
 	if (s->d == NULL) {
 		fa_err_set(err, "cannot listen on %s:%u: %s", bind, opts->port,
-			   errno != 0 ? strerror(errno) : "libmicrohttpd refused to start");
+		           errno != 0 ? strerror(errno) : "libmicrohttpd refused to start");
 		pthread_cond_destroy(&s->wake);
 		pthread_mutex_destroy(&s->lock);
 		goto out;
@@ -792,8 +788,8 @@ enum fa_rc fa_server_start(struct fa_provider *p,
 	*out = s;
 	s = NULL;
 	rc = FA_OK;
-	FA_LOG(FA_LOG_INFO, "server", "event=listen bind=%s port=%u threads=%u limit=%u",
-	       bind, (*out)->port, threads, limit);
+	FA_LOG(FA_LOG_INFO, "server", "event=listen bind=%s port=%u threads=%u limit=%u", bind,
+	       (*out)->port, threads, limit);
 out:
 	free(s);
 	return rc;

@@ -11,9 +11,9 @@
 
 /* How to listen. */
 struct fa_server_opts {
-	const char *bind;  /* IPv4 or IPv6 address or "localhost"; NULL = "127.0.0.1" */
-	unsigned port;     /* 0 = an ephemeral port */
-	unsigned threads;  /* thread-pool size, >= 2; 0 = default (4) */
+	const char *bind; /* IPv4 or IPv6 address or "localhost"; NULL = "127.0.0.1" */
+	unsigned port;    /* 0 = an ephemeral port */
+	unsigned threads; /* thread-pool size, >= 2; 0 = default (4) */
 };
 
 struct fa_server;
@@ -23,9 +23,8 @@ struct fa_server;
  * threads. On failure returns FA_EIO/FA_EINVAL with "cannot listen on
  * ADDR:PORT: reason" in @err. Raises RLIMIT_NOFILE to the hard limit.
  */
-enum fa_rc fa_server_start(struct fa_provider *p,
-			   const struct fa_server_opts *opts,
-			   struct fa_server **out, struct fa_err *err);
+enum fa_rc fa_server_start(struct fa_provider *p, const struct fa_server_opts *opts,
+                           struct fa_server **out, struct fa_err *err);
 
 /* The port actually bound (useful with port 0). */
 unsigned fa_server_port(const struct fa_server *s);

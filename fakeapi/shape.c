@@ -10,16 +10,15 @@
 #include "clock.h"
 
 const char *const fa_shape_names[] = {
-	"rate_limit_cluster", "ai_congested", "ai_pacing_limited",
-	"ai_provider_cooldown", "ai_deadline_exceeded", "pool_exhausted",
-	"db_transient", NULL,
+	"rate_limit_cluster",   "ai_congested",   "ai_pacing_limited", "ai_provider_cooldown",
+	"ai_deadline_exceeded", "pool_exhausted", "db_transient",      NULL,
 };
 
 struct fa_shape_state {
 	uint64_t seed;
-	uint64_t rng;        /* xorshift64* state, never 0 */
-	int64_t until_us;    /* the running cooldown ends here; -1 = none yet */
-	int last_s;          /* length of the streak's last cooldown, s; 0 = no streak */
+	uint64_t rng;     /* xorshift64* state, never 0 */
+	int64_t until_us; /* the running cooldown ends here; -1 = none yet */
+	int last_s;       /* length of the streak's last cooldown, s; 0 = no streak */
 };
 
 const char *fa_shape_str(enum fa_shape shape)
@@ -33,29 +32,21 @@ int fa_shape_status(enum fa_shape shape)
 {
 	switch (shape) {
 	case FA_SHAPE_NONE:
-	case FA_SHAPE_COUNT:
-		return 0;
+	case FA_SHAPE_COUNT: return 0;
 	case FA_SHAPE_POOL_EXHAUSTED:
-	case FA_SHAPE_DB_TRANSIENT:
-		return 503;
-	default:
-		return 429;
+	case FA_SHAPE_DB_TRANSIENT: return 503;
+	default: return 429;
 	}
 }
 
 int fa_shape_default_retry_after(enum fa_shape shape)
 {
 	switch (shape) {
-	case FA_SHAPE_RATE_LIMIT_CLUSTER:
-		return FA_SHAPE_CLUSTER_RA_S;
-	case FA_SHAPE_AI_CONGESTED:
-		return FA_SHAPE_CONGESTED_RA_S;
-	case FA_SHAPE_AI_PACING_LIMITED:
-		return FA_SHAPE_PACING_RA_S;
-	case FA_SHAPE_AI_DEADLINE_EXCEEDED:
-		return FA_SHAPE_DEADLINE_RA_S;
-	default:
-		return 0;
+	case FA_SHAPE_RATE_LIMIT_CLUSTER: return FA_SHAPE_CLUSTER_RA_S;
+	case FA_SHAPE_AI_CONGESTED: return FA_SHAPE_CONGESTED_RA_S;
+	case FA_SHAPE_AI_PACING_LIMITED: return FA_SHAPE_PACING_RA_S;
+	case FA_SHAPE_AI_DEADLINE_EXCEEDED: return FA_SHAPE_DEADLINE_RA_S;
+	default: return 0;
 	}
 }
 
@@ -173,13 +164,13 @@ static void add_int_header(struct fa_shape_answer *out, const char *name, int v)
 }
 
 void fa_shape_render(struct fa_shape_state *st, const struct fa_shape_spec *spec,
-		     const char *req_deadline, int64_t now_us, int64_t wall_us,
-		     struct fa_shape_answer *out)
+                     const char *req_deadline, int64_t now_us, int64_t wall_us,
+                     struct fa_shape_answer *out)
 {
 	cJSON *e, *env;
 	char msg[160], when[40];
 	int ra = spec->retry_after_s > 0 ? spec->retry_after_s
-					 : fa_shape_default_retry_after(spec->shape);
+	                                 : fa_shape_default_retry_after(spec->shape);
 	int budget = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -187,8 +178,9 @@ void fa_shape_render(struct fa_shape_state *st, const struct fa_shape_spec *spec
 	if (spec->shape == FA_SHAPE_POOL_EXHAUSTED || spec->shape == FA_SHAPE_DB_TRANSIENT)
 		ra = fa_shape_draw_transient(st);
 	else if (spec->shape == FA_SHAPE_AI_PROVIDER_COOLDOWN)
-		ra = fa_shape_cooldown(st, spec->cooldown_s > 0 ? spec->cooldown_s
-							      : FA_SHAPE_COOLDOWN_BASE_S, now_us);
+		ra = fa_shape_cooldown(
+		        st, spec->cooldown_s > 0 ? spec->cooldown_s : FA_SHAPE_COOLDOWN_BASE_S,
+		        now_us);
 	if (ra < 1)
 		ra = 1;
 	out->retry_after_s = ra;
@@ -200,8 +192,10 @@ void fa_shape_render(struct fa_shape_state *st, const struct fa_shape_spec *spec
 	e = cJSON_AddObjectToObject(env, "error");
 	switch (spec->shape) {
 	case FA_SHAPE_RATE_LIMIT_CLUSTER:
-		snprintf(msg, sizeof(msg), "Rate limit exceeded by the model cluster. "
-			 "Retry after %d seconds.", ra);
+		snprintf(msg, sizeof(msg),
+		         "Rate limit exceeded by the model cluster. "
+		         "Retry after %d seconds.",
+		         ra);
 		cJSON_AddStringToObject(e, "type", "rate_limit_exceeded");
 		cJSON_AddStringToObject(e, "code", "rate_limit_exceeded");
 		cJSON_AddStringToObject(e, "message", msg);
@@ -210,8 +204,10 @@ void fa_shape_render(struct fa_shape_state *st, const struct fa_shape_spec *spec
 		break;
 	case FA_SHAPE_AI_CONGESTED:
 		add_header(out, "X-AI-Admission", "shed");
-		snprintf(msg, sizeof(msg), "The model cluster is congested; the request was "
-			 "not run. Retry after %d seconds.", ra);
+		snprintf(msg, sizeof(msg),
+		         "The model cluster is congested; the request was "
+		         "not run. Retry after %d seconds.",
+		         ra);
 		cJSON_AddStringToObject(e, "code", "ai_congested");
 		cJSON_AddStringToObject(e, "message", msg);
 		cJSON_AddNumberToObject(e, "retryAfter", ra);
@@ -219,7 +215,7 @@ void fa_shape_render(struct fa_shape_state *st, const struct fa_shape_spec *spec
 	case FA_SHAPE_AI_PACING_LIMITED:
 		fa_clock_rfc3339_s(wall_us + (int64_t)ra * 1000000, when, sizeof(when));
 		snprintf(msg, sizeof(msg), "AI quota pacing: the window is used up until %s.",
-			 when);
+		         when);
 		cJSON_AddStringToObject(e, "code", "ai_pacing_limited");
 		cJSON_AddStringToObject(e, "message", msg);
 		cJSON_AddStringToObject(e, "reason", FA_SHAPE_PACING_REASON);
@@ -227,19 +223,23 @@ void fa_shape_render(struct fa_shape_state *st, const struct fa_shape_spec *spec
 		cJSON_AddStringToObject(e, "resetAt", when);
 		break;
 	case FA_SHAPE_AI_PROVIDER_COOLDOWN:
-		snprintf(msg, sizeof(msg), "The model cluster is cooling down after repeated "
-			 "errors. Retry after %d seconds.", ra);
+		snprintf(msg, sizeof(msg),
+		         "The model cluster is cooling down after repeated "
+		         "errors. Retry after %d seconds.",
+		         ra);
 		cJSON_AddStringToObject(e, "code", "ai_provider_cooldown");
 		cJSON_AddStringToObject(e, "message", msg);
 		cJSON_AddNumberToObject(e, "retryAfter", ra);
 		break;
 	case FA_SHAPE_AI_DEADLINE_EXCEEDED:
 		budget = fa_shape_deadline_budget(spec->deadline_ms > 0 ? spec->deadline_ms
-								: FA_SHAPE_DEADLINE_MS,
-						  req_deadline);
+		                                                        : FA_SHAPE_DEADLINE_MS,
+		                                  req_deadline);
 		add_int_header(out, "X-AI-Deadline-Ms", budget);
-		snprintf(msg, sizeof(msg), "The request did not finish within its %d ms "
-			 "deadline. Retry after %d seconds.", budget, ra);
+		snprintf(msg, sizeof(msg),
+		         "The request did not finish within its %d ms "
+		         "deadline. Retry after %d seconds.",
+		         budget, ra);
 		cJSON_AddStringToObject(e, "type", "rate_limit_exceeded");
 		cJSON_AddStringToObject(e, "code", "ai_deadline_exceeded");
 		cJSON_AddStringToObject(e, "message", msg);
@@ -252,8 +252,7 @@ void fa_shape_render(struct fa_shape_state *st, const struct fa_shape_spec *spec
 		cJSON_AddStringToObject(e, "type", "server_error");
 		cJSON_AddNumberToObject(e, "retryAfter", ra);
 		break;
-	default:
-		break;
+	default: break;
 	}
 	out->body = env;
 }

@@ -45,24 +45,25 @@ const char *fa_shape_str(enum fa_shape shape);
 int fa_shape_status(enum fa_shape shape);
 
 /* Defaults and ranges of the response members that tune a shape. */
-#define FA_SHAPE_RETRY_AFTER_MAX_S  86400 /* "retry_after_s": 1..this */
-#define FA_SHAPE_CLUSTER_RA_S       12    /* rate_limit_cluster's default pause, s (the
-                                             platform's example says 12) */
-#define FA_SHAPE_CONGESTED_RA_S     5     /* ai_congested's default pause, s */
-#define FA_SHAPE_PACING_RA_S        60    /* ai_pacing_limited's default pause until its
-                                             window resets, s */
-#define FA_SHAPE_DEADLINE_RA_S      5     /* ai_deadline_exceeded's default pause, s */
-#define FA_SHAPE_COOLDOWN_BASE_S    60    /* ai_provider_cooldown's first pause, s ("about
-                                             a minute") */
-#define FA_SHAPE_COOLDOWN_MAX_S     3600  /* "cooldown_s": 1..this */
-#define FA_SHAPE_COOLDOWN_GROWTH    4     /* the longest cooldown is this times the first
-                                             (60 s -> 240 s, "up to four minutes") */
-#define FA_SHAPE_DEADLINE_MS        60000 /* ai_deadline_exceeded's platform deadline, ms */
-#define FA_SHAPE_DEADLINE_MAX_MS    3600000 /* "deadline_ms": 1..this */
-#define FA_SHAPE_TRANSIENT_MIN_S    3     /* a 503's Retry-After is 3..7 s (the platform's
-                                             rate-limit contract) */
-#define FA_SHAPE_TRANSIENT_MAX_S    7
-#define FA_SHAPE_PACING_REASON      "daily_window_exceeded" /* ai_pacing_limited's reason */
+#define FA_SHAPE_RETRY_AFTER_MAX_S 86400 /* "retry_after_s": 1..this */
+/* rate_limit_cluster's default pause, s (the platform's example says 12) */
+#define FA_SHAPE_CLUSTER_RA_S   12
+#define FA_SHAPE_CONGESTED_RA_S 5 /* ai_congested's default pause, s */
+/* ai_pacing_limited's default pause until its window resets, s */
+#define FA_SHAPE_PACING_RA_S   60
+#define FA_SHAPE_DEADLINE_RA_S 5 /* ai_deadline_exceeded's default pause, s */
+/* ai_provider_cooldown's first pause, s ("about a minute") */
+#define FA_SHAPE_COOLDOWN_BASE_S 60
+#define FA_SHAPE_COOLDOWN_MAX_S  3600 /* "cooldown_s": 1..this */
+/* the longest cooldown is this times the first (60 s -> 240 s, "up to
+ * four minutes") */
+#define FA_SHAPE_COOLDOWN_GROWTH 4
+#define FA_SHAPE_DEADLINE_MS     60000   /* ai_deadline_exceeded's platform deadline, ms */
+#define FA_SHAPE_DEADLINE_MAX_MS 3600000 /* "deadline_ms": 1..this */
+/* a 503's Retry-After is 3..7 s (the platform's rate-limit contract) */
+#define FA_SHAPE_TRANSIENT_MIN_S 3
+#define FA_SHAPE_TRANSIENT_MAX_S 7
+#define FA_SHAPE_PACING_REASON   "daily_window_exceeded" /* ai_pacing_limited's reason */
 
 /* A response's shape and its tuning ($.routes[i].responses[j]). */
 struct fa_shape_spec {
@@ -130,9 +131,9 @@ struct fa_shape_header {
 
 /* A rendered shape. */
 struct fa_shape_answer {
-	int status;            /* 429 or 503 */
-	cJSON *body;           /* owned: cJSON_Delete */
-	int retry_after_s;     /* the Retry-After sent, s, >= 1 */
+	int status;                                           /* 429 or 503 */
+	cJSON *body;                                          /* owned: cJSON_Delete */
+	int retry_after_s;                                    /* the Retry-After sent, s, >= 1 */
 	struct fa_shape_header headers[FA_SHAPE_MAX_HEADERS]; /* Retry-After first */
 	size_t n_headers;
 };
@@ -157,8 +158,8 @@ struct fa_shape_answer {
  * X-AI-Deadline-Ms (ai_deadline_exceeded).
  */
 void fa_shape_render(struct fa_shape_state *st, const struct fa_shape_spec *spec,
-		     const char *req_deadline, int64_t now_us, int64_t wall_us,
-		     struct fa_shape_answer *out);
+                     const char *req_deadline, int64_t now_us, int64_t wall_us,
+                     struct fa_shape_answer *out);
 
 /* Free what @out owns and zero it. */
 void fa_shape_answer_release(struct fa_shape_answer *out);

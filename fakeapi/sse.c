@@ -98,7 +98,7 @@ int fa_sse_chunks_sent(const char *body, size_t len, int lead, int n_content, si
 }
 
 void fa_sse_answer(struct fa_resp *resp, const struct fa_response_spec *spec, const char *end,
-		   int stall_retry_after_s)
+                   int stall_retry_after_s)
 {
 	resp->stream_end = end;
 	resp->chunk_delay_ms = spec->chunk_delay_ms;
@@ -114,7 +114,7 @@ void fa_sse_answer(struct fa_resp *resp, const struct fa_response_spec *spec, co
 }
 
 void fa_sse_render(const struct fa_chat_req *creq, struct fa_sse_pending *pending,
-		   struct fa_resp *resp)
+                   struct fa_resp *resp)
 {
 	struct fa_sse_stream sse = { 0 };
 

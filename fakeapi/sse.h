@@ -25,7 +25,7 @@ struct fa_response_spec;
 
 /* A rendered SSE body. */
 struct fa_sse_stream {
-	char *body;       /* owned, NUL-terminated, len bytes */
+	char *body; /* owned, NUL-terminated, len bytes */
 	size_t len;
 	size_t cap;       /* bytes allocated at body (> len) */
 	size_t *ends;     /* owned: where each frame fa_sse_frame appended ends, n_chunks */
@@ -81,25 +81,25 @@ int fa_sse_chunks_sent(const char *body, size_t len, int lead, int n_content, si
  * fa_sse_render().
  */
 void fa_sse_answer(struct fa_resp *resp, const struct fa_response_spec *spec, const char *end,
-		   int stall_retry_after_s);
+                   int stall_retry_after_s);
 
 struct fa_sse_pending;
 
 /* Render the stream @pending describes for request @creq into @out
  * (zeroed; finished with fa_sse_finish). */
-typedef void fa_sse_render_fn(const struct fa_chat_req *creq,
-			      const struct fa_sse_pending *pending, struct fa_sse_stream *out);
+typedef void fa_sse_render_fn(const struct fa_chat_req *creq, const struct fa_sse_pending *pending,
+                              struct fa_sse_stream *out);
 
 /* A stream body still to render, decided under the provider's lock. */
 struct fa_sse_pending {
 	fa_sse_render_fn *render; /* the endpoint's renderer; NULL: nothing pending */
-	const char *reply;      /* borrowed from the route (the scenario outlives it) */
-	cJSON *last;            /* owned: the frame that ends the stream in place of its
-	                           normal end (an error's, a stall's), or NULL */
-	int last_after;         /* the pieces of the reply sent before @last */
-	int stop_after;         /* fa_sse_finish's @stop_after, -1 = not cut */
-	uint64_t seq;           /* the answer's number ("chatcmpl-<seq>", "msg_<seq>") */
-	int64_t created_s;      /* its "created", wall clock, s (chat) */
+	const char *reply;        /* borrowed from the route (the scenario outlives it) */
+	cJSON *last;              /* owned: the frame that ends the stream in place of its
+	                             normal end (an error's, a stall's), or NULL */
+	int last_after;           /* the pieces of the reply sent before @last */
+	int stop_after;           /* fa_sse_finish's @stop_after, -1 = not cut */
+	uint64_t seq;             /* the answer's number ("chatcmpl-<seq>", "msg_<seq>") */
+	int64_t created_s;        /* its "created", wall clock, s (chat) */
 };
 
 /*
@@ -109,7 +109,7 @@ struct fa_sse_pending {
  * leaves @resp as it is.
  */
 void fa_sse_render(const struct fa_chat_req *creq, struct fa_sse_pending *pending,
-		   struct fa_resp *resp);
+                   struct fa_resp *resp);
 
 /* Free what @pending owns and zero it. NULL accepted. */
 void fa_sse_pending_release(struct fa_sse_pending *pending);

@@ -37,9 +37,9 @@ struct fa_store {
 	pthread_mutex_t lock;      /* guards everything below */
 	struct record **records;   /* owned, in commit order */
 	size_t n_records;
-	struct entry *entries;     /* owned, in the order they began */
+	struct entry *entries; /* owned, in the order they began */
 	size_t n_entries;
-	uint64_t next_id;          /* the next record is rec_<next_id> */
+	uint64_t next_id; /* the next record is rec_<next_id> */
 };
 
 const char *fa_store_verdict_str(enum fa_store_verdict v)
@@ -124,8 +124,7 @@ void fa_store_reset(struct fa_store *s)
 static void entry_remove(struct fa_store *s, size_t i)
 {
 	entry_release(&s->entries[i]);
-	memmove(&s->entries[i], &s->entries[i + 1],
-		(s->n_entries - i - 1) * sizeof(*s->entries));
+	memmove(&s->entries[i], &s->entries[i + 1], (s->n_entries - i - 1) * sizeof(*s->entries));
 	s->n_entries--;
 }
 
@@ -162,9 +161,8 @@ static char *answer_body(const struct record *r)
 	return fa_xcheck(cJSON_PrintUnformatted(r->body), "cJSON_PrintUnformatted");
 }
 
-enum fa_store_verdict fa_store_begin(struct fa_store *s, const char *key,
-				     const char *body_sha256, uint64_t owner,
-				     int64_t now_us, struct fa_store_answer *replay)
+enum fa_store_verdict fa_store_begin(struct fa_store *s, const char *key, const char *body_sha256,
+                                     uint64_t owner, int64_t now_us, struct fa_store_answer *replay)
 {
 	enum fa_store_verdict v = FA_STORE_PROCEED;
 	const char *sha = body_sha256 != NULL ? body_sha256 : "";
@@ -175,9 +173,8 @@ enum fa_store_verdict fa_store_begin(struct fa_store *s, const char *key,
 	if (s->spec.profile == FA_IDEM_NONE)
 		return FA_STORE_PROCEED;
 	if (key == NULL)
-		return s->spec.profile == FA_IDEM_IETF && s->spec.key_required
-			       ? FA_STORE_MISSING
-			       : FA_STORE_PROCEED;
+		return s->spec.profile == FA_IDEM_IETF && s->spec.key_required ? FA_STORE_MISSING
+		                                                               : FA_STORE_PROCEED;
 	pthread_mutex_lock(&s->lock);
 	purge(s, now_us);
 	e = entry_find(s, key);
@@ -191,13 +188,16 @@ enum fa_store_verdict fa_store_begin(struct fa_store *s, const char *key,
 			replay->status = e->record->status;
 			replay->body = answer_body(e->record);
 			snprintf(replay->provider_id, sizeof(replay->provider_id), "%s",
-				 e->record->id);
+			         e->record->id);
 		}
 	} else {
 		s->entries = fa_xrealloc(s->entries, (s->n_entries + 1) * sizeof(*s->entries));
 		s->entries[s->n_entries++] = (struct entry){
-			.key = fa_xstrdup(key), .body_sha256 = fa_xstrdup(sha),
-			.in_flight = true, .owner = owner, .since_us = now_us,
+			.key = fa_xstrdup(key),
+			.body_sha256 = fa_xstrdup(sha),
+			.in_flight = true,
+			.owner = owner,
+			.since_us = now_us,
 		};
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -221,8 +221,7 @@ void fa_store_params_add_id(struct fa_params *p, const char *provider_id)
 }
 
 /* A copy of @p (may be NULL) naming the record @id. */
-static void params_with_id(struct fa_params *out, const struct fa_params *p,
-			   const char *id)
+static void params_with_id(struct fa_params *out, const struct fa_params *p, const char *id)
 {
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; p != NULL && i < p->n; i++) {
@@ -233,9 +232,8 @@ static void params_with_id(struct fa_params *out, const struct fa_params *p,
 	fa_store_params_add_id(out, id);
 }
 
-enum fa_rc fa_store_commit(struct fa_store *s, const struct fa_store_write *w,
-			   uint64_t owner, int64_t now_us,
-			   char id_out[FA_STORE_ID_MAX])
+enum fa_rc fa_store_commit(struct fa_store *s, const struct fa_store_write *w, uint64_t owner,
+                           int64_t now_us, char id_out[FA_STORE_ID_MAX])
 {
 	struct entry *e = NULL;
 	struct record *r;
@@ -273,8 +271,7 @@ out:
 	return rc;
 }
 
-void fa_store_end(struct fa_store *s, const char *key, uint64_t owner,
-		  int64_t now_us)
+void fa_store_end(struct fa_store *s, const char *key, uint64_t owner, int64_t now_us)
 {
 	struct entry *e;
 
@@ -315,7 +312,7 @@ static cJSON *record_json(const struct record *r)
 	cJSON_AddNumberToObject(o, "status", r->status);
 	if (r->body != NULL)
 		cJSON_AddItemToObject(o, "body",
-				      fa_xcheck(cJSON_Duplicate(r->body, 1), "cJSON_Duplicate"));
+		                      fa_xcheck(cJSON_Duplicate(r->body, 1), "cJSON_Duplicate"));
 	else
 		cJSON_AddNullToObject(o, "body");
 	cJSON_AddNumberToObject(o, "created_us", (double)r->created_us);
@@ -337,8 +334,7 @@ cJSON *fa_store_by_client_reference(struct fa_store *s, const char *ref)
 	return arr;
 }
 
-static cJSON *operation_json(const char *key, bool in_flight,
-			     const struct record *r)
+static cJSON *operation_json(const char *key, bool in_flight, const struct record *r)
 {
 	cJSON *o = cJSON_CreateObject();
 

@@ -26,7 +26,7 @@ struct fa_store_spec {
 	int retention_s;              /* how long a key is remembered, 1..31536000, default 86400 */
 	bool key_required;            /* ietf: a write without a key is 400 (default false) */
 	bool by_client_reference;     /* GET /v1/records?client_reference=R exists (default true) */
-	bool by_operation;            /* GET /v1/operations/{idempotency_key} exists (default true) */
+	bool by_operation; /* GET /v1/operations/{idempotency_key} exists (default true) */
 };
 
 /*
@@ -127,9 +127,9 @@ void fa_store_reset(struct fa_store *s);
  *    flight for @owner until fa_store_end().
  * @replay is zeroed first in every case.
  */
-enum fa_store_verdict fa_store_begin(struct fa_store *s, const char *key,
-				     const char *body_sha256, uint64_t owner,
-				     int64_t now_us, struct fa_store_answer *replay);
+enum fa_store_verdict fa_store_begin(struct fa_store *s, const char *key, const char *body_sha256,
+                                     uint64_t owner, int64_t now_us,
+                                     struct fa_store_answer *replay);
 
 /*
  * Commit the side effect of a write: a new record holding @w's route,
@@ -142,9 +142,8 @@ enum fa_store_verdict fa_store_begin(struct fa_store *s, const char *key,
  * @id_out (may be NULL). Returns FA_OK, or FA_ESTATE when @owner's
  * in-flight entry for that key already committed (nothing is stored).
  */
-enum fa_rc fa_store_commit(struct fa_store *s, const struct fa_store_write *w,
-			   uint64_t owner, int64_t now_us,
-			   char id_out[FA_STORE_ID_MAX]);
+enum fa_rc fa_store_commit(struct fa_store *s, const struct fa_store_write *w, uint64_t owner,
+                           int64_t now_us, char id_out[FA_STORE_ID_MAX]);
 
 /*
  * The write @owner began with @key is over (its answer went out, or the
@@ -153,8 +152,7 @@ enum fa_rc fa_store_commit(struct fa_store *s, const struct fa_store_write *w,
  * the same key may try again. Nothing happens when @key is NULL or @owner
  * does not hold it in flight (a replay, a refusal, or a reset in between).
  */
-void fa_store_end(struct fa_store *s, const char *key, uint64_t owner,
-		  int64_t now_us);
+void fa_store_end(struct fa_store *s, const char *key, uint64_t owner, int64_t now_us);
 
 /*
  * Add FA_STORE_ID_PARAM = @provider_id to @p (an owned copy; released by

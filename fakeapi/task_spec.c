@@ -32,14 +32,14 @@ static bool query_has_reference(const char *q)
  * query) or a reconciliation read @store keeps on? The provider decides
  * the same way (provider.c). */
 static bool task_answered(const struct fa_task_spec *t, const struct fa_route_spec *routes,
-			  size_t n_routes, const struct fa_store_spec *store)
+                          size_t n_routes, const struct fa_store_spec *store)
 {
 	const char *q = strchr(t->path, '?');
-	char *path = fa_route_pct_decode(t->path, q != NULL ? (size_t)(q - t->path)
-							    : strlen(t->path));
+	char *path =
+	        fa_route_pct_decode(t->path, q != NULL ? (size_t)(q - t->path) : strlen(t->path));
 	bool ok = fa_route_find(routes, n_routes, t->method, path, NULL, NULL) != NULL ||
-		  fa_reconcile_is_read_of(store, t->method, path,
-					  query_has_reference(q != NULL ? q + 1 : NULL));
+	          fa_reconcile_is_read_of(store, t->method, path,
+	                                  query_has_reference(q != NULL ? q + 1 : NULL));
 
 	free(path);
 	return ok;
@@ -58,9 +58,9 @@ static const struct fa_header *key_header(const struct fa_task_spec *t)
 /* A task that reaches neither a route nor a reconciliation read would
  * get the provider's 404 no_route, and a client that does not retry it
  * would pass classify.no_retry_4xx on the scenario's mistake. */
-enum fa_rc fa_task_spec_check(struct fa_schema *s, const struct fa_task_spec *tasks,
-			      size_t n_tasks, const struct fa_route_spec *routes,
-			      size_t n_routes, const struct fa_store_spec *store)
+enum fa_rc fa_task_spec_check(struct fa_schema *s, const struct fa_task_spec *tasks, size_t n_tasks,
+                              const struct fa_route_spec *routes, size_t n_routes,
+                              const struct fa_store_spec *store)
 {
 	char list[400];
 	size_t used = 0, mark;
@@ -74,9 +74,10 @@ enum fa_rc fa_task_spec_check(struct fa_schema *s, const struct fa_task_spec *ta
 			mark = fa_schema_enter(s, "tasks");
 			fa_schema_enter_index(s, i);
 			fa_schema_enter(s, "headers");
-			rc = fa_schema_fail(s, "header %s cannot go in a task (the client sends "
-					    "its key, FAKEAPI_KEY, itself)",
-					    fa_schema_quote(h->name).s);
+			rc = fa_schema_fail(s,
+			                    "header %s cannot go in a task (the client sends "
+			                    "its key, FAKEAPI_KEY, itself)",
+			                    fa_schema_quote(h->name).s);
 			fa_schema_leave(s, mark);
 			return rc;
 		}
@@ -86,18 +87,19 @@ enum fa_rc fa_task_spec_check(struct fa_schema *s, const struct fa_task_spec *ta
 		for (size_t k = 0; k < n_routes; k++) {
 			const struct fa_route_spec *r = &routes[k];
 			int n = snprintf(list + used, sizeof(list) - used, "%s%s %s",
-					 k > 0 ? ", " : "", r->method, r->path);
+			                 k > 0 ? ", " : "", r->method, r->path);
 
 			if (n < 0 || (size_t)n + sizeof(", ...") > sizeof(list) - used) {
-				snprintf(list + used, sizeof(list) - used, "%s...", k > 0 ? ", " : "");
+				snprintf(list + used, sizeof(list) - used, "%s...",
+				         k > 0 ? ", " : "");
 				break;
 			}
 			used += (size_t)n;
 		}
 		mark = fa_schema_enter(s, "tasks");
 		fa_schema_enter_index(s, i);
-		rc = fa_schema_fail(s, "%s %s matches no route (routes: %s)", t->method,
-				    t->path, list);
+		rc = fa_schema_fail(s, "%s %s matches no route (routes: %s)", t->method, t->path,
+		                    list);
 		fa_schema_leave(s, mark);
 		return rc;
 	}
@@ -133,7 +135,7 @@ static enum fa_rc read_one_outcome(struct fa_schema *s, const cJSON *v, unsigned
 		return fa_schema_fail_got(s, v, "one of " OUTCOME_LIST);
 	if (*out & bit)
 		return fa_schema_fail(s, "outcome %s listed twice",
-				      fa_schema_quote(v->valuestring).s);
+		                      fa_schema_quote(v->valuestring).s);
 	*out |= bit;
 	return FA_OK;
 }
@@ -147,8 +149,9 @@ enum fa_rc fa_task_spec_read_outcome(struct fa_schema *s, const cJSON *v, unsign
 	if (!cJSON_IsArray(v))
 		return read_one_outcome(s, v, out);
 	if (v->child == NULL)
-		return fa_schema_fail_got(s, v, "one of " OUTCOME_LIST ", or a non-empty "
-					  "array of them");
+		return fa_schema_fail_got(s, v,
+		                          "one of " OUTCOME_LIST ", or a non-empty "
+		                          "array of them");
 	for (const cJSON *c = v->child; c != NULL && rc == FA_OK; c = c->next, i++) {
 		mark = fa_schema_enter_index(s, i);
 		rc = read_one_outcome(s, c, out);

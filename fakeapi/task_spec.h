@@ -27,13 +27,13 @@ struct fa_task_spec {
 	char *path;                /* concrete path, may carry a query ("/v1/records/42") */
 	struct fa_header *headers; /* owned, extra request headers for the client */
 	size_t n_headers;
-	cJSON *body;               /* owned; NULL = no body */
+	cJSON *body; /* owned; NULL = no body */
 	struct fa_budget budget;
-	int timeout_s;             /* per-task client timeout, 1..3600; 0 = derived by the harness */
-	char *goal;                /* what the task is for, 1..500 characters (stdio task line,
-	                              escalation records); NULL = not given */
-	unsigned outcome;          /* how a correct client ends it within its budget: a set of
-	                              FA_OUTCOME_* bits (task_spec.h); 0 = not given */
+	int timeout_s;    /* per-task client timeout, 1..3600; 0 = derived by the harness */
+	char *goal;       /* what the task is for, 1..500 characters (stdio task line,
+	                     escalation records); NULL = not given */
+	unsigned outcome; /* how a correct client ends it within its budget: a set of
+	                     FA_OUTCOME_* bits (task_spec.h); 0 = not given */
 };
 
 /*
@@ -49,9 +49,9 @@ struct fa_task_spec {
  * routes as fit) or "$.harness.tasks[i].headers: header "Authorization"
  * cannot go in a task (...)"; FA_OK when all are fine.
  */
-enum fa_rc fa_task_spec_check(struct fa_schema *s, const struct fa_task_spec *tasks,
-			      size_t n_tasks, const struct fa_route_spec *routes,
-			      size_t n_routes, const struct fa_store_spec *store);
+enum fa_rc fa_task_spec_check(struct fa_schema *s, const struct fa_task_spec *tasks, size_t n_tasks,
+                              const struct fa_route_spec *routes, size_t n_routes,
+                              const struct fa_store_spec *store);
 
 /* How a task ends, as a stdio client's `result` line names it
  * (docs/client-protocol.md): one bit each in fa_task_spec.outcome.

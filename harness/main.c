@@ -44,199 +44,199 @@
 #define DEFAULT_CLIENT "clients/reference"
 
 static const char usage_text[] =
-	"NAME\n"
-	"    fakeapi-harness - grade an HTTP retry client against a fake provider\n"
-	"\n"
-	"SYNOPSIS\n"
-	"    fakeapi-harness run [--client COMMAND | --exec TEMPLATE] [OPTIONS]\n"
-	"                        [SUITE_OR_SCENARIO]\n"
-	"    fakeapi-harness replay SCENARIO [--client COMMAND | --exec TEMPLATE]\n"
-	"                        [OPTIONS]\n"
-	"    fakeapi-harness import-har [--host HOST]... [--path-prefix P]...\n"
-	"                        [--id ID] [--no-harness] [-o FILE] FILE.har\n"
-	"    fakeapi-harness import-journal [--path-prefix P]... [--id ID]\n"
-	"                        [--no-harness] [-o FILE] FILE.jsonl\n"
-	"    fakeapi-harness --help | --version\n"
-	"\n"
-	"DESCRIPTION\n"
-	"    Runs each scenario of a suite (a suite.json, or one scenario file)\n"
-	"    against the client: a fake provider on an ephemeral 127.0.0.1 port\n"
-	"    answers as the scenario says, the scenario's events give the client\n"
-	"    its tasks, and every check is computed from the provider's journal\n"
-	"    of attempts. Without a path it runs the built-in five-step suite\n"
-	"    (scenarios/five-step/suite.json); without --client or --exec it\n"
-	"    runs the reference client built beside the program\n"
-	"    (clients/reference), so `fakeapi-harness run` alone grades the\n"
-	"    reference client on the five-step suite.\n"
-	"\n"
-	"    Stdio mode (--client) starts /bin/sh -c COMMAND once per scenario,\n"
-	"    in its own process group, and speaks JSON lines with it\n"
-	"    (docs/client-protocol.md): the client prints hello first (within\n"
-	"    10 s, or the run stops with exit 2), then reads task, cancel and\n"
-	"    shutdown lines on stdin and reports action_sent, action_result,\n"
-	"    retry_scheduled and result lines on stdout; stderr is its own log\n"
-	"    (the report shows its tail when the client failed). A task is due\n"
-	"    within its deadline_ms (the task's timeout, as below); a line the\n"
-	"    harness cannot use is reported as a protocol error. When the\n"
-	"    scenario is over the client gets shutdown, then SIGKILL on its\n"
-	"    group 5 s later.\n"
-	"\n"
-	"    Exec mode (--exec) starts one process per task with /bin/sh -c\n"
-	"    TEMPLATE, in its own process group. In TEMPLATE, {url} (the task's\n"
-	"    URL; it carries fa_task=ID so the provider can tell tasks apart),\n"
-	"    {method}, {task}, {body_file} (a file holding the task's JSON body,\n"
-	"    empty when it has none), {headers_file} (one \"Name: value\" line\n"
-	"    per task header, as curl -H @FILE reads it), {max_attempts},\n"
-	"    {max_retries}, {max_wait_s} (the task's budget), {timeout_s} (its\n"
-	"    timeout, below), {rpm}, {tpm} and {period_s} (the published\n"
-	"    pacing) are replaced by shell-quoted values ('' when the task sets\n"
-	"    none); any other {...} is left as written. Exit status 0 means the task\n"
-	"    succeeded. stdin is /dev/null. A client that outlives its task's\n"
-	"    timeout gets SIGTERM, then SIGKILL one second later; whatever is\n"
-	"    left of its process group when it exits is killed.\n"
-	"\n"
-	"    Leaving the process group does not help: every client process\n"
-	"    carries FAKEAPI_CLIENT_NONCE (a random marker) in its environment,\n"
-	"    and when the client ends, every process still carrying its marker\n"
-	"    (setsid, a double fork) is killed too.\n"
-	"\n"
-	"    A task's timeout is its timeout_s, else its budget's max_wait_s +\n"
-	"    15 s, else the scenario's timeout_s. The client's environment gets\n"
-	"    FAKEAPI_URL (base URL), FAKEAPI_KEY (an API key: use it from the\n"
-	"    environment, never put it in a command line; in exec mode the\n"
-	"    task's own), FAKEAPI_KEY_<ID> for every key of the scenario (stdio\n"
-	"    mode; a task line names its variable), in exec mode the same\n"
-	"    values as the placeholders: FAKEAPI_TASK, FAKEAPI_METHOD,\n"
-	"    FAKEAPI_BODY_FILE, FAKEAPI_HEADERS_FILE, FAKEAPI_HEADERS (the\n"
-	"    headers as a JSON object), FAKEAPI_MAX_ATTEMPTS,\n"
-	"    FAKEAPI_MAX_RETRIES, FAKEAPI_MAX_WAIT_S, FAKEAPI_TIMEOUT_S,\n"
-	"    FAKEAPI_RPM, FAKEAPI_TPM, FAKEAPI_PERIOD_S (unset when the task\n"
-	"    sets none), CLIENT_STATE_DIR (a fresh folder per\n"
-	"    scenario) and FAKEAPI_CLIENT_NONCE (above). The provider answers\n"
-	"    no /_fakeapi/ endpoint to the client: such a request is an attempt\n"
-	"    like any other.\n"
-	"\n"
-	"    A write task (POST, PUT or PATCH to a route with an effect) gets a\n"
-	"    unique client reference in its JSON body, so its attempts are told\n"
-	"    apart without trusting the client. A scenario's kill event SIGKILLs\n"
-	"    the client (stdio mode: its process group; exec mode: the task's)\n"
-	"    and reaps it, then lets the provider's held answers go ahead; with\n"
-	"    restart, the client starts again with the same CLIENT_STATE_DIR and\n"
-	"    gets every unfinished task again (exec mode: the killed task's\n"
-	"    command runs again).\n"
-	"\n"
-	"    replay SCENARIO is run with the file required (a suite works too):\n"
-	"    the same options and reports. import-har turns a HAR 1.2 capture,\n"
-	"    import-journal a journal fakeapi recorded, into a scenario (stdout,\n"
-	"    or -o FILE) that answers the same way: routes per method and path\n"
-	"    template, the responses in order, a task per request sent at its\n"
-	"    original offset; secret headers are dropped, credential-like query\n"
-	"    parameters and body members redacted (docs/import.md).\n"
-	"\n"
-	"OPTIONS\n"
-	"    --client COMMAND\n"
-	"        Stdio mode: the client program, e.g.\n"
-	"        --client 'build/clients/reference'\n"
-	"    --exec TEMPLATE\n"
-	"        Exec mode: the command run for each task, e.g.\n"
-	"        --exec 'curl -sS -f --retry 4 -H \"Authorization: Bearer $FAKEAPI_KEY\" {url}'\n"
-	"        Give --client or --exec, not both.\n"
-	"    --report-json FILE\n"
-	"        Also write the JSON report to FILE (\"-\" = stdout; the text\n"
-	"        report then goes to stderr).\n"
-	"    --junit FILE\n"
-	"        Also write JUnit XML: a testsuite per scenario, a testcase per\n"
-	"        check (\"-\" = stdout, as above; not with --report-json -).\n"
-	"        Each report's folder must exist and be writable: that is\n"
-	"        checked before any scenario runs.\n"
-	"    --min-level L1|L2|L3|L4\n"
-	"        Exit 1 unless the client reaches this level.\n"
-	"    --strict\n"
-	"        Count recommended checks (docs/checks.md) as required: their\n"
-	"        failures make the exit code 1 and they count for the level,\n"
-	"        whatever a scenario's expect says.\n"
-	"    --known-failing FILE\n"
-	"        Checks the client is known to fail: one check id per line,\n"
-	"        optionally followed by '# reason'; blank lines and lines\n"
-	"        starting with '#' are comments. A listed check that fails is\n"
-	"        reported as known failing and does not make the exit code 1;\n"
-	"        a listed check that passes does (\"known-failing entry ID\n"
-	"        passes now: remove it from FILE\"), so the list only shrinks;\n"
-	"        a listed check the run did not show is fine. A known failing\n"
-	"        check still keeps its level from being reached, and\n"
-	"        --min-level still applies. An unknown or repeated id is exit 2\n"
-	"        (FILE:LINE: unknown check \"x\").\n"
-	"    --repeat N\n"
-	"        Run the suite N times, 1..1000, with seeds S, S+1, ... (S from\n"
-	"        --seed or the clock), a progress line per run: the reports\n"
-	"        add each check's verdicts over the runs (\"wait.jitter 9/10\n"
-	"        pass, 1 fail\"); the level is the lowest of the runs, the exit\n"
-	"        code the worst; the scenarios shown are the last run's. A run\n"
-	"        that exits 2 ends the repeat.\n"
-	"    --time-scale S\n"
-	"        Run on virtual time, S times faster than real time: 1 (the\n"
-	"        default, real time) or 2..20. The provider's clock, everything\n"
-	"        it stamps, announces (Retry-After, reset instants) and waits on,\n"
-	"        and the client's clock through libfaketime (Debian's faketime\n"
-	"        package) run on one timeline, so a Retry-After of 120 s takes\n"
-	"        6 s at S = 20 with the same verdicts. Every time in the reports\n"
-	"        is virtual. The client must follow the scaled clock: a stdio\n"
-	"        client answers the clock probe (docs/client-protocol.md); an\n"
-	"        exec template's program must be dynamically linked and not a Go\n"
-	"        program (an interpreter is probed too). One that does not is\n"
-	"        refused, exit 2. docs/time-scale.md says why 20 is the largest\n"
-	"        and 2 the smallest.\n"
-	"    --seed N\n"
-	"        Seed of the provider's random choices, 0..2^53-1. Default: from\n"
-	"        the clock; the report always prints it so a run can be replayed.\n"
-	"    --jobs N\n"
-	"        Scenarios run at once, 1..64 (default 2).\n"
-	"    --journal-dir DIR\n"
-	"        Write each scenario's journal to DIR/<scenario id>.jsonl\n"
-	"        (hash-chained; check with `fakeapi verify-journal`).\n"
-	"    --journal -\n"
-	"        Watch the run live: every attempt of every scenario on stdout\n"
-	"        as the provider completes it, one JSON line each: the\n"
-	"        journal's line with a first member \"scenario\" (the scenario\n"
-	"        id) put in front, {\"scenario\": ID, \"seq\": 1, ...}. Each line\n"
-	"        is whole; with --jobs > 1 the scenarios' lines interleave.\n"
-	"        The lines never hold the provider up: a reader of stdout that\n"
-	"        falls 100000 lines (8 MiB) behind misses the newer ones (a\n"
-	"        warning on stderr counts them), and at the end it gets 2 s to\n"
-	"        take the rest. The text report then goes to stderr; not with\n"
-	"        --report-json - or --junit -. --journal-dir files and the\n"
-	"        report are the same with or without it.\n"
-	"    --follow\n"
-	"        As --journal -, but one line of text per attempt, the\n"
-	"        scenario id in brackets first:\n"
-	"        [ID] +ARRIVAL  #SEQ  TASK  METHOD PATH  STATUS  FAULT ...\n"
-	"        then the quota decision, `pause until +T (scope S)` after an\n"
-	"        answer that announced a pause, and how it was delivered\n"
-	"        (times in seconds since the scenario's provider started).\n"
-	"    -q, --quiet\n"
-	"        No progress lines on stderr.\n"
-	"    -h, --help\n"
-	"        This text.\n"
-	"    --version\n"
-	"        Print the version.\n"
-	"\n"
-	"EXIT STATUS\n"
-	"    0  no required check failed (but those --known-failing lists) and\n"
-	"       at least one passed (and the level asked with --min-level was\n"
-	"       reached); with --repeat, in every run\n"
-	"    1  a check failed, a --known-failing entry passes now, none\n"
-	"       passed, or the level was not reached\n"
-	"    2  usage, scenario or client-start error (no hello, a protocol\n"
-	"       version the harness does not know), a report that cannot be\n"
-	"       written, or the run was interrupted (SIGINT, SIGTERM: the\n"
-	"       scenarios cut short are not graded); the message names the cause\n"
-	"\n"
-	"ENVIRONMENT\n"
-	"    FAKEAPI_SCENARIOS  folder holding five-step/suite.json, the default\n"
-	"                       suite (otherwise found next to the program)\n"
-	"    FAKEAPI_LOG        error|warn|info|debug: the harness's own log level\n"
-	"    FAKEAPI_LIBFAKETIME  the libfaketime library --time-scale preloads into\n"
-	"                       clients (default: Debian's libfaketimeMT.so.1)\n";
+        "NAME\n"
+        "    fakeapi-harness - grade an HTTP retry client against a fake provider\n"
+        "\n"
+        "SYNOPSIS\n"
+        "    fakeapi-harness run [--client COMMAND | --exec TEMPLATE] [OPTIONS]\n"
+        "                        [SUITE_OR_SCENARIO]\n"
+        "    fakeapi-harness replay SCENARIO [--client COMMAND | --exec TEMPLATE]\n"
+        "                        [OPTIONS]\n"
+        "    fakeapi-harness import-har [--host HOST]... [--path-prefix P]...\n"
+        "                        [--id ID] [--no-harness] [-o FILE] FILE.har\n"
+        "    fakeapi-harness import-journal [--path-prefix P]... [--id ID]\n"
+        "                        [--no-harness] [-o FILE] FILE.jsonl\n"
+        "    fakeapi-harness --help | --version\n"
+        "\n"
+        "DESCRIPTION\n"
+        "    Runs each scenario of a suite (a suite.json, or one scenario file)\n"
+        "    against the client: a fake provider on an ephemeral 127.0.0.1 port\n"
+        "    answers as the scenario says, the scenario's events give the client\n"
+        "    its tasks, and every check is computed from the provider's journal\n"
+        "    of attempts. Without a path it runs the built-in five-step suite\n"
+        "    (scenarios/five-step/suite.json); without --client or --exec it\n"
+        "    runs the reference client built beside the program\n"
+        "    (clients/reference), so `fakeapi-harness run` alone grades the\n"
+        "    reference client on the five-step suite.\n"
+        "\n"
+        "    Stdio mode (--client) starts /bin/sh -c COMMAND once per scenario,\n"
+        "    in its own process group, and speaks JSON lines with it\n"
+        "    (docs/client-protocol.md): the client prints hello first (within\n"
+        "    10 s, or the run stops with exit 2), then reads task, cancel and\n"
+        "    shutdown lines on stdin and reports action_sent, action_result,\n"
+        "    retry_scheduled and result lines on stdout; stderr is its own log\n"
+        "    (the report shows its tail when the client failed). A task is due\n"
+        "    within its deadline_ms (the task's timeout, as below); a line the\n"
+        "    harness cannot use is reported as a protocol error. When the\n"
+        "    scenario is over the client gets shutdown, then SIGKILL on its\n"
+        "    group 5 s later.\n"
+        "\n"
+        "    Exec mode (--exec) starts one process per task with /bin/sh -c\n"
+        "    TEMPLATE, in its own process group. In TEMPLATE, {url} (the task's\n"
+        "    URL; it carries fa_task=ID so the provider can tell tasks apart),\n"
+        "    {method}, {task}, {body_file} (a file holding the task's JSON body,\n"
+        "    empty when it has none), {headers_file} (one \"Name: value\" line\n"
+        "    per task header, as curl -H @FILE reads it), {max_attempts},\n"
+        "    {max_retries}, {max_wait_s} (the task's budget), {timeout_s} (its\n"
+        "    timeout, below), {rpm}, {tpm} and {period_s} (the published\n"
+        "    pacing) are replaced by shell-quoted values ('' when the task sets\n"
+        "    none); any other {...} is left as written. Exit status 0 means the task\n"
+        "    succeeded. stdin is /dev/null. A client that outlives its task's\n"
+        "    timeout gets SIGTERM, then SIGKILL one second later; whatever is\n"
+        "    left of its process group when it exits is killed.\n"
+        "\n"
+        "    Leaving the process group does not help: every client process\n"
+        "    carries FAKEAPI_CLIENT_NONCE (a random marker) in its environment,\n"
+        "    and when the client ends, every process still carrying its marker\n"
+        "    (setsid, a double fork) is killed too.\n"
+        "\n"
+        "    A task's timeout is its timeout_s, else its budget's max_wait_s +\n"
+        "    15 s, else the scenario's timeout_s. The client's environment gets\n"
+        "    FAKEAPI_URL (base URL), FAKEAPI_KEY (an API key: use it from the\n"
+        "    environment, never put it in a command line; in exec mode the\n"
+        "    task's own), FAKEAPI_KEY_<ID> for every key of the scenario (stdio\n"
+        "    mode; a task line names its variable), in exec mode the same\n"
+        "    values as the placeholders: FAKEAPI_TASK, FAKEAPI_METHOD,\n"
+        "    FAKEAPI_BODY_FILE, FAKEAPI_HEADERS_FILE, FAKEAPI_HEADERS (the\n"
+        "    headers as a JSON object), FAKEAPI_MAX_ATTEMPTS,\n"
+        "    FAKEAPI_MAX_RETRIES, FAKEAPI_MAX_WAIT_S, FAKEAPI_TIMEOUT_S,\n"
+        "    FAKEAPI_RPM, FAKEAPI_TPM, FAKEAPI_PERIOD_S (unset when the task\n"
+        "    sets none), CLIENT_STATE_DIR (a fresh folder per\n"
+        "    scenario) and FAKEAPI_CLIENT_NONCE (above). The provider answers\n"
+        "    no /_fakeapi/ endpoint to the client: such a request is an attempt\n"
+        "    like any other.\n"
+        "\n"
+        "    A write task (POST, PUT or PATCH to a route with an effect) gets a\n"
+        "    unique client reference in its JSON body, so its attempts are told\n"
+        "    apart without trusting the client. A scenario's kill event SIGKILLs\n"
+        "    the client (stdio mode: its process group; exec mode: the task's)\n"
+        "    and reaps it, then lets the provider's held answers go ahead; with\n"
+        "    restart, the client starts again with the same CLIENT_STATE_DIR and\n"
+        "    gets every unfinished task again (exec mode: the killed task's\n"
+        "    command runs again).\n"
+        "\n"
+        "    replay SCENARIO is run with the file required (a suite works too):\n"
+        "    the same options and reports. import-har turns a HAR 1.2 capture,\n"
+        "    import-journal a journal fakeapi recorded, into a scenario (stdout,\n"
+        "    or -o FILE) that answers the same way: routes per method and path\n"
+        "    template, the responses in order, a task per request sent at its\n"
+        "    original offset; secret headers are dropped, credential-like query\n"
+        "    parameters and body members redacted (docs/import.md).\n"
+        "\n"
+        "OPTIONS\n"
+        "    --client COMMAND\n"
+        "        Stdio mode: the client program, e.g.\n"
+        "        --client 'build/clients/reference'\n"
+        "    --exec TEMPLATE\n"
+        "        Exec mode: the command run for each task, e.g.\n"
+        "        --exec 'curl -sS -f --retry 4 -H \"Authorization: Bearer $FAKEAPI_KEY\" {url}'\n"
+        "        Give --client or --exec, not both.\n"
+        "    --report-json FILE\n"
+        "        Also write the JSON report to FILE (\"-\" = stdout; the text\n"
+        "        report then goes to stderr).\n"
+        "    --junit FILE\n"
+        "        Also write JUnit XML: a testsuite per scenario, a testcase per\n"
+        "        check (\"-\" = stdout, as above; not with --report-json -).\n"
+        "        Each report's folder must exist and be writable: that is\n"
+        "        checked before any scenario runs.\n"
+        "    --min-level L1|L2|L3|L4\n"
+        "        Exit 1 unless the client reaches this level.\n"
+        "    --strict\n"
+        "        Count recommended checks (docs/checks.md) as required: their\n"
+        "        failures make the exit code 1 and they count for the level,\n"
+        "        whatever a scenario's expect says.\n"
+        "    --known-failing FILE\n"
+        "        Checks the client is known to fail: one check id per line,\n"
+        "        optionally followed by '# reason'; blank lines and lines\n"
+        "        starting with '#' are comments. A listed check that fails is\n"
+        "        reported as known failing and does not make the exit code 1;\n"
+        "        a listed check that passes does (\"known-failing entry ID\n"
+        "        passes now: remove it from FILE\"), so the list only shrinks;\n"
+        "        a listed check the run did not show is fine. A known failing\n"
+        "        check still keeps its level from being reached, and\n"
+        "        --min-level still applies. An unknown or repeated id is exit 2\n"
+        "        (FILE:LINE: unknown check \"x\").\n"
+        "    --repeat N\n"
+        "        Run the suite N times, 1..1000, with seeds S, S+1, ... (S from\n"
+        "        --seed or the clock), a progress line per run: the reports\n"
+        "        add each check's verdicts over the runs (\"wait.jitter 9/10\n"
+        "        pass, 1 fail\"); the level is the lowest of the runs, the exit\n"
+        "        code the worst; the scenarios shown are the last run's. A run\n"
+        "        that exits 2 ends the repeat.\n"
+        "    --time-scale S\n"
+        "        Run on virtual time, S times faster than real time: 1 (the\n"
+        "        default, real time) or 2..20. The provider's clock, everything\n"
+        "        it stamps, announces (Retry-After, reset instants) and waits on,\n"
+        "        and the client's clock through libfaketime (Debian's faketime\n"
+        "        package) run on one timeline, so a Retry-After of 120 s takes\n"
+        "        6 s at S = 20 with the same verdicts. Every time in the reports\n"
+        "        is virtual. The client must follow the scaled clock: a stdio\n"
+        "        client answers the clock probe (docs/client-protocol.md); an\n"
+        "        exec template's program must be dynamically linked and not a Go\n"
+        "        program (an interpreter is probed too). One that does not is\n"
+        "        refused, exit 2. docs/time-scale.md says why 20 is the largest\n"
+        "        and 2 the smallest.\n"
+        "    --seed N\n"
+        "        Seed of the provider's random choices, 0..2^53-1. Default: from\n"
+        "        the clock; the report always prints it so a run can be replayed.\n"
+        "    --jobs N\n"
+        "        Scenarios run at once, 1..64 (default 2).\n"
+        "    --journal-dir DIR\n"
+        "        Write each scenario's journal to DIR/<scenario id>.jsonl\n"
+        "        (hash-chained; check with `fakeapi verify-journal`).\n"
+        "    --journal -\n"
+        "        Watch the run live: every attempt of every scenario on stdout\n"
+        "        as the provider completes it, one JSON line each: the\n"
+        "        journal's line with a first member \"scenario\" (the scenario\n"
+        "        id) put in front, {\"scenario\": ID, \"seq\": 1, ...}. Each line\n"
+        "        is whole; with --jobs > 1 the scenarios' lines interleave.\n"
+        "        The lines never hold the provider up: a reader of stdout that\n"
+        "        falls 100000 lines (8 MiB) behind misses the newer ones (a\n"
+        "        warning on stderr counts them), and at the end it gets 2 s to\n"
+        "        take the rest. The text report then goes to stderr; not with\n"
+        "        --report-json - or --junit -. --journal-dir files and the\n"
+        "        report are the same with or without it.\n"
+        "    --follow\n"
+        "        As --journal -, but one line of text per attempt, the\n"
+        "        scenario id in brackets first:\n"
+        "        [ID] +ARRIVAL  #SEQ  TASK  METHOD PATH  STATUS  FAULT ...\n"
+        "        then the quota decision, `pause until +T (scope S)` after an\n"
+        "        answer that announced a pause, and how it was delivered\n"
+        "        (times in seconds since the scenario's provider started).\n"
+        "    -q, --quiet\n"
+        "        No progress lines on stderr.\n"
+        "    -h, --help\n"
+        "        This text.\n"
+        "    --version\n"
+        "        Print the version.\n"
+        "\n"
+        "EXIT STATUS\n"
+        "    0  no required check failed (but those --known-failing lists) and\n"
+        "       at least one passed (and the level asked with --min-level was\n"
+        "       reached); with --repeat, in every run\n"
+        "    1  a check failed, a --known-failing entry passes now, none\n"
+        "       passed, or the level was not reached\n"
+        "    2  usage, scenario or client-start error (no hello, a protocol\n"
+        "       version the harness does not know), a report that cannot be\n"
+        "       written, or the run was interrupted (SIGINT, SIGTERM: the\n"
+        "       scenarios cut short are not graded); the message names the cause\n"
+        "\n"
+        "ENVIRONMENT\n"
+        "    FAKEAPI_SCENARIOS  folder holding five-step/suite.json, the default\n"
+        "                       suite (otherwise found next to the program)\n"
+        "    FAKEAPI_LOG        error|warn|info|debug: the harness's own log level\n"
+        "    FAKEAPI_LIBFAKETIME  the libfaketime library --time-scale preloads into\n"
+        "                       clients (default: Debian's libfaketimeMT.so.1)\n";
 
 enum {
 	OPT_EXEC = 256,
@@ -263,19 +263,19 @@ struct cli {
 	const char *report_json;
 	const char *junit;
 	const char *journal_dir;
-	bool journal_stdout;       /* --journal -: live JSONL on stdout */
-	bool follow;               /* --follow: live text on stdout */
+	bool journal_stdout; /* --journal -: live JSONL on stdout */
+	bool follow;         /* --follow: live text on stdout */
 	const char *path;
 	const char *known_failing; /* --known-failing FILE, or NULL */
 	int min_level;
-	unsigned repeat;           /* --repeat N, 0 = not given */
+	unsigned repeat; /* --repeat N, 0 = not given */
 	bool strict;
 	uint64_t seed;
 	bool has_seed;
 	unsigned jobs;
 	bool quiet;
-	double time_scale;         /* --time-scale S; 1 = real time */
-	char *clock_check;         /* owned: how the client's clock was checked */
+	double time_scale; /* --time-scale S; 1 = real time */
+	char *clock_check; /* owned: how the client's clock was checked */
 };
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -382,27 +382,30 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		case OPT_JOURNAL:
 			if (strcmp(optarg, "-") != 0)
 				return usage_error("--journal: expected - (stdout), got '%s'; "
-						   "for files give --journal-dir DIR", optarg);
+				                   "for files give --journal-dir DIR",
+				                   optarg);
 			c->journal_stdout = true;
 			break;
 		case OPT_FOLLOW: c->follow = true; break;
 		case OPT_MIN_LEVEL:
 			if (!parse_u64(optarg[0] == 'L' ? optarg + 1 : optarg, 1, 4, &v))
 				return usage_error("--min-level: expected L1..L4, got '%s'",
-						   optarg);
+				                   optarg);
 			c->min_level = (int)v;
 			break;
 		case OPT_SEED:
 			if (!parse_u64(optarg, 0, MAX_SEED, &v))
 				return usage_error("--seed: expected an integer "
-						   "0..%llu, got '%s'", MAX_SEED, optarg);
+				                   "0..%llu, got '%s'",
+				                   MAX_SEED, optarg);
 			c->seed = v;
 			c->has_seed = true;
 			break;
 		case OPT_JOBS:
 			if (!parse_u64(optarg, 1, 64, &v))
 				return usage_error("--jobs: expected an integer 1..64, "
-						   "got '%s'", optarg);
+				                   "got '%s'",
+				                   optarg);
 			c->jobs = (unsigned)v;
 			break;
 		case OPT_STRICT: c->strict = true; break;
@@ -414,20 +417,20 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		case OPT_REPEAT:
 			if (!parse_u64(optarg, 1, HX_REPEAT_MAX, &v))
 				return usage_error("--repeat: expected an integer 1..%d, got '%s'",
-						   HX_REPEAT_MAX, optarg);
+				                   HX_REPEAT_MAX, optarg);
 			c->repeat = (unsigned)v;
 			break;
 		case OPT_TIME_SCALE:
 			if (!parse_scale(optarg, &c->time_scale))
 				return usage_error("--time-scale: expected 1 or a number %g..%g, "
-						   "got '%s'%s", FA_CLOCK_SCALE_MIN,
-						   FA_CLOCK_SCALE_MAX, optarg, scale_why(optarg));
+				                   "got '%s'%s",
+				                   FA_CLOCK_SCALE_MIN, FA_CLOCK_SCALE_MAX, optarg,
+				                   scale_why(optarg));
 			break;
 		case 'q': c->quiet = true; break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		case OPT_VERSION: printf("%s %s\n", PROG, HX_VERSION); return 0;
-		case ':':
-			return usage_error("%s: missing its argument", argv[optind - 1]);
+		case ':': return usage_error("%s: missing its argument", argv[optind - 1]);
 		default:
 			if (optopt != 0)
 				return usage_error("unknown option '-%c'", optopt);
@@ -437,23 +440,23 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	if (optind < argc)
 		c->path = argv[optind++];
 	if (optind < argc)
-		return usage_error("one suite or scenario at a time, got also '%s'",
-				   argv[optind]);
+		return usage_error("one suite or scenario at a time, got also '%s'", argv[optind]);
 	if (c->client_cmd != NULL && c->exec_template != NULL)
 		return usage_error("--client and --exec: one client at a time, "
-				   "stdio or exec");
+		                   "stdio or exec");
 	if (c->has_seed && c->repeat > 1 && c->seed > MAX_SEED - (c->repeat - 1))
 		return usage_error("--repeat %u from --seed %llu: the last seed would pass %llu",
-				   c->repeat, (unsigned long long)c->seed, MAX_SEED);
+		                   c->repeat, (unsigned long long)c->seed, MAX_SEED);
 	if (c->report_json != NULL && c->junit != NULL && strcmp(c->report_json, "-") == 0 &&
 	    strcmp(c->junit, "-") == 0)
 		return usage_error("--report-json - and --junit -: one report on stdout "
-				   "at a time, give the other a file");
+		                   "at a time, give the other a file");
 	if ((c->journal_stdout || c->follow) &&
 	    ((c->report_json != NULL && strcmp(c->report_json, "-") == 0) ||
 	     (c->junit != NULL && strcmp(c->junit, "-") == 0)))
 		return usage_error("%s and a report on stdout: the live lines keep stdout, "
-				   "give the report a file", c->follow ? "--follow" : "--journal -");
+		                   "give the report a file",
+		                   c->follow ? "--follow" : "--journal -");
 	return -1;
 }
 
@@ -598,8 +601,8 @@ static void print_errors(const struct hx_run_result *res)
  * and the exit code is 2).
  */
 static bool run_all(const struct cli *c, const struct fa_suite *suite,
-		    const struct hx_run_opts *base, struct hx_repeat *rep,
-		    struct hx_run_result *res)
+                    const struct hx_run_opts *base, struct hx_repeat *rep,
+                    struct hx_run_result *res)
 {
 	struct hx_run_opts opts = *base;
 	struct hx_run_result next;
@@ -612,7 +615,7 @@ static bool run_all(const struct cli *c, const struct fa_suite *suite,
 		opts.seed = c->seed + k;
 		if (c->repeat > 0 && !c->quiet)
 			fprintf(stderr, PROG ": run %u of %u, seed %" PRIu64 "\n", k + 1,
-				rep->planned, opts.seed);
+			        rep->planned, opts.seed);
 		if (hx_run_suite(suite, &opts, &next, &err) != FA_OK) {
 			fprintf(stderr, PROG ": %s\n", err.msg);
 			if (have)
@@ -623,7 +626,7 @@ static bool run_all(const struct cli *c, const struct fa_suite *suite,
 		hx_repeat_add(rep, &next);
 		if (c->repeat > 0 && !c->quiet)
 			fprintf(stderr, PROG ": run %u of %u: level L%d, exit code %d\n", k + 1,
-				rep->planned, next.level, next.interrupted ? 2 : next.exit_code);
+			        rep->planned, next.level, next.interrupted ? 2 : next.exit_code);
 		if (have)
 			hx_run_result_release(res);
 		*res = next;
@@ -660,8 +663,7 @@ static int run(const struct cli *c, const char *path)
 	};
 	struct fa_err err = { { 0 } };
 	bool to_stdout = (c->report_json && strcmp(c->report_json, "-") == 0) ||
-			 (c->junit && strcmp(c->junit, "-") == 0) ||
-			 c->journal_stdout || c->follow;
+	                 (c->junit && strcmp(c->junit, "-") == 0) || c->journal_stdout || c->follow;
 	int code = 2;
 
 	hx_repeat_init(&rep, c->repeat > 0 ? c->repeat : 1, c->seed);
@@ -676,17 +678,22 @@ static int run(const struct cli *c, const char *path)
 		goto out;
 	}
 	if (!c->quiet)
-		fprintf(stderr, PROG ": suite %s (version %s), %zu scenario%s, seed %" PRIu64 "%s\n",
-			suite->id, suite->version[0] ? suite->version : "-",
-			suite->n_scenarios, suite->n_scenarios == 1 ? "" : "s", c->seed,
-			c->repeat > 1 ? " and up" : "");
+		fprintf(stderr,
+		        PROG ": suite %s (version %s), %zu scenario%s, seed %" PRIu64 "%s\n",
+		        suite->id, suite->version[0] ? suite->version : "-", suite->n_scenarios,
+		        suite->n_scenarios == 1 ? "" : "s", c->seed,
+		        c->repeat > 1 ? " and up" : "");
 	if (!c->quiet && c->time_scale > 1.0)
-		fprintf(stderr, PROG ": time scale %g: the provider and the client run on "
-			"virtual time; client clock: %s\n", c->time_scale, c->clock_check);
+		fprintf(stderr,
+		        PROG ": time scale %g: the provider and the client run on "
+		             "virtual time; client clock: %s\n",
+		        c->time_scale, c->clock_check);
 	if (c->journal_stdout || c->follow)
-		opts.live = fa_livefeed_new(STDOUT_FILENO, 0, 0, PROG, c->journal_dir != NULL
-					    ? "the --journal-dir files and the report are complete"
-					    : "the report is complete");
+		opts.live = fa_livefeed_new(
+		        STDOUT_FILENO, 0, 0, PROG,
+		        c->journal_dir != NULL
+		                ? "the --journal-dir files and the report are complete"
+		                : "the report is complete");
 	if (!run_all(c, suite, &opts, &rep, &res))
 		goto out;
 	/* the live lines end before the report: a stuck reader gets a
@@ -705,8 +712,7 @@ static int run(const struct cli *c, const char *path)
 	hx_report_text(to_stdout ? stderr : stdout, &res);
 	fflush(stdout);
 	code = res.interrupted ? 2 : res.exit_code;
-	if (c->report_json != NULL &&
-	    hx_report_json(c->report_json, &res, &err) != FA_OK) {
+	if (c->report_json != NULL && hx_report_json(c->report_json, &res, &err) != FA_OK) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		code = 2;
 	}
@@ -736,7 +742,7 @@ static enum fa_rc start_scale(struct cli *c)
 	}
 	if (c->exec_template == NULL) {
 		c->clock_check = fa_xstrdup("the clock probe of the stdio protocol at each hello "
-					    "(docs/client-protocol.md)");
+		                            "(docs/client-protocol.md)");
 		return FA_OK;
 	}
 	if (hx_timescale_check_exec(c->exec_template, &c->clock_check, &err) != FA_OK) {
@@ -771,7 +777,8 @@ int main(int argc, char **argv)
 		return hx_import_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "run") != 0 && strcmp(argv[1], "replay") != 0)
 		return usage_error("unknown command '%s', expected 'run', 'replay', "
-				   "'import-har' or 'import-journal'", argv[1]);
+		                   "'import-har' or 'import-journal'",
+		                   argv[1]);
 	code = parse_args(argc - 1, argv + 1, &c);
 	if (code >= 0)
 		return code;
@@ -785,22 +792,23 @@ int main(int argc, char **argv)
 		client = default_client();
 		if (client == NULL) {
 			fputs(PROG ": no client: build the reference client (make) or "
-			      "give --client/--exec\n", stderr);
+			           "give --client/--exec\n",
+			      stderr);
 			return 2;
 		}
 		c.client_cmd = client;
 	}
 	if (!c.has_seed)
-		c.seed = ((uint64_t)fa_clock_wall_us() ^ ((uint64_t)getpid() << 20)) &
-			 0xffffffffu;
+		c.seed = ((uint64_t)fa_clock_wall_us() ^ ((uint64_t)getpid() << 20)) & 0xffffffffu;
 	if (c.path != NULL) {
 		path = fa_xstrdup(c.path);
 	} else {
 		path = default_suite();
 		if (path == NULL) {
 			fputs(PROG ": no suite given and scenarios/" DEFAULT_SUITE
-			      " not found next to the program: give a path or set "
-			      "FAKEAPI_SCENARIOS\n", stderr);
+			           " not found next to the program: give a path or set "
+			           "FAKEAPI_SCENARIOS\n",
+			      stderr);
 			free(client);
 			return 2;
 		}

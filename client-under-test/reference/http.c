@@ -70,8 +70,8 @@ static void free_rl(struct ref_http_hdr *rl, size_t *n)
  * RateLimit-Limit/-Remaining/-Reset, and every X-RateLimit-*. */
 static bool ratelimit_field(const char *name, size_t len)
 {
-	static const char *const exact[] = {"ratelimit", "ratelimit-policy", "ratelimit-limit",
-	                                    "ratelimit-remaining", "ratelimit-reset"};
+	static const char *const exact[] = { "ratelimit", "ratelimit-policy", "ratelimit-limit",
+		                             "ratelimit-remaining", "ratelimit-reset" };
 
 	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
 		if (len == strlen(exact[i]) && strncasecmp(name, exact[i], len) == 0)

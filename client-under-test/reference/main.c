@@ -104,7 +104,7 @@ static struct ref_task *find_task(const struct tasks *ts, const char *id)
 
 static void on_task(struct tasks *ts, const struct ref_shared *sh, const cJSON *msg, long lineno)
 {
-	struct fa_err err = {""};
+	struct fa_err err = { "" };
 	struct ref_task *t = NULL;
 
 	if (ref_task_new(msg, sh, &t, &err) != FA_OK) {
@@ -219,9 +219,9 @@ static uint64_t seed_from_env(void)
 
 int main(void)
 {
-	struct fa_err err = {""};
-	struct ref_shared sh = {NULL, NULL, NULL, NULL, NULL, REF_STREAM_IDLE_S};
-	struct tasks ts = {NULL, 0, 0};
+	struct fa_err err = { "" };
+	struct ref_shared sh = { NULL, NULL, NULL, NULL, NULL, REF_STREAM_IDLE_S };
+	struct tasks ts = { NULL, 0, 0 };
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;

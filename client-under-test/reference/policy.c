@@ -18,10 +18,10 @@
  * no retry after a transport error.
  */
 static const struct ref_class classes[] = {
-        {"read", 4, 90, 1000, 60000, {408, 429, 500, 502, 503, 504, 0}, true},
-        {"idempotent_write", 3, 120, 1000, 60000, {408, 429, 502, 503, 504, 0}, true},
-        {"uncertain_write", 1, 0, 0, 0, {0}, false},
-        {"default", 4, 90, 1000, 60000, {408, 429, 503, 0}, false},
+	{ "read", 4, 90, 1000, 60000, { 408, 429, 500, 502, 503, 504, 0 }, true },
+	{ "idempotent_write", 3, 120, 1000, 60000, { 408, 429, 502, 503, 504, 0 }, true },
+	{ "uncertain_write", 1, 0, 0, 0, { 0 }, false },
+	{ "default", 4, 90, 1000, 60000, { 408, 429, 503, 0 }, false },
 };
 #define NCLASSES      ((int)(sizeof(classes) / sizeof(classes[0])))
 #define READ_CLASS    (&classes[0])
@@ -29,8 +29,8 @@ static const struct ref_class classes[] = {
 
 /* The retry-safety guide's shared_scope: what one scope's tasks may do together. */
 static const struct ref_scope_budget shared_scope = {
-        .max_delayed_requests = 25,
-        .max_concurrent_requests = 2,
+	.max_delayed_requests = 25,
+	.max_concurrent_requests = 2,
 };
 
 /* splitmix64: tiny, good enough for jitter, and one state under a mutex

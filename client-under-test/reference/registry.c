@@ -75,7 +75,7 @@ void ref_registry_raise(struct ref_registry *reg, const char *scope, int64_t unt
 
 struct ref_pause ref_registry_get(struct ref_registry *reg, const char *scope)
 {
-	struct ref_pause p = {0, 0};
+	struct ref_pause p = { 0, 0 };
 	struct entry *e;
 
 	pthread_mutex_lock(&reg->mu);

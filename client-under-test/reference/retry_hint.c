@@ -8,9 +8,9 @@
 
 static const char *const days[7] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" };
 static const char *const long_days[7] = { "Sunday",   "Monday", "Tuesday", "Wednesday",
-					  "Thursday", "Friday", "Saturday" };
+	                                  "Thursday", "Friday", "Saturday" };
 static const char *const months[12] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
-					"Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+	                                "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
 
 /* What a date's fields came to. */
 struct fields {
@@ -67,8 +67,14 @@ static bool match(const char *s, size_t n, const char *pattern, struct fields *f
 				return false;
 			s += len;
 			continue;
-		case 'Y': field = &f->year; f->year_digits = 4; break;
-		case 'y': field = &f->year; f->year_digits = 2; break;
+		case 'Y':
+			field = &f->year;
+			f->year_digits = 4;
+			break;
+		case 'y':
+			field = &f->year;
+			f->year_digits = 2;
+			break;
 		case 'D': field = &f->day; break;
 		case 'h': field = &f->hour; break;
 		case 'm': field = &f->minute; break;

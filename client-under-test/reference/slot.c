@@ -77,8 +77,8 @@ static struct scope *find(struct ref_slots *s, const char *name)
 enum ref_slot_rc ref_slots_take(struct ref_slots *s, const char *scope, const atomic_bool *cancel,
                                 int64_t limit_mono_us)
 {
-	struct timespec ts = {.tv_sec = (time_t)(limit_mono_us / 1000000),
-	                      .tv_nsec = (long)(limit_mono_us % 1000000) * 1000};
+	struct timespec ts = { .tv_sec = (time_t)(limit_mono_us / 1000000),
+		               .tv_nsec = (long)(limit_mono_us % 1000000) * 1000 };
 	enum ref_slot_rc rc = REF_SLOT_TAKEN;
 	struct scope *sc;
 

@@ -97,8 +97,8 @@ int ref_task_attempts_used(const struct ref_task *t, const struct ref_run *run)
 /* Sleep until monotonic @until_us unless cancelled; false on a cancel. */
 static bool sleep_until(struct ref_task *t, int64_t until_us)
 {
-	struct timespec ts = {.tv_sec = (time_t)(until_us / 1000000),
-	                      .tv_nsec = (long)(until_us % 1000000) * 1000};
+	struct timespec ts = { .tv_sec = (time_t)(until_us / 1000000),
+		               .tv_nsec = (long)(until_us % 1000000) * 1000 };
 	bool cancelled;
 
 	pthread_mutex_lock(&t->mu);
@@ -134,7 +134,7 @@ static struct plan plan_next(struct ref_task *t, int next, const struct ref_seen
                              int64_t left_us)
 {
 	int64_t now = fa_clock_mono_us();
-	struct plan p = {.due_us = now, .floor_us = now, .reason = REF_REASON_NONE};
+	struct plan p = { .due_us = now, .floor_us = now, .reason = REF_REASON_NONE };
 	int64_t base = now, window = 0;
 	struct ref_pause scope;
 
@@ -325,22 +325,22 @@ static long attempt_timeout_ms(const struct ref_task *t, bool write)
 static bool attempt(struct ref_task *t, struct ref_run *run, int n, const struct ref_wire *w,
                     bool quiet)
 {
-	struct fa_err err = {""};
+	struct fa_err err = { "" };
 	struct ref_http *h = NULL;
 	const char *env = t->key_env != NULL ? t->key_env : "FAKEAPI_KEY";
 	struct ref_http_req req = {
-	        .method = w->method,
-	        .url = w->url,
-	        .headers = (const char *const *)(w->status_read ? t->read_headers : t->headers),
-	        .nheaders = w->status_read ? t->nread_headers : t->nheaders,
-	        .secret = getenv(env),
-	        .idempotency_key = w->idempotency_key,
-	        .body = w->body,
-	        .body_len = w->body_len,
-	        .timeout_ms = attempt_timeout_ms(t, strcmp(w->kind, "write") == 0 && t->write),
-	        .cancel = quiet ? NULL : &t->cancel,
-	        .stream = t->stream && !w->status_read,
-	        .idle_s = t->idle_s,
+		.method = w->method,
+		.url = w->url,
+		.headers = (const char *const *)(w->status_read ? t->read_headers : t->headers),
+		.nheaders = w->status_read ? t->nread_headers : t->nheaders,
+		.secret = getenv(env),
+		.idempotency_key = w->idempotency_key,
+		.body = w->body,
+		.body_len = w->body_len,
+		.timeout_ms = attempt_timeout_ms(t, strcmp(w->kind, "write") == 0 && t->write),
+		.cancel = quiet ? NULL : &t->cancel,
+		.stream = t->stream && !w->status_read,
+		.idle_s = t->idle_s,
 	};
 
 	if (req.timeout_ms <= 0) {
@@ -418,8 +418,8 @@ static void free_log(struct ref_run *run)
 static void wake_later(struct ref_task *t, struct ref_run *run, const struct ref_wire *w,
                        const struct plan *p)
 {
-	struct timespec ts = {.tv_sec = (time_t)(p->due_us / 1000000),
-	                      .tv_nsec = (long)(p->due_us % 1000000) * 1000};
+	struct timespec ts = { .tv_sec = (time_t)(p->due_us / 1000000),
+		               .tv_nsec = (long)(p->due_us % 1000000) * 1000 };
 
 	if (!defect_is("wakeup"))
 		return;
@@ -597,11 +597,11 @@ static bool safe_method(const char *method)
 static void run_plain(struct ref_task *t, struct ref_run *run)
 {
 	const struct ref_wire w = {
-	        .kind = safe_method(t->method) ? "read" : "write",
-	        .method = t->method,
-	        .url = t->url,
-	        .body = t->body,
-	        .body_len = t->body_len,
+		.kind = safe_method(t->method) ? "read" : "write",
+		.method = t->method,
+		.url = t->url,
+		.body = t->body,
+		.body_len = t->body_len,
 	};
 
 	for (;;) {
@@ -657,7 +657,7 @@ static bool http_url(const char *url)
 static void *task_main(void *arg)
 {
 	struct ref_task *t = arg;
-	struct ref_run run = {.outcome = "failed", .asked_us = -1};
+	struct ref_run run = { .outcome = "failed", .asked_us = -1 };
 
 	if (!http_url(t->url)) {
 		/* Nothing to send it with: no attempt, nothing saved. */

@@ -62,10 +62,10 @@ struct write_rules {
 static struct write_rules write_rules(void)
 {
 	struct write_rules w = {
-	        .send_key = true,
-	        .key_per_attempt = false,
-	        .persist = true,
-	        .after = AMB_RECONCILE,
+		.send_key = true,
+		.key_per_attempt = false,
+		.persist = true,
+		.after = AMB_RECONCILE,
 	};
 
 	/* DEFECT newkey: every write attempt after the first carries a key
@@ -120,7 +120,7 @@ struct write {
  * restarted process the latest state, the key being already saved. */
 static void save(struct write *w)
 {
-	struct fa_err err = {""};
+	struct fa_err err = { "" };
 
 	if (w->t->persist && ref_state_save(w->t->state, w->op, &err) != FA_OK)
 		FA_LOG(FA_LOG_WARN, "client", "task=%s event=state_save error=\"%s\"", w->t->id,
@@ -151,7 +151,7 @@ static void done(struct write *w, char *provider_id)
 static bool prepare(struct write *w)
 {
 	struct ref_task *t = w->t;
-	struct fa_err err = {""};
+	struct fa_err err = { "" };
 
 	if (w->rules.send_key && ref_op_new_key(&w->op->key, &err) != FA_OK) {
 		FA_LOG(FA_LOG_ERROR, "client", "task=%s event=no_key error=\"%s\"", t->id, err.msg);
@@ -231,13 +231,13 @@ static void send_write(struct write *w)
 	struct ref_task *t = w->t;
 	struct ref_run *run = w->run;
 	const struct ref_http_res *res = &run->res;
-	struct fa_err err = {""};
+	struct fa_err err = { "" };
 	struct ref_wire wire = {
-	        .kind = "write",
-	        .method = t->method,
-	        .url = t->url,
-	        .body = t->body,
-	        .body_len = t->body_len,
+		.kind = "write",
+		.method = t->method,
+		.url = t->url,
+		.body = t->body,
+		.body_len = t->body_len,
 	};
 	enum ref_sent s;
 
@@ -316,7 +316,7 @@ static void send_status_read(struct write *w)
 	struct ref_run *run = w->run;
 	const struct ref_http_res *res = &run->res;
 	bool by_key = !w->ops_gone && w->op->key != NULL;
-	struct ref_wire wire = {.kind = "reconcile", .method = "GET", .status_read = true};
+	struct ref_wire wire = { .kind = "reconcile", .method = "GET", .status_read = true };
 	char *url = NULL, *id = NULL;
 	size_t n_records = 0;
 	enum ref_found f;
@@ -382,7 +382,7 @@ static void send_status_read(struct write *w)
 
 void ref_write_run(struct ref_task *t, struct ref_run *run)
 {
-	struct write w = {.t = t, .run = run, .op = t->op, .rules = write_rules()};
+	struct write w = { .t = t, .run = run, .op = t->op, .rules = write_rules() };
 
 	run->outcome = "failed";
 	run->sent = "no";

@@ -53,8 +53,7 @@ void *fa_xgrow(void *p, size_t *cap, size_t need, size_t first)
 	return fa_xrealloc(p, c);
 }
 
-void fa_xappend(char **s, size_t *len, size_t *cap, const char *text, size_t n,
-		size_t first)
+void fa_xappend(char **s, size_t *len, size_t *cap, const char *text, size_t n, size_t first)
 {
 	*s = fa_xgrow(*s, cap, *len + n + 1, first);
 	memcpy(*s + *len, text, n);

@@ -31,8 +31,7 @@ void *fa_xgrow(void *p, size_t *cap, size_t need, size_t first);
  * a string built piece by piece costs linear time. *@s is the caller's,
  * released with free().
  */
-void fa_xappend(char **s, size_t *len, size_t *cap, const char *text, size_t n,
-		size_t first);
+void fa_xappend(char **s, size_t *len, size_t *cap, const char *text, size_t n, size_t first);
 
 /* @p, or abort naming @what when it is NULL: for libraries (cJSON) that
  * return NULL only when allocation fails. */

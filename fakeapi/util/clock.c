@@ -97,9 +97,8 @@ void fa_clock_rfc3339(int64_t wall_us, char *buf, unsigned len)
 	struct tm tm;
 
 	gmtime_r(&s, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec, (int)(wall_us % 1000000));
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+	         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(wall_us % 1000000));
 }
 
 void fa_clock_rfc3339_s(int64_t wall_us, char *buf, unsigned len)

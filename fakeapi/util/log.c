@@ -31,5 +31,8 @@ void fa_log_write(int level, const char *tag, const char *fmt, ...)
 	va_end(ap);
 	/* one fprintf so concurrent threads do not interleave within a line */
 	fprintf(stderr, "level=%s mod=%s %s\n",
-		names[level < 0 ? 0 : level > 3 ? 3 : level], tag, line);
+	        names[level < 0   ? 0
+	              : level > 3 ? 3
+	                          : level],
+	        tag, line);
 }

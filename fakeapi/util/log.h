@@ -13,13 +13,13 @@ void fa_log_init(void);
 
 /* Write "level=L mod=TAG msg" to stderr as one line. Use FA_LOG instead. */
 void fa_log_write(int level, const char *tag, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 /* FA_LOG(FA_LOG_INFO, "server", "event=listen port=%u", port) */
-#define FA_LOG(lvl, tag, ...)                                   \
-	do {                                                    \
-		if ((lvl) <= fa_log_level)                      \
-			fa_log_write((lvl), (tag), __VA_ARGS__); \
+#define FA_LOG(lvl, tag, ...)                                                                      \
+	do {                                                                                       \
+		if ((lvl) <= fa_log_level)                                                         \
+			fa_log_write((lvl), (tag), __VA_ARGS__);                                   \
 	} while (0)
 
 #endif

@@ -1,4 +1,5 @@
-/* bounded.c -- attempts.bounded: every attempt within a budget, no hang, no tight loop after a Retry-After naming no future instant. */
+/* bounded.c -- attempts.bounded: every attempt within a budget, no hang, no tight loop after a
+ * Retry-After naming no future instant. */
 #include "bounded.h"
 
 #include <stdint.h>
@@ -9,7 +10,7 @@
 #include "evidence.h"
 
 /* docs/checks.md explains each number. */
-#define LOOP_WINDOW_US 100000    /* window after a bad Retry-After */
+#define LOOP_WINDOW_US    100000 /* window after a bad Retry-After */
 #define LOOP_MAX_ATTEMPTS 2      /* attempts allowed inside that window */
 
 static bool same(const char *a, const char *b)
@@ -46,13 +47,12 @@ static char *hang_text(const struct hx_check_ctx *c, const struct hx_task_run *t
 		what = fa_xstrdup("before its first attempt");
 	else
 		what = fa_xasprintf("after %zu attempt%s (the last at +%.1f ms): it was still "
-				    "retrying, or waiting to, when the timeout passed", n,
-				    n == 1 ? "" : "s", (double)last->t_arrival_us / 1000.0);
+		                    "retrying, or waiting to, when the timeout passed",
+		                    n, n == 1 ? "" : "s", (double)last->t_arrival_us / 1000.0);
 	out = fa_xasprintf("task %s hung: %s %d s timeout, %s%s", t->spec->id,
-			   c->in->mode == HX_MODE_STDIO
-				   ? "no result within its"
-				   : "its client was killed by its",
-			   t->timeout_s, what, more ? " (and other tasks hung)" : "");
+	                   c->in->mode == HX_MODE_STDIO ? "no result within its"
+	                                                : "its client was killed by its",
+	                   t->timeout_s, what, more ? " (and other tasks hung)" : "");
 	free(what);
 	return out;
 }
@@ -98,21 +98,20 @@ void hx_bounded_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 				continue;
 			n++;
 			hx_evidence_add(n > (size_t)t->budget.max_attempts ? &bad : &good,
-				 c->att[j]->seq);
+			                c->att[j]->seq);
 		}
 		if (n == 0)
 			continue;
 		budgeted++;
 		if (n > (size_t)t->budget.max_attempts) {
-			if (over_t == NULL || n - t->budget.max_attempts >
-					      over_n - over_t->budget.max_attempts) {
+			if (over_t == NULL ||
+			    n - t->budget.max_attempts > over_n - over_t->budget.max_attempts) {
 				over_t = t;
 				over_n = n;
 			}
 			over++;
 		} else if (close_t == NULL ||
-			   t->budget.max_attempts - n <
-				   close_t->budget.max_attempts - close_n) {
+		           t->budget.max_attempts - n < close_t->budget.max_attempts - close_n) {
 			close_t = t;
 			close_n = n;
 		}
@@ -127,8 +126,7 @@ void hx_bounded_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 		for (j = 0; j < c->n; j++) {
 			const struct fa_attempt *a = c->att[j];
 
-			if (!same(a->task, ra->task) ||
-			    a->t_arrival_us <= ra->t_response_us ||
+			if (!same(a->task, ra->task) || a->t_arrival_us <= ra->t_response_us ||
 			    a->t_arrival_us > ra->t_response_us + LOOP_WINDOW_US)
 				continue;
 			k++;
@@ -154,60 +152,58 @@ void hx_bounded_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 		hang_part = hang_text(c, hung_t, hung > 1);
 	if (c->n_un > 0)
 		un_part = fa_xasprintf(
-			"%zu attempt%s named no task of the scenario (no fa_task "
-			"parameter or X-Fakeapi-Task header naming one, e.g. seq %llu "
-			"%s %s): no budget can account for %s", c->n_un,
-			c->n_un == 1 ? "" : "s",
-			(unsigned long long)c->un[0]->seq, c->un[0]->method,
-			c->un[0]->path, c->n_un == 1 ? "it" : "them");
+		        "%zu attempt%s named no task of the scenario (no fa_task "
+		        "parameter or X-Fakeapi-Task header naming one, e.g. seq %llu "
+		        "%s %s): no budget can account for %s",
+		        c->n_un, c->n_un == 1 ? "" : "s", (unsigned long long)c->un[0]->seq,
+		        c->un[0]->method, c->un[0]->path, c->n_un == 1 ? "it" : "them");
 	if (c->n == 0 && hung == 0 && c->n_un == 0) {
 		hx_check_na_empty(c, r);
 	} else if (over > 0 || loops > 0 || hung > 0 || c->n_un > 0) {
 		r->verdict = HX_FAIL;
 		if (over > 0)
-			budget_part = fa_xasprintf(
-				"task %s made %zu attempts, budget max_attempts %d"
-				"%s", over_t->id, over_n, over_t->budget.max_attempts,
-				over > 1 ? " (and other tasks over budget)" : "");
+			budget_part =
+			        fa_xasprintf("task %s made %zu attempts, budget max_attempts %d"
+			                     "%s",
+			                     over_t->id, over_n, over_t->budget.max_attempts,
+			                     over > 1 ? " (and other tasks over budget)" : "");
 		if (loops > 0)
 			loop_part = fa_xasprintf(
-				"task %s sent %zu attempts within %d ms after the "
-				"Retry-After \"%s\" (no future instant) at seq %llu, "
-				"at most %d allowed%s", loop_r->task, loop_n,
-				LOOP_WINDOW_US / 1000, loop_r->retry_after,
-				(unsigned long long)loop_r->seq, LOOP_MAX_ATTEMPTS,
-				loops > 1 ? " (and more such loops)" : "");
+			        "task %s sent %zu attempts within %d ms after the "
+			        "Retry-After \"%s\" (no future instant) at seq %llu, "
+			        "at most %d allowed%s",
+			        loop_r->task, loop_n, LOOP_WINDOW_US / 1000, loop_r->retry_after,
+			        (unsigned long long)loop_r->seq, LOOP_MAX_ATTEMPTS,
+			        loops > 1 ? " (and more such loops)" : "");
 		hx_evidence_give(&bad, r);
 	} else if (budgeted == 0 && n_bad_ra == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("no task with an attempt budget made an "
-				       "attempt, and no Retry-After named a past "
-				       "or invalid instant");
+		                       "attempt, and no Retry-After named a past "
+		                       "or invalid instant");
 	} else {
 		r->verdict = HX_PASS;
 		if (budgeted > 0)
-			budget_part = fa_xasprintf(
-				"%zu budgeted task%s within budget (closest: %s "
-				"made %zu of max_attempts %d)", budgeted,
-				budgeted > 1 ? "s" : "", close_t->id, close_n,
-				close_t->budget.max_attempts);
+			budget_part = fa_xasprintf("%zu budgeted task%s within budget (closest: %s "
+			                           "made %zu of max_attempts %d)",
+			                           budgeted, budgeted > 1 ? "s" : "", close_t->id,
+			                           close_n, close_t->budget.max_attempts);
 		if (n_bad_ra > 0)
-			loop_part = fa_xasprintf(
-				"after %zu Retry-After naming no future instant, at "
-				"most %zu attempt%s within %d ms", n_bad_ra,
-				most_in_window, most_in_window == 1 ? "" : "s",
-				LOOP_WINDOW_US / 1000);
+			loop_part =
+			        fa_xasprintf("after %zu Retry-After naming no future instant, at "
+			                     "most %zu attempt%s within %d ms",
+			                     n_bad_ra, most_in_window,
+			                     most_in_window == 1 ? "" : "s", LOOP_WINDOW_US / 1000);
 		hx_evidence_give(&good, r);
 	}
 	if (r->detail == NULL)
-		r->detail = fa_xasprintf("%s%s%s%s%s%s%s",
-					 un_part ? un_part : "",
-					 un_part && (hang_part || budget_part || loop_part) ? "; " : "",
-					 hang_part ? hang_part : "",
-					 hang_part && (budget_part || loop_part) ? "; " : "",
-					 budget_part ? budget_part : "",
-					 budget_part && loop_part ? "; " : "",
-					 loop_part ? loop_part : "");
+		r->detail = fa_xasprintf(
+		        "%s%s%s%s%s%s%s", un_part ? un_part : "",
+		        un_part && (hang_part || budget_part || loop_part) ? "; " : "",
+		        hang_part ? hang_part : "",
+		        hang_part && (budget_part || loop_part) ? "; " : "",
+		        budget_part ? budget_part : "", budget_part && loop_part ? "; " : "",
+		        loop_part ? loop_part : "");
 	free(un_part);
 	free(hang_part);
 	free(budget_part);

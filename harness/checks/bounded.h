@@ -1,4 +1,5 @@
-/* bounded.h -- attempts.bounded: every attempt within a budget, no hang, no tight loop after a Retry-After naming no future instant. */
+/* bounded.h -- attempts.bounded: every attempt within a budget, no hang, no tight loop after a
+ * Retry-After naming no future instant. */
 #ifndef HX_BOUNDED_H
 #define HX_BOUNDED_H
 

@@ -1,4 +1,5 @@
-/* budget.c -- budget.escalates: a task the provider keeps refusing stops inside its budget and escalates. */
+/* budget.c -- budget.escalates: a task the provider keeps refusing stops inside its budget and
+ * escalates. */
 #include "budget.h"
 
 #include <stdlib.h>
@@ -32,7 +33,7 @@ struct judged {
 	size_t over;                   /* attempts past max_attempts */
 	const struct fa_attempt *late; /* the first attempt past the wait budget */
 	size_t n_late;
-	char *fault;                   /* owned: why it fails, or NULL */
+	char *fault; /* owned: why it fails, or NULL */
 };
 
 /* The harness started task @id, or (without a record of it) it made an attempt. */
@@ -71,9 +72,8 @@ bool hx_budget_client_escalates(const struct hx_check_input *in)
 	features = cJSON_GetObjectItemCaseSensitive(in->hello, "features");
 	if (!cJSON_IsArray(features))
 		return false;
-	cJSON_ArrayForEach(f, features)
-		if (cJSON_IsString(f) && strcmp(f->valuestring, "escalation") == 0)
-			return true;
+	cJSON_ArrayForEach(f, features) if (cJSON_IsString(f) &&
+	                                    strcmp(f->valuestring, "escalation") == 0) return true;
 	return false;
 }
 
@@ -84,7 +84,8 @@ static char *outcome_fault(const struct hx_check_input *in, const struct judged 
 	if (!same(outcome_of(in, j->t->id), "succeeded"))
 		return NULL;
 	return fa_xasprintf("task %s reported succeeded, but the provider answered none of "
-			    "its %zu attempt%s with a 2xx", j->t->id, j->n, j->n == 1 ? "" : "s");
+	                    "its %zu attempt%s with a 2xx",
+	                    j->t->id, j->n, j->n == 1 ? "" : "s");
 }
 
 /* "max_attempts 4, max_wait_s 90": the parts of @b the scenario gave. */
@@ -92,7 +93,7 @@ static char *budget_text(const struct fa_budget *b)
 {
 	if (b->max_attempts > 0 && b->max_wait_s >= 0)
 		return fa_xasprintf("max_attempts %d, max_wait_s %d", b->max_attempts,
-				    b->max_wait_s);
+		                    b->max_wait_s);
 	if (b->max_attempts > 0)
 		return fa_xasprintf("max_attempts %d", b->max_attempts);
 	return fa_xasprintf("max_wait_s %d", b->max_wait_s);
@@ -112,8 +113,7 @@ static void measure(const struct hx_check_ctx *c, struct judged *j, int tol_ms)
 		j->over = j->n - (size_t)b->max_attempts;
 	if (b->max_wait_s < 0 || j->n == 0)
 		return;
-	limit = j->att[0]->t_arrival_us + (int64_t)b->max_wait_s * 1000000 +
-		(int64_t)tol_ms * 1000;
+	limit = j->att[0]->t_arrival_us + (int64_t)b->max_wait_s * 1000000 + (int64_t)tol_ms * 1000;
 	for (size_t k = 1; k < j->n; k++) {
 		if (j->att[k]->t_arrival_us <= limit)
 			continue;
@@ -140,20 +140,20 @@ static char *budget_fault(const struct judged *j, int tol_ms)
 
 	if (j->over > 0)
 		return fa_xasprintf("task %s made %zu attempts, budget max_attempts %d "
-				    "(first past it: seq %llu at +%.1f ms)", j->t->id, j->n,
-				    b->max_attempts,
-				    (unsigned long long)j->att[b->max_attempts]->seq,
-				    ms(j->att[b->max_attempts]->t_arrival_us));
+		                    "(first past it: seq %llu at +%.1f ms)",
+		                    j->t->id, j->n, b->max_attempts,
+		                    (unsigned long long)j->att[b->max_attempts]->seq,
+		                    ms(j->att[b->max_attempts]->t_arrival_us));
 	if (j->late != NULL)
-		return fa_xasprintf("task %s kept going past its wait budget: seq %llu "
-				    "arrived at +%.1f ms, %.1f s after its first attempt "
-				    "(seq %llu at +%.1f ms), budget max_wait_s %d (tolerance "
-				    "%d ms)%s", j->t->id, (unsigned long long)j->late->seq,
-				    ms(j->late->t_arrival_us),
-				    (double)(j->late->t_arrival_us - j->att[0]->t_arrival_us) / 1e6,
-				    (unsigned long long)j->att[0]->seq,
-				    ms(j->att[0]->t_arrival_us), b->max_wait_s, tol_ms,
-				    j->n_late > 1 ? "; more attempts after it" : "");
+		return fa_xasprintf(
+		        "task %s kept going past its wait budget: seq %llu "
+		        "arrived at +%.1f ms, %.1f s after its first attempt "
+		        "(seq %llu at +%.1f ms), budget max_wait_s %d (tolerance "
+		        "%d ms)%s",
+		        j->t->id, (unsigned long long)j->late->seq, ms(j->late->t_arrival_us),
+		        (double)(j->late->t_arrival_us - j->att[0]->t_arrival_us) / 1e6,
+		        (unsigned long long)j->att[0]->seq, ms(j->att[0]->t_arrival_us),
+		        b->max_wait_s, tol_ms, j->n_late > 1 ? "; more attempts after it" : "");
 	return NULL;
 }
 
@@ -166,21 +166,22 @@ static char *escalation_fault(const struct hx_check_input *in, const struct judg
 
 	if (line == NULL)
 		return fa_xasprintf("task %s stopped after %zu attempt%s but printed no "
-				    "escalation line (result %s)", j->t->id, j->n,
-				    j->n == 1 ? "" : "s", outcome ? outcome : "missing");
+		                    "escalation line (result %s)",
+		                    j->t->id, j->n, j->n == 1 ? "" : "s",
+		                    outcome ? outcome : "missing");
 	why = hx_escalation_invalid(hx_escalation_of(in, j->t->id));
 	if (why != NULL) {
-		fault = fa_xasprintf("task %s's escalation record breaks the schema: %s",
-				     j->t->id, why);
+		fault = fa_xasprintf("task %s's escalation record breaks the schema: %s", j->t->id,
+		                     why);
 		free(why);
 		return fault;
 	}
 	if (outcome == NULL)
-		return fa_xasprintf("task %s printed an escalation record but no result",
-				    j->t->id);
+		return fa_xasprintf("task %s printed an escalation record but no result", j->t->id);
 	if (!same(outcome, "escalated"))
 		return fa_xasprintf("task %s printed an escalation record but reported result "
-				    "%s, not escalated", j->t->id, outcome);
+		                    "%s, not escalated",
+		                    j->t->id, outcome);
 	return NULL;
 }
 
@@ -192,9 +193,9 @@ static char *spent_text(const struct judged *j)
 	if (j->n == 1)
 		return fa_xasprintf("1 attempt (seq %llu)", (unsigned long long)j->att[0]->seq);
 	return fa_xasprintf("%zu attempts, the last (seq %llu) %.1f s after the first", j->n,
-			    (unsigned long long)j->att[j->n - 1]->seq,
-			    (double)(j->att[j->n - 1]->t_arrival_us - j->att[0]->t_arrival_us) /
-				    1e6);
+	                    (unsigned long long)j->att[j->n - 1]->seq,
+	                    (double)(j->att[j->n - 1]->t_arrival_us - j->att[0]->t_arrival_us) /
+	                            1e6);
 }
 
 void hx_budget_check(const struct hx_check_ctx *c, struct hx_check_result *r)
@@ -204,7 +205,7 @@ void hx_budget_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 	/* under a scale, the provider's stamps lag the client's own clock by
 	 * its real delays times the scale (docs/time-scale.md) */
 	int tol_ms = (int)hx_check_param(c, "tolerance_ms")->i +
-		     (int)(hx_timescale_margin_us(fa_clock_scale(), HX_TIMESCALE_LATE_US) / 1000);
+	             (int)(hx_timescale_margin_us(fa_clock_scale(), HX_TIMESCALE_LATE_US) / 1000);
 	size_t n_list = list->n_tasks, n_j = 0, n_bad = 0;
 	struct judged *js = fa_xcalloc(n_list + 1, sizeof(*js));
 	struct hx_evidence bad = { 0 }, good = { 0 };
@@ -247,11 +248,12 @@ void hx_budget_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 		if (j->fault != NULL) {
 			for (size_t k = 0; k < j->n; k++)
 				if ((j->over > 0 && k >= (size_t)t->budget.max_attempts) ||
-				    (j->late != NULL && j->att[k]->t_arrival_us >= j->late->t_arrival_us))
+				    (j->late != NULL &&
+				     j->att[k]->t_arrival_us >= j->late->t_arrival_us))
 					hx_evidence_add(&bad, j->att[k]->seq);
 		} else if (in->mode == HX_MODE_STDIO) {
 			j->fault = hx_budget_client_escalates(in) ? escalation_fault(in, j)
-								   : outcome_fault(in, j);
+			                                          : outcome_fault(in, j);
 			for (size_t k = 0; j->fault != NULL && k < j->n; k++)
 				hx_evidence_add(&bad, j->att[k]->seq);
 		}
@@ -266,24 +268,24 @@ void hx_budget_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 	if (n_list == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("the scenario lists no task whose budget is to run out "
-				       "($.harness.expect[\"" CHECK_ID "\"].tasks)");
+		                       "($.harness.expect[\"" CHECK_ID "\"].tasks)");
 	} else if (n_j == 0) {
 		r->verdict = HX_NA;
 		if (succeeded != NULL)
 			r->detail = fa_xasprintf("task %s got a 2xx answer (seq %llu) within its "
-						 "budget: nothing ran out, nothing to escalate",
-						 succeeded, (unsigned long long)succeeded_seq);
+			                         "budget: nothing ran out, nothing to escalate",
+			                         succeeded, (unsigned long long)succeeded_seq);
 		else if (unbudgeted != NULL)
 			r->detail = fa_xasprintf("task %s has no budget (neither max_attempts nor "
-						 "max_wait_s): nothing to judge it against",
-						 unbudgeted);
+			                         "max_wait_s): nothing to judge it against",
+			                         unbudgeted);
 		else
 			r->detail = fa_xasprintf("no listed task was sent (first: %s)",
-						 unsent ? unsent : "none in the scenario");
+			                         unsent ? unsent : "none in the scenario");
 	} else if (n_bad > 0) {
 		r->verdict = HX_FAIL;
 		r->detail = fa_xasprintf("%s%s", shown->fault,
-					 n_bad > 1 ? "; other listed tasks failed too" : "");
+		                         n_bad > 1 ? "; other listed tasks failed too" : "");
 		hx_evidence_give(&bad, r);
 	} else {
 		char *spent = spent_text(shown), *b = budget_text(&shown->t->budget);
@@ -293,26 +295,29 @@ void hx_budget_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 		if (in->mode != HX_MODE_STDIO) {
 			r->verdict = HX_NA;
 			r->detail = fa_xasprintf("exec mode: task %s stayed within its budget "
-						 "(%s; %s), but an exec client prints no "
-						 "escalation record to judge", shown->t->id, spent, b);
+			                         "(%s; %s), but an exec client prints no "
+			                         "escalation record to judge",
+			                         shown->t->id, spent, b);
 		} else if (!hx_budget_client_escalates(in)) {
 			const char *outcome = outcome_of(in, shown->t->id);
 
 			r->verdict = HX_NA;
 			r->detail = fa_xasprintf("judged on the budget alone (the client's hello "
-						 "lists no \"escalation\" feature): task %s stayed "
-						 "within its budget (%s; %s) and reported %s, not "
-						 "succeeded; no escalation record to judge",
-						 shown->t->id, spent, b,
-						 outcome ? outcome : "no result");
+			                         "lists no \"escalation\" feature): task %s stayed "
+			                         "within its budget (%s; %s) and reported %s, not "
+			                         "succeeded; no escalation record to judge",
+			                         shown->t->id, spent, b,
+			                         outcome ? outcome : "no result");
 		} else {
 			r->verdict = HX_PASS;
-			r->detail = fa_xasprintf("%stask %s stopped within its budget (%s; %s) "
-						 "and escalated (reason %s)",
-						 n_j > 1 ? "every listed task stopped and escalated; "
-							   "first: " : "",
-						 shown->t->id, spent, b,
-						 cJSON_IsString(reason) ? reason->valuestring : "?");
+			r->detail =
+			        fa_xasprintf("%stask %s stopped within its budget (%s; %s) "
+			                     "and escalated (reason %s)",
+			                     n_j > 1 ? "every listed task stopped and escalated; "
+			                               "first: "
+			                             : "",
+			                     shown->t->id, spent, b,
+			                     cJSON_IsString(reason) ? reason->valuestring : "?");
 			hx_evidence_give(&good, r);
 		}
 		free(spent);

@@ -1,4 +1,5 @@
-/* budget.h -- budget.escalates: a task the provider keeps refusing stops inside its budget and escalates. */
+/* budget.h -- budget.escalates: a task the provider keeps refusing stops inside its budget and
+ * escalates. */
 #ifndef HX_BUDGET_H
 #define HX_BUDGET_H
 

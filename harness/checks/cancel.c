@@ -11,8 +11,8 @@
 #include "evidence.h"
 #include "timescale.h"
 
-#define CHECK_ID "cancel.quiet"
-#define MAX_DUE_MS 86400000     /* a due_in_ms past a day is no plan to honour */
+#define CHECK_ID   "cancel.quiet"
+#define MAX_DUE_MS 86400000 /* a due_in_ms past a day is no plan to honour */
 
 static bool same(const char *a, const char *b)
 {
@@ -25,8 +25,8 @@ static double ms(int64_t us)
 }
 
 int64_t hx_cancel_quiet_until(const struct fa_attempt *attempts, size_t n_attempts,
-			      const struct hx_client_msg *msgs, size_t n_msgs,
-			      const char *task, int64_t t_cancel_us, int margin_ms)
+                              const struct hx_client_msg *msgs, size_t n_msgs, const char *task,
+                              int64_t t_cancel_us, int margin_ms)
 {
 	int64_t until = t_cancel_us;
 	const cJSON *due = NULL;
@@ -94,7 +94,7 @@ void hx_cancel_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 	/* under a scale, the real flight of an attempt crossing the cancel is
 	 * multiplied: the tolerance grows by it (docs/time-scale.md) */
 	int64_t tol_us = hx_check_param(c, "tolerance_ms")->i * 1000 +
-			 hx_timescale_margin_us(fa_clock_scale(), HX_TIMESCALE_LATE_US);
+	                 hx_timescale_margin_us(fa_clock_scale(), HX_TIMESCALE_LATE_US);
 	struct hx_evidence bad = { 0 }, good = { 0 };
 	size_t n_cancelled = 0, n_judged = 0, n_bad = 0;
 	const struct hx_task_run *done_first = NULL;
@@ -103,7 +103,7 @@ void hx_cancel_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 	if (in->mode != HX_MODE_STDIO) {
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("exec mode: the harness's own SIGTERM ends a cancelled "
-				       "task's process, which proves nothing about the client");
+		                       "task's process, which proves nothing about the client");
 		return;
 	}
 	for (size_t i = 0; i < in->n_tasks; i++) {
@@ -123,9 +123,9 @@ void hx_cancel_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 		 * way (read within the tolerance, not "cancelled"). Unless it
 		 * still sent something after the cancel: a result says nothing
 		 * of a retry left armed. */
-		if (res != NULL && (res->t_us < run->t_cancel_us ||
-				    (res->t_us <= run->t_cancel_us + tol_us &&
-				     !same(outcome(res), "cancelled"))) &&
+		if (res != NULL &&
+		    (res->t_us < run->t_cancel_us || (res->t_us <= run->t_cancel_us + tol_us &&
+		                                      !same(outcome(res), "cancelled"))) &&
 		    !sent_after(in, id, run->t_cancel_us + tol_us)) {
 			if (done_first == NULL)
 				done_first = run;
@@ -150,20 +150,21 @@ void hx_cancel_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 		w = watched(run);
 		if (late != NULL)
 			fault = fa_xasprintf("task %s was cancelled at +%.1f ms and still sent seq "
-					     "%llu at +%.1f ms, %.1f ms after the cancel (%s; "
-					     "tolerance %lld ms)%s", id, ms(run->t_cancel_us),
-					     (unsigned long long)late->seq, ms(late->t_arrival_us),
-					     ms(late->t_arrival_us - run->t_cancel_us), w,
-					     (long long)(tol_us / 1000),
-					     n_late > 1 ? "; more attempts after it" : "");
+			                     "%llu at +%.1f ms, %.1f ms after the cancel (%s; "
+			                     "tolerance %lld ms)%s",
+			                     id, ms(run->t_cancel_us),
+			                     (unsigned long long)late->seq, ms(late->t_arrival_us),
+			                     ms(late->t_arrival_us - run->t_cancel_us), w,
+			                     (long long)(tol_us / 1000),
+			                     n_late > 1 ? "; more attempts after it" : "");
 		else if (res == NULL)
 			fault = fa_xasprintf("task %s was cancelled at +%.1f ms and sent nothing "
-					     "more (%s), but reported no result", id,
-					     ms(run->t_cancel_us), w);
+			                     "more (%s), but reported no result",
+			                     id, ms(run->t_cancel_us), w);
 		else if (!same(outcome(res), "cancelled"))
 			fault = fa_xasprintf("task %s was cancelled at +%.1f ms and sent nothing "
-					     "more (%s), but reported result %s, not cancelled", id,
-					     ms(run->t_cancel_us), w, outcome(res));
+			                     "more (%s), but reported result %s, not cancelled",
+			                     id, ms(run->t_cancel_us), w, outcome(res));
 		if (fault != NULL) {
 			/* the attempts before the cancel show what was stopped */
 			for (size_t k = 0; late == NULL && k < in->n_attempts; k++)
@@ -179,9 +180,10 @@ void hx_cancel_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 			bad.n = mark;
 			if (shown == NULL)
 				shown = fa_xasprintf("task %s was cancelled at +%.1f ms after %zu "
-						     "attempt%s and sent nothing more (%s), result "
-						     "cancelled", id, ms(run->t_cancel_us), n_before,
-						     n_before == 1 ? "" : "s", w);
+				                     "attempt%s and sent nothing more (%s), result "
+				                     "cancelled",
+				                     id, ms(run->t_cancel_us), n_before,
+				                     n_before == 1 ? "" : "s", w);
 		}
 		free(w);
 	}
@@ -192,19 +194,21 @@ void hx_cancel_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 	} else if (n_judged == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xasprintf("task %s had already reported its result when its "
-					 "cancel went out at +%.1f ms, and sent nothing after "
-					 "it: nothing was left to stop",
-					 done_first->spec->id, ms(done_first->t_cancel_us));
+		                         "cancel went out at +%.1f ms, and sent nothing after "
+		                         "it: nothing was left to stop",
+		                         done_first->spec->id, ms(done_first->t_cancel_us));
 	} else if (n_bad > 0) {
 		r->verdict = HX_FAIL;
-		r->detail = fa_xasprintf("%s%s", shown, n_bad > 1 ? "; other cancelled tasks "
-					 "failed too" : "");
+		r->detail = fa_xasprintf("%s%s", shown,
+		                         n_bad > 1 ? "; other cancelled tasks "
+		                                     "failed too"
+		                                   : "");
 		hx_evidence_give(&bad, r);
 	} else {
 		r->verdict = HX_PASS;
 		r->detail = n_judged > 1 ? fa_xasprintf("%zu cancelled tasks stayed quiet; %s",
-							n_judged, shown)
-					 : fa_xstrdup(shown);
+		                                        n_judged, shown)
+		                         : fa_xstrdup(shown);
 		hx_evidence_give(&good, r);
 	}
 	free(shown);

@@ -25,9 +25,8 @@
  * journal (any order).
  */
 int64_t hx_cancel_quiet_until(const struct fa_attempt *attempts, size_t n_attempts,
-			      const struct hx_client_msg *msgs, size_t n_msgs,
-			      const char *task, int64_t t_cancel_us, int margin_ms);
-
+                              const struct hx_client_msg *msgs, size_t n_msgs, const char *task,
+                              int64_t t_cancel_us, int margin_ms);
 
 /*
  * cancel.quiet (L4; the retry-safety guide: a queue needs cancel; delete

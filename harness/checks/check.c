@@ -1,4 +1,5 @@
-/* check.c -- the check registry: one row per conformance check, and the engine that judges a journal with them. */
+/* check.c -- the check registry: one row per conformance check, and the engine that judges a
+ * journal with them. */
 #include "check.h"
 
 #include <stdint.h>
@@ -30,7 +31,7 @@
  * table has the same rows, with each doc as its meaning.
  */
 #define TOLERANCE_MAX_MS 60000
-#define EARLY_DOC "how early an attempt may arrive before the announced instant and still pass, ms"
+#define EARLY_DOC        "how early an attempt may arrive before the announced instant and still pass, ms"
 
 static const struct hx_check_param pause_params[] = {
 	{ "tolerance_ms", HX_PARAM_INT, 0, TOLERANCE_MAX_MS, HX_PAUSE_TOLERANCE_MS, EARLY_DOC },
@@ -73,7 +74,7 @@ static const struct hx_check_param circuit_params[] = {
 #define NO_PARAMS NULL, 0
 
 /* The sources, named as docs/references.md names them. */
-#define GUIDE "the retry-safety guide: "
+#define GUIDE     "the retry-safety guide: "
 #define LLM_GUIDE "the LLM rate-limit guide: "
 
 /*
@@ -85,12 +86,13 @@ static const struct hx_check_param circuit_params[] = {
 static const struct hx_check_def defs[] = {
 	{ "attempts.bounded", 1, true,
 	  GUIDE "retry budgets count every attempt; a Retry-After date already past gets a "
-	  "small minimum delay, not a tight loop (RFC 9110 §10.2.3)",
+	        "small minimum delay, not a tight loop (RFC 9110 §10.2.3)",
 	  "no task exceeds its attempt budget or loops after a past or invalid "
-	  "Retry-After", NO_PARAMS, hx_bounded_check, true },
+	  "Retry-After",
+	  NO_PARAMS, hx_bounded_check, true },
 	{ "wait.retry_after", 1, true,
 	  GUIDE "429 is a scheduler signal; Retry-After wins over a shorter local delay "
-	  "(RFC 9110 §10.2.3, RFC 6585 §4)",
+	        "(RFC 9110 §10.2.3, RFC 6585 §4)",
 	  "a task told to wait by Retry-After does not retry before that instant",
 	  PARAMS(pause_params), hx_pause_retry_after_check, false },
 	{ "classify.no_retry_4xx", 1, true,
@@ -98,26 +100,25 @@ static const struct hx_check_def defs[] = {
 	  "no retry after 400, 401, 403, 404 or 422", NO_PARAMS, hx_classify_check, false },
 	{ "outcome.expected", 1, true,
 	  GUIDE "a budget ends in an explicit outcome; a retryable answer is retried within "
-	  "the budget",
+	        "the budget",
 	  "each task ends as the scenario says a correct client ends it within its budget",
 	  NO_PARAMS, hx_outcome_check, true },
-	{ "wait.scope_pause", 2, true,
-	  GUIDE "one local registry per scope; five-step test, step 2",
-	  "no other task of the scope arrives inside an announced pause",
-	  PARAMS(pause_params), hx_pause_scope_check, false },
+	{ "wait.scope_pause", 2, true, GUIDE "one local registry per scope; five-step test, step 2",
+	  "no other task of the scope arrives inside an announced pause", PARAMS(pause_params),
+	  hx_pause_scope_check, false },
 	{ "wait.jitter", 2, true,
 	  GUIDE "full jitter keeps workers that failed together from returning as one wave; "
-	  "five-step test, step 3",
-	  "the tasks a shared pause held do not come back as one wave",
-	  PARAMS(jitter_params), hx_wave_check, false },
+	        "five-step test, step 3",
+	  "the tasks a shared pause held do not come back as one wave", PARAMS(jitter_params),
+	  hx_wave_check, false },
 	{ "attempts.hidden", 2, true,
 	  GUIDE "count every attempt really sent, library retries included; measure at the "
-	  "fake API",
-	  "the client's count of its attempts equals the provider's", NO_PARAMS,
-	  hx_tally_check, false },
+	        "fake API",
+	  "the client's count of its attempts equals the provider's", NO_PARAMS, hx_tally_check,
+	  false },
 	{ "write.key_stable", 3, true,
 	  GUIDE "one idempotency key per logical operation, kept across retries and "
-	  "restarts; five-step test, step 4",
+	        "restarts; five-step test, step 4",
 	  "every create of one logical write carries the same idempotency key", NO_PARAMS,
 	  hx_write_key_stable, false },
 	{ "write.body_stable", 3, true,
@@ -130,49 +131,54 @@ static const struct hx_check_def defs[] = {
 	  hx_write_no_duplicate, false },
 	{ "write.reconcile_first", 3, true,
 	  GUIDE "after an ambiguous outcome, ask the provider (or replay with the same key) "
-	  "before sending the write again",
+	        "before sending the write again",
 	  "after an ambiguous outcome the next request is a read or a replay, never a "
-	  "fresh create", NO_PARAMS, hx_write_reconcile_first, false },
+	  "fresh create",
+	  NO_PARAMS, hx_write_reconcile_first, false },
 	{ "ambiguity.preserved", 3, true,
 	  GUIDE "an outcome nobody can know is reported as unknown or escalated, never as "
-	  "a failure or a success without evidence",
+	        "a failure or a success without evidence",
 	  "an ambiguous write is reported unknown, escalated, or succeeded with the "
-	  "provider's own record id", NO_PARAMS, hx_write_ambiguity, false },
+	  "provider's own record id",
+	  NO_PARAMS, hx_write_ambiguity, false },
 	{ "wait.concurrency", 2, false,
 	  GUIDE "shared_scope max_concurrent_requests; a scheduler limits parallelism, not "
-	  "only the rate",
-	  "in-flight attempts per scope stay within the scenario's cap",
-	  PARAMS(concurrency_params), hx_concurrency_check, false },
+	        "only the rate",
+	  "in-flight attempts per scope stay within the scenario's cap", PARAMS(concurrency_params),
+	  hx_concurrency_check, false },
 	{ "wait.pacing", 2, false,
 	  LLM_GUIDE "every call reserves one request and its estimated tokens (prompt plus "
-	  "max_tokens) from per-minute limits; a token bucket each",
+	            "max_tokens) from per-minute limits; a token bucket each",
 	  "the client's pace per key stays within the RPM and TPM the scenario publishes",
 	  PARAMS(pacing_params), hx_pacing_check, false },
 	{ "budget.escalates", 4, true,
 	  GUIDE "a budget counts attempts and waiting, and ends in an explicit outcome "
-	  "with context; five-step test, step 5",
+	        "with context; five-step test, step 5",
 	  "a task the provider keeps refusing stops inside its budget and hands over an "
-	  "escalation record", PARAMS(budget_params), hx_budget_check, false },
+	  "escalation record",
+	  PARAMS(budget_params), hx_budget_check, false },
 	{ "escalation.sanitised", 4, true,
 	  GUIDE "no secret and no raw request body in what an operator is shown; "
-	  "five-step test, step 5",
+	        "five-step test, step 5",
 	  "no key or body canary in the client's output, escalation records or state "
-	  "(key only)", NO_PARAMS, hx_escalation_sanitised_check, true },
+	  "(key only)",
+	  NO_PARAMS, hx_escalation_sanitised_check, true },
 	{ "cancel.quiet", 4, true,
 	  GUIDE "a queue needs cancel; pending retries are deleted before they wake; "
-	  "five-step test, step 5",
-	  "a cancelled task sends nothing more and reports cancelled",
-	  PARAMS(cancel_params), hx_cancel_check, false },
+	        "five-step test, step 5",
+	  "a cancelled task sends nothing more and reports cancelled", PARAMS(cancel_params),
+	  hx_cancel_check, false },
 	{ "classify.circuit", 4, false,
 	  GUIDE "a circuit breaker for repeated identical failures; varied whitespace or "
-	  "field order is not a new request",
+	        "field order is not a new request",
 	  "an identical 4xx failure is not resent past the scenario's count",
 	  PARAMS(circuit_params), hx_circuit_check, false },
 	{ "stream.no_silent_retry", 4, false,
 	  LLM_GUIDE "after the first streamed token a silent retry is no longer possible; "
-	  "the interruption is shown",
+	            "the interruption is shown",
 	  "a stream that broke after its first token is not retried before the client "
-	  "reports stream_interrupted", NO_PARAMS, hx_interruption_check, false },
+	  "reports stream_interrupted",
+	  NO_PARAMS, hx_interruption_check, false },
 };
 
 #define N_DEFS (sizeof(defs) / sizeof(defs[0]))
@@ -217,8 +223,7 @@ void hx_check_ctx_init(struct hx_check_ctx *c, const struct hx_check_input *in)
 			c->att[c->n++] = c->all[i];
 	c->expect = fa_xcalloc(N_DEFS, sizeof(*c->expect));
 	for (size_t i = 0; i < N_DEFS; i++)
-		hx_param_read(in->sc, defs[i].id, defs[i].params, defs[i].n_params,
-			      &c->expect[i]);
+		hx_param_read(in->sc, defs[i].id, defs[i].params, defs[i].n_params, &c->expect[i]);
 }
 
 /* A programming error: a judge asked for what the registry does not have. */
@@ -265,8 +270,7 @@ static bool is_required(const struct hx_check_ctx *c)
 	return req->given ? req->i != 0 : c->def->required;
 }
 
-void hx_check_run_all(const struct hx_check_input *in,
-		      struct hx_check_result **out, size_t *n)
+void hx_check_run_all(const struct hx_check_input *in, struct hx_check_result **out, size_t *n)
 {
 	struct hx_check_ctx c;
 	struct hx_check_result *res = fa_xcalloc(N_DEFS, sizeof(*res));

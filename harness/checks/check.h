@@ -1,4 +1,5 @@
-/* check.h -- the check registry: one row per conformance check, and the engine that judges a journal with them (judge.h: what each judge reads). */
+/* check.h -- the check registry: one row per conformance check, and the engine that judges a
+ * journal with them (judge.h: what each judge reads). */
 #ifndef HX_CHECK_H
 #define HX_CHECK_H
 
@@ -39,7 +40,6 @@ bool hx_check_covered(const struct hx_check_ctx *c, const char **why);
  * the scenario or mode does not cover (hx_check_covered) is not judged:
  * HX_NA, ->uncovered set, detail "not judged here: WHY".
  */
-void hx_check_run_all(const struct hx_check_input *in,
-		      struct hx_check_result **out, size_t *n);
+void hx_check_run_all(const struct hx_check_input *in, struct hx_check_result **out, size_t *n);
 
 #endif

@@ -21,13 +21,12 @@ static bool same(const char *a, const char *b)
  * 400..499 but 408 (a timeout) and 429 (a pause). */
 static bool identical_kind(const struct fa_attempt *a)
 {
-	return a->status >= 400 && a->status <= 499 && a->status != 408 &&
-	       a->status != 429 && a->t_response_us >= 0 &&
-	       a->delivered == FA_DELIVERED_COMPLETE;
+	return a->status >= 400 && a->status <= 499 && a->status != 408 && a->status != 429 &&
+	       a->t_response_us >= 0 && a->delivered == FA_DELIVERED_COMPLETE;
 }
 
 static const struct fa_route_spec *route_of(const struct fa_scenario *sc,
-					    const struct fa_attempt *a)
+                                            const struct fa_attempt *a)
 {
 	for (size_t i = 0; sc != NULL && a->route != NULL && i < sc->n_routes; i++)
 		if (same(sc->routes[i].id, a->route))
@@ -40,7 +39,7 @@ static const struct fa_route_spec *route_of(const struct fa_scenario *sc,
  * route of the scenario whose method and template match its path; NULL
  * when none does. */
 static const struct fa_route_spec *endpoint_of(const struct fa_scenario *sc,
-					       const struct fa_attempt *a)
+                                               const struct fa_attempt *a)
 {
 	const struct fa_route_spec *rt = route_of(sc, a);
 
@@ -62,7 +61,7 @@ static const char *code_of(const struct fa_scenario *sc, const struct fa_attempt
 	if (sc != NULL && same(a->fault, "during_pause") && sc->has_during_pause)
 		body = sc->during_pause.body;
 	else if (rt != NULL && a->response_index >= 0 &&
-		 (size_t)a->response_index < rt->n_responses)
+	         (size_t)a->response_index < rt->n_responses)
 		body = rt->responses[a->response_index].body;
 	err = cJSON_GetObjectItemCaseSensitive(body, "error");
 	if (cJSON_IsString(err))
@@ -74,8 +73,8 @@ static const char *code_of(const struct fa_scenario *sc, const struct fa_attempt
 /* One kind of identical failure. */
 struct group {
 	const char *method;
-	const char *route;    /* route id, or NULL: no route matched */
-	const char *where;    /* the route's template, else the path */
+	const char *route; /* route id, or NULL: no route matched */
+	const char *where; /* the route's template, else the path */
 	int status;
 	const char *code;
 	const struct fa_attempt **att; /* owned: its attempts, arrival order */
@@ -83,26 +82,25 @@ struct group {
 };
 
 static bool in_group(const struct group *g, const struct fa_scenario *sc,
-		     const struct fa_attempt *a)
+                     const struct fa_attempt *a)
 {
 	const struct fa_route_spec *rt = endpoint_of(sc, a);
 
 	return same(g->method, a->method) && g->status == a->status &&
 	       (g->route != NULL ? rt != NULL && same(g->route, rt->id)
-				 : rt == NULL && same(g->where, a->path)) &&
+	                         : rt == NULL && same(g->where, a->path)) &&
 	       strcmp(g->code, code_of(sc, a)) == 0;
 }
 
 /* "POST /v1/records (route create) 422 \"invalid_filter\"" */
 static char *group_name(const struct group *g)
 {
-	char *route = g->route ? fa_xasprintf(" (route %s)", g->route)
-			       : fa_xstrdup(" (no route)");
+	char *route = g->route ? fa_xasprintf(" (route %s)", g->route) : fa_xstrdup(" (no route)");
 	char *s = g->code[0] != '\0'
-		? fa_xasprintf("%s %s%s %d \"%s\"", g->method ? g->method : "?",
-			       g->where ? g->where : "?", route, g->status, g->code)
-		: fa_xasprintf("%s %s%s %d", g->method ? g->method : "?",
-			       g->where ? g->where : "?", route, g->status);
+	                  ? fa_xasprintf("%s %s%s %d \"%s\"", g->method ? g->method : "?",
+	                                 g->where ? g->where : "?", route, g->status, g->code)
+	                  : fa_xasprintf("%s %s%s %d", g->method ? g->method : "?",
+	                                 g->where ? g->where : "?", route, g->status);
 
 	free(route);
 	return s;
@@ -142,7 +140,7 @@ void hx_circuit_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 	if (!mx->given) {
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("the scenario sets no count of identical failures "
-				       "($.harness.expect[\"" CHECK_ID "\"].max_identical)");
+		                       "($.harness.expect[\"" CHECK_ID "\"].max_identical)");
 		return;
 	}
 	max = (size_t)mx->i;
@@ -187,35 +185,35 @@ void hx_circuit_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 	if (n_gs == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("no task received a 4xx other than 408 and 429: no "
-				       "identical failure to count");
+		                       "identical failure to count");
 	} else {
 		name = group_name(worst);
 		tasks = task_list(worst);
 		if (n_over > 0) {
 			r->verdict = HX_FAIL;
 			r->detail = fa_xasprintf(
-				"%s was answered %zu times, at most %zu allowed (tasks %s; "
-				"seq %llu, the first past the count, arrived at +%.1f ms)%s",
-				name, worst->n, max, tasks,
-				(unsigned long long)worst->att[max]->seq,
-				(double)worst->att[max]->t_arrival_us / 1000.0,
-				n_over > 1 ? "; other failures repeated too" : "");
+			        "%s was answered %zu times, at most %zu allowed (tasks %s; "
+			        "seq %llu, the first past the count, arrived at +%.1f ms)%s",
+			        name, worst->n, max, tasks,
+			        (unsigned long long)worst->att[max]->seq,
+			        (double)worst->att[max]->t_arrival_us / 1000.0,
+			        n_over > 1 ? "; other failures repeated too" : "");
 			hx_evidence_give(&bad, r);
 		} else if (worst->n < max) {
 			/* the client never met the count: its circuit was not tested */
 			r->verdict = HX_NA;
 			r->detail = fa_xasprintf(
-				"%s%s was answered %zu time%s (tasks %s): fewer than the %zu "
-				"after which the circuit must open, so the scenario never "
-				"tested it",
-				n_gs > 1 ? "the most repeated failure, " : "", name, worst->n,
-				worst->n == 1 ? "" : "s", tasks, max);
+			        "%s%s was answered %zu time%s (tasks %s): fewer than the %zu "
+			        "after which the circuit must open, so the scenario never "
+			        "tested it",
+			        n_gs > 1 ? "the most repeated failure, " : "", name, worst->n,
+			        worst->n == 1 ? "" : "s", tasks, max);
 		} else {
 			r->verdict = HX_PASS;
 			r->detail = fa_xasprintf(
-				"%s%s was answered %zu time%s (tasks %s), at most %zu allowed",
-				n_gs > 1 ? "the most repeated failure, " : "", name, worst->n,
-				worst->n == 1 ? "" : "s", tasks, max);
+			        "%s%s was answered %zu time%s (tasks %s), at most %zu allowed",
+			        n_gs > 1 ? "the most repeated failure, " : "", name, worst->n,
+			        worst->n == 1 ? "" : "s", tasks, max);
 			hx_evidence_give(&good, r);
 		}
 		free(name);

@@ -19,8 +19,7 @@ static bool same(const char *a, const char *b)
 
 static bool non_retryable(int status)
 {
-	return status == 400 || status == 401 || status == 403 ||
-	       status == 404 || status == 422;
+	return status == 400 || status == 401 || status == 403 || status == 404 || status == 422;
 }
 
 /* The same request again: same method and path (query aside). A task
@@ -73,18 +72,17 @@ void hx_classify_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 	} else if (retried > 0) {
 		r->verdict = HX_FAIL;
 		r->detail = fa_xasprintf(
-			"task %s got %d at seq %llu and sent %zu more attempt%s "
-			"(first: seq %llu at +%.1f ms)%s", first_p->task,
-			first_p->status, (unsigned long long)first_p->seq, first_n,
-			first_n > 1 ? "s" : "", (unsigned long long)first_b->seq,
-			ms(first_b->t_arrival_us),
-			retried > 1 ? "; other such responses were retried too" : "");
+		        "task %s got %d at seq %llu and sent %zu more attempt%s "
+		        "(first: seq %llu at +%.1f ms)%s",
+		        first_p->task, first_p->status, (unsigned long long)first_p->seq, first_n,
+		        first_n > 1 ? "s" : "", (unsigned long long)first_b->seq,
+		        ms(first_b->t_arrival_us),
+		        retried > 1 ? "; other such responses were retried too" : "");
 		hx_evidence_give(&bad, r);
 	} else {
 		r->verdict = HX_PASS;
-		r->detail = fa_xasprintf(
-			"%zu non-retryable 4xx response%s, none retried", got,
-			got > 1 ? "s" : "");
+		r->detail = fa_xasprintf("%zu non-retryable 4xx response%s, none retried", got,
+		                         got > 1 ? "s" : "");
 		hx_evidence_give(&good, r);
 	}
 	hx_evidence_release(&bad);

@@ -8,7 +8,7 @@
 #include "evidence.h"
 
 #define CHECK_ID "wait.concurrency"
-#define SHOWN 8 /* seqs named in a detail */
+#define SHOWN    8 /* seqs named in a detail */
 
 static bool same(const char *a, const char *b)
 {
@@ -30,13 +30,14 @@ static const struct hx_task_run *run_of(const struct hx_check_input *in, const c
  * no later than the instant the client is known to have moved on: the
  * next attempt of its task, its cancel, or its end.
  */
-static int64_t end_of(const struct hx_check_input *in, const struct fa_attempt **att,
-		      size_t n, size_t k)
+static int64_t end_of(const struct hx_check_input *in, const struct fa_attempt **att, size_t n,
+                      size_t k)
 {
 	const struct fa_attempt *a = att[k];
 	const struct hx_task_run *run;
 	int64_t end = a->t_response_us >= 0 ? a->t_response_us
-		      : a->t_done_us >= 0  ? a->t_done_us : INT64_MAX;
+	              : a->t_done_us >= 0   ? a->t_done_us
+	                                    : INT64_MAX;
 	int64_t moved = INT64_MAX;
 
 	if (a->delivered != FA_DELIVERED_CLIENT_GONE)
@@ -55,7 +56,7 @@ static int64_t end_of(const struct hx_check_input *in, const struct fa_attempt *
 /* When task @id was put in the client's hands: the harness sent it, else
  * (no record of that) its first attempt. */
 static int64_t started(const struct hx_check_input *in, const char *id,
-		       const struct fa_attempt **att, size_t n)
+                       const struct fa_attempt **att, size_t n)
 {
 	const struct hx_task_run *run = run_of(in, id);
 
@@ -81,7 +82,7 @@ static char *in_flight_text(const struct fa_attempt **w, size_t n)
 		tasks = more;
 	}
 	out = fa_xasprintf("seq %s%s (tasks %s%s)", seqs, n > SHOWN ? ", ..." : "", tasks,
-			   n > SHOWN ? ", ..." : "");
+	                   n > SHOWN ? ", ..." : "");
 	free(seqs);
 	free(tasks);
 	return out;
@@ -101,7 +102,7 @@ void hx_concurrency_check(const struct hx_check_ctx *c, struct hx_check_result *
 	if (!cap_p->given) {
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("the scenario sets no cap ($.harness.expect[\"" CHECK_ID
-				       "\"].max_concurrent_requests)");
+		                       "\"].max_concurrent_requests)");
 		return;
 	}
 	cap = (size_t)cap_p->i;
@@ -151,21 +152,25 @@ void hx_concurrency_check(const struct hx_check_ctx *c, struct hx_check_result *
 	if (n_contended == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xasprintf("no scope had two attempts that could overlap (%zu "
-					 "attempt%s with a scope, never two tasks in hand at once)",
-					 n, n == 1 ? "" : "s");
+		                         "attempt%s with a scope, never two tasks in hand at once)",
+		                         n, n == 1 ? "" : "s");
 	} else {
 		for (size_t k = 0; k < n_worst; k++)
 			hx_evidence_add(&ev, worst[k]->seq);
 		list = in_flight_text(worst, n_worst);
 		r->verdict = n_over > 0 ? HX_FAIL : HX_PASS;
-		r->detail = n_over > 0
-			? fa_xasprintf("scope %s had %zu attempts in flight at +%.1f ms: %s; "
-				       "max_concurrent_requests %zu", worst_scope, n_worst,
-				       (double)worst_at / 1000.0, list, cap)
-			: fa_xasprintf("at most %zu attempt%s of a scope in flight at once "
-				       "(max_concurrent_requests %zu); busiest: scope %s at "
-				       "+%.1f ms, %s", n_worst, n_worst == 1 ? "" : "s", cap,
-				       worst_scope, (double)worst_at / 1000.0, list);
+		r->detail =
+		        n_over > 0 ? fa_xasprintf(
+		                             "scope %s had %zu attempts in flight at +%.1f ms: %s; "
+		                             "max_concurrent_requests %zu",
+		                             worst_scope, n_worst, (double)worst_at / 1000.0, list,
+		                             cap)
+		                   : fa_xasprintf(
+		                             "at most %zu attempt%s of a scope in flight at once "
+		                             "(max_concurrent_requests %zu); busiest: scope %s at "
+		                             "+%.1f ms, %s",
+		                             n_worst, n_worst == 1 ? "" : "s", cap, worst_scope,
+		                             (double)worst_at / 1000.0, list);
 		free(list);
 		hx_evidence_give(&ev, r);
 	}

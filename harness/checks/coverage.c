@@ -182,8 +182,7 @@ static bool retry_after_covers(const struct hx_check_ctx *c, const char **why)
 
 static bool non_retryable(int status)
 {
-	return status == 400 || status == 401 || status == 403 || status == 404 ||
-	       status == 422;
+	return status == 400 || status == 401 || status == 403 || status == 404 || status == 422;
 }
 
 /* A task of @sc reaches a route with a side effect. */
@@ -191,8 +190,10 @@ static bool has_write(const struct fa_scenario *sc)
 {
 	for (size_t i = 0; i < sc->harness.n_tasks; i++) {
 		const struct fa_task_spec *t = &sc->harness.tasks[i];
-		const struct fa_route_spec *rt = t->method && t->path
-			? fa_route_of_target(sc->routes, sc->n_routes, t->method, t->path) : NULL;
+		const struct fa_route_spec *rt =
+		        t->method && t->path
+		                ? fa_route_of_target(sc->routes, sc->n_routes, t->method, t->path)
+		                : NULL;
 
 		if (rt != NULL && rt->effect != FA_EFFECT_NONE)
 			return true;

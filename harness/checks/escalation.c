@@ -22,15 +22,15 @@
 
 /* What a member must be. */
 enum kind {
-	K_TEXT,     /* string of min..max characters (code points) */
-	K_PATTERN,  /* string the rule's own test accepts */
-	K_INT,      /* integer lo..hi */
-	K_NUMBER,   /* number >= lo */
-	K_ENUM,     /* one of the rule's strings */
-	K_STRMAP,   /* object whose members are strings */
-	K_OPTIONS,  /* non-empty array of unique strings from the rule's list */
-	K_OBJECT,   /* object checked by the rule's own rules */
-	K_ARRAY,    /* array whose items are objects checked by the rule's rules */
+	K_TEXT,    /* string of min..max characters (code points) */
+	K_PATTERN, /* string the rule's own test accepts */
+	K_INT,     /* integer lo..hi */
+	K_NUMBER,  /* number >= lo */
+	K_ENUM,    /* one of the rule's strings */
+	K_STRMAP,  /* object whose members are strings */
+	K_OPTIONS, /* non-empty array of unique strings from the rule's list */
+	K_OBJECT,  /* object checked by the rule's own rules */
+	K_ARRAY,   /* array whose items are objects checked by the rule's rules */
 };
 
 /* One member of an object and what it must be. */
@@ -47,8 +47,8 @@ struct rule {
 	size_t n_sub;
 };
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-#define ANY_LEN 1e9             /* K_TEXT without an upper bound */
+#define N(a)    (sizeof(a) / sizeof((a)[0]))
+#define ANY_LEN 1e9                /* K_TEXT without an upper bound */
 #define ANY_INT 9007199254740992.0 /* K_INT without an upper bound (2^53) */
 
 static bool is_lower(char c)
@@ -106,8 +106,8 @@ static bool ok_fingerprint(const char *s)
 
 static const char *const sents[] = { "yes", "no", "unknown", NULL };
 static const char *const options[] = {
-	"wait", "query_status", "retry_same_key", "raise_quota", "change_plan",
-	"cancel", "submit_new", NULL,
+	"wait",        "query_status", "retry_same_key", "raise_quota",
+	"change_plan", "cancel",       "submit_new",     NULL,
 };
 
 /* $.record.attempts[i] */
@@ -115,64 +115,89 @@ static const struct rule attempt_rules[] = {
 	{ .name = "attempt", .kind = K_INT, .required = true, .lo = 1, .hi = ANY_INT },
 	{ .name = "at", .kind = K_TEXT, .required = true, .lo = 20, .hi = ANY_LEN },
 	{ .name = "status", .kind = K_INT, .required = true, .lo = 0, .hi = 599 },
-	{ .name = "retry_after", .kind = K_TEXT, .required = true, .nullable = true,
-	  .lo = 0, .hi = ANY_LEN },
+	{ .name = "retry_after",
+	  .kind = K_TEXT,
+	  .required = true,
+	  .nullable = true,
+	  .lo = 0,
+	  .hi = ANY_LEN },
 	{ .name = "ratelimit", .kind = K_STRMAP, .required = true, .nullable = true },
 };
 
 /* $.record.budget */
 static const struct rule budget_rules[] = {
-	{ .name = "max_attempts", .kind = K_INT, .required = true, .nullable = true,
-	  .lo = 1, .hi = ANY_INT },
+	{ .name = "max_attempts",
+	  .kind = K_INT,
+	  .required = true,
+	  .nullable = true,
+	  .lo = 1,
+	  .hi = ANY_INT },
 	{ .name = "max_wait_s", .kind = K_NUMBER, .required = true, .nullable = true, .lo = 0 },
-	{ .name = "attempts_used", .kind = K_INT, .required = true, .lo = 0,
-	  .hi = ANY_INT },
-	{ .name = "waited_ms", .kind = K_INT, .required = true, .lo = 0,
-	  .hi = ANY_INT },
+	{ .name = "attempts_used", .kind = K_INT, .required = true, .lo = 0, .hi = ANY_INT },
+	{ .name = "waited_ms", .kind = K_INT, .required = true, .lo = 0, .hi = ANY_INT },
 };
 
 /* $.record, in the order of the schema's "required" list, then the
  * optional members */
 static const struct rule record_rules[] = {
-	{ .name = "reason", .kind = K_PATTERN, .required = true, .ok = ok_reason,
+	{ .name = "reason",
+	  .kind = K_PATTERN,
+	  .required = true,
+	  .ok = ok_reason,
 	  .what = "a string matching ^[a-z][a-z0-9_]{0,63}$" },
 	{ .name = "goal", .kind = K_TEXT, .required = true, .lo = 1, .hi = 500 },
 	{ .name = "action", .kind = K_TEXT, .required = true, .lo = 1, .hi = 500 },
 	{ .name = "provider", .kind = K_TEXT, .required = true, .lo = 1, .hi = ANY_LEN },
-	{ .name = "endpoint", .kind = K_PATTERN, .required = true, .ok = ok_endpoint,
+	{ .name = "endpoint",
+	  .kind = K_PATTERN,
+	  .required = true,
+	  .ok = ok_endpoint,
 	  .what = "a string starting with \"/\"" },
-	{ .name = "method", .kind = K_PATTERN, .required = true, .ok = ok_method,
+	{ .name = "method",
+	  .kind = K_PATTERN,
+	  .required = true,
+	  .ok = ok_method,
 	  .what = "a string of upper-case letters" },
 	{ .name = "scope", .kind = K_TEXT, .required = true, .lo = 1, .hi = ANY_LEN },
-	{ .name = "fingerprint", .kind = K_PATTERN, .required = true, .ok = ok_fingerprint,
+	{ .name = "fingerprint",
+	  .kind = K_PATTERN,
+	  .required = true,
+	  .ok = ok_fingerprint,
 	  .what = "\"sha256:\" and 64 lower-case hex digits" },
-	{ .name = "attempts", .kind = K_ARRAY, .required = true, .sub = attempt_rules,
+	{ .name = "attempts",
+	  .kind = K_ARRAY,
+	  .required = true,
+	  .sub = attempt_rules,
 	  .n_sub = N(attempt_rules) },
-	{ .name = "budget", .kind = K_OBJECT, .required = true, .sub = budget_rules,
+	{ .name = "budget",
+	  .kind = K_OBJECT,
+	  .required = true,
+	  .sub = budget_rules,
 	  .n_sub = N(budget_rules) },
-	{ .name = "idempotency_key", .kind = K_TEXT, .required = true, .nullable = true,
-	  .lo = 0, .hi = ANY_LEN },
-	{ .name = "provider_operation_id", .kind = K_TEXT, .required = true,
-	  .nullable = true, .lo = 0, .hi = ANY_LEN },
+	{ .name = "idempotency_key",
+	  .kind = K_TEXT,
+	  .required = true,
+	  .nullable = true,
+	  .lo = 0,
+	  .hi = ANY_LEN },
+	{ .name = "provider_operation_id",
+	  .kind = K_TEXT,
+	  .required = true,
+	  .nullable = true,
+	  .lo = 0,
+	  .hi = ANY_LEN },
 	{ .name = "sent", .kind = K_ENUM, .required = true, .one_of = sents },
 	{ .name = "options", .kind = K_OPTIONS, .required = true, .one_of = options },
-	{ .name = "client_reference", .kind = K_TEXT, .nullable = true, .lo = 0,
-	  .hi = ANY_LEN },
+	{ .name = "client_reference", .kind = K_TEXT, .nullable = true, .lo = 0, .hi = ANY_LEN },
 	{ .name = "wait_requested_s", .kind = K_NUMBER, .nullable = true, .lo = 0 },
 };
 
 static const struct rule *part_rules(enum hx_escalation_part part, size_t *n)
 {
 	switch (part) {
-	case HX_ESCALATION_RECORD:
-		*n = N(record_rules);
-		return record_rules;
-	case HX_ESCALATION_ATTEMPT:
-		*n = N(attempt_rules);
-		return attempt_rules;
-	case HX_ESCALATION_BUDGET:
-		*n = N(budget_rules);
-		return budget_rules;
+	case HX_ESCALATION_RECORD: *n = N(record_rules); return record_rules;
+	case HX_ESCALATION_ATTEMPT: *n = N(attempt_rules); return attempt_rules;
+	case HX_ESCALATION_BUDGET: *n = N(budget_rules); return budget_rules;
 	}
 	*n = 0;
 	return NULL;
@@ -217,7 +242,7 @@ static void describe(const cJSON *v, char *buf, size_t len)
 
 /* "PATH: expected WHAT, got ..." as a new string. */
 static char *expected(const char *path, const cJSON *got, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 static char *expected(const char *path, const cJSON *got, const char *fmt, ...)
 {
@@ -239,7 +264,10 @@ static const char *join(const char *const *list, char *buf, size_t len)
 	buf[0] = '\0';
 	for (size_t i = 0; list[i] != NULL && o < len; i++)
 		o += (size_t)snprintf(buf + o, len - o, "%s%s",
-				      i == 0 ? "" : list[i + 1] == NULL ? " or " : ", ", list[i]);
+		                      i == 0                ? ""
+		                      : list[i + 1] == NULL ? " or "
+		                                            : ", ",
+		                      list[i]);
 	return buf;
 }
 
@@ -248,8 +276,7 @@ static const char *or_null(const struct rule *r)
 	return r->nullable ? " or null" : "";
 }
 
-static char *check_rules(const char *path, const cJSON *obj, const struct rule *rules,
-			 size_t n);
+static char *check_rules(const char *path, const cJSON *obj, const struct rule *rules, size_t n);
 
 /* The fault of value @v of member rule @r at @path, or NULL. */
 static char *check_value(const char *path, const cJSON *v, const struct rule *r)
@@ -267,9 +294,9 @@ static char *check_value(const char *path, const cJSON *v, const struct rule *r)
 				return expected(path, v, "string%s", or_null(r));
 			if (r->hi >= ANY_LEN)
 				return expected(path, v, "string of at least %.0f characters%s",
-						r->lo, or_null(r));
-			return expected(path, v, "string of %.0f..%.0f characters%s", r->lo,
-					r->hi, or_null(r));
+				                r->lo, or_null(r));
+			return expected(path, v, "string of %.0f..%.0f characters%s", r->lo, r->hi,
+			                or_null(r));
 		}
 		return NULL;
 	case K_PATTERN:
@@ -280,8 +307,7 @@ static char *check_value(const char *path, const cJSON *v, const struct rule *r)
 		if (!fa_schema_is_integer(v) || v->valuedouble < r->lo || v->valuedouble > r->hi) {
 			if (r->hi >= ANY_INT)
 				return expected(path, v, "integer >= %.0f%s", r->lo, or_null(r));
-			return expected(path, v, "integer %.0f..%.0f%s", r->lo, r->hi,
-					or_null(r));
+			return expected(path, v, "integer %.0f..%.0f%s", r->lo, r->hi, or_null(r));
 		}
 		return NULL;
 	case K_NUMBER:
@@ -318,11 +344,11 @@ static char *check_value(const char *path, const cJSON *v, const struct rule *r)
 			sub = fa_xasprintf("%s[%zu]", path, i);
 			if (!cJSON_IsString(o) || r->one_of[k] == NULL)
 				fault = expected(sub, o, "one of %s",
-						 join(r->one_of, vals, sizeof(vals)));
+				                 join(r->one_of, vals, sizeof(vals)));
 			for (p = v->child; fault == NULL && p != o; p = p->next)
 				if (strcmp(p->valuestring, o->valuestring) == 0)
 					fault = fa_xasprintf("%s: \"%s\" listed twice", sub,
-							     o->valuestring);
+					                     o->valuestring);
 			free(sub);
 		}
 		return fault;
@@ -336,7 +362,7 @@ static char *check_value(const char *path, const cJSON *v, const struct rule *r)
 		for (const cJSON *it = v->child; it != NULL && fault == NULL; it = it->next, i++) {
 			sub = fa_xasprintf("%s[%zu]", path, i);
 			fault = cJSON_IsObject(it) ? check_rules(sub, it, r->sub, r->n_sub)
-						   : expected(sub, it, "object");
+			                           : expected(sub, it, "object");
 			free(sub);
 		}
 		return fault;
@@ -345,8 +371,7 @@ static char *check_value(const char *path, const cJSON *v, const struct rule *r)
 }
 
 /* The first fault of object @obj at @path against @rules, or NULL. */
-static char *check_rules(const char *path, const cJSON *obj, const struct rule *rules,
-			 size_t n)
+static char *check_rules(const char *path, const cJSON *obj, const struct rule *rules, size_t n)
 {
 	char *fault = NULL, *sub;
 
@@ -356,7 +381,7 @@ static char *check_rules(const char *path, const cJSON *obj, const struct rule *
 		if (v == NULL) {
 			if (rules[i].required)
 				fault = fa_xasprintf("%s: missing member \"%s\"", path,
-						     rules[i].name);
+				                     rules[i].name);
 			continue;
 		}
 		sub = fa_xasprintf("%s.%s", path, rules[i].name);
@@ -382,8 +407,7 @@ static bool same(const char *a, const char *b)
 	return a != NULL && b != NULL && strcmp(a, b) == 0;
 }
 
-const struct hx_client_msg *hx_escalation_line_of(const struct hx_check_input *in,
-						  const char *task)
+const struct hx_client_msg *hx_escalation_line_of(const struct hx_check_input *in, const char *task)
 {
 	const struct hx_client_msg *last = NULL;
 
@@ -408,8 +432,7 @@ static const char *canary_name(enum hx_canary_kind k)
 }
 
 /* The attempts of task @task go into @e. */
-static void add_task(const struct hx_check_input *in, const char *task,
-		     struct hx_evidence *e)
+static void add_task(const struct hx_check_input *in, const char *task, struct hx_evidence *e)
 {
 	for (size_t i = 0; task != NULL && i < in->n_attempts; i++)
 		if (same(in->attempts[i].task, task))
@@ -442,49 +465,52 @@ void hx_escalation_sanitised_check(const struct hx_check_ctx *c, struct hx_check
 			if (i >= HITS_SHOWN)
 				continue;
 			more = fa_xasprintf("%s%s%s in %s", list ? list : "", list ? "; " : "",
-					    canary_name(h->kind), h->where ? h->where : "?");
+			                    canary_name(h->kind), h->where ? h->where : "?");
 			free(list);
 			list = more;
 		}
 		r->verdict = HX_FAIL;
 		if (in->n_canary_hits > HITS_SHOWN)
 			r->detail = fa_xasprintf("%s; and %zu more place%s", list,
-						 in->n_canary_hits - HITS_SHOWN,
-						 in->n_canary_hits - HITS_SHOWN == 1 ? "" : "s");
+			                         in->n_canary_hits - HITS_SHOWN,
+			                         in->n_canary_hits - HITS_SHOWN == 1 ? "" : "s");
 		else
 			r->detail = fa_xstrdup(list);
 		free(list);
 		hx_evidence_give(&ev, r);
 	} else if (in->mode != HX_MODE_STDIO) {
 		r->verdict = HX_NA;
-		r->detail = fa_xstrdup(in->canary_bytes_searched > 0
-			? "exec mode: no canary in the client's output, but an exec client "
-			  "prints no escalation record to judge"
-			: "exec mode: an exec client prints no escalation record, and no "
-			  "search for the canaries ran");
+		r->detail = fa_xstrdup(
+		        in->canary_bytes_searched > 0
+		                ? "exec mode: no canary in the client's output, but an exec client "
+		                  "prints no escalation record to judge"
+		                : "exec mode: an exec client prints no escalation record, and no "
+		                  "search for the canaries ran");
 	} else if (n_records == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("the client printed no escalation record: nothing "
-				       "was handed to a person");
+		                       "was handed to a person");
 	} else if (in->canary_bytes_searched == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xasprintf("%zu escalation record%s, but no search for the "
-					 "canaries ran", n_records, n_records == 1 ? "" : "s");
+		                         "canaries ran",
+		                         n_records, n_records == 1 ? "" : "s");
 	} else if (in->canary_search_incomplete) {
 		/* a leak past the cut would go unseen */
 		r->verdict = HX_NA;
 		r->detail = fa_xasprintf("%zu escalation record%s and %zu bytes searched, but "
-					 "the search was cut short (client output over its "
-					 "bound, or a state dir too large or unreadable): a "
-					 "clean partial search proves nothing",
-					 n_records, n_records == 1 ? "" : "s",
-					 in->canary_bytes_searched);
+		                         "the search was cut short (client output over its "
+		                         "bound, or a state dir too large or unreadable): a "
+		                         "clean partial search proves nothing",
+		                         n_records, n_records == 1 ? "" : "s",
+		                         in->canary_bytes_searched);
 	} else {
 		r->verdict = HX_PASS;
 		r->detail = fa_xasprintf(
-			"%zu escalation record%s (first: task %s) and %zu bytes of the "
-			"client's output, records and state searched: no key or body canary",
-			n_records, n_records == 1 ? "" : "s", first_task, in->canary_bytes_searched);
+		        "%zu escalation record%s (first: task %s) and %zu bytes of the "
+		        "client's output, records and state searched: no key or body canary",
+		        n_records, n_records == 1 ? "" : "s", first_task,
+		        in->canary_bytes_searched);
 		hx_evidence_give(&ev, r);
 	}
 	hx_evidence_release(&ev);

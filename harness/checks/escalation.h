@@ -31,13 +31,12 @@ enum hx_escalation_part {
  * go into @names. Returns the count. The unit tests compare them with the
  * schema's "required" lists, so the two cannot drift.
  */
-size_t hx_escalation_required(enum hx_escalation_part part, const char **names,
-			      size_t cap);
+size_t hx_escalation_required(enum hx_escalation_part part, const char **names, size_t cap);
 
 /* The last `escalation` line the client printed for task @task (borrowed
  * from @in->msgs), or NULL. */
 const struct hx_client_msg *hx_escalation_line_of(const struct hx_check_input *in,
-						  const char *task);
+                                                  const char *task);
 
 /* The record of the last `escalation` line the client printed for task
  * @task (borrowed from @in->msgs), or NULL. */
@@ -48,8 +47,8 @@ const cJSON *hx_escalation_of(const struct hx_check_input *in, const char *task)
  * the raw body in an approval card). Fails when c->in->canary_hits is not
  * empty (detail and evidence name each place). Passes when the client
  * printed at least one escalation record and the search
- * (c->in->canary_bytes_searched > 0) found nothing; n/a otherwise (exec mode has no records; a scenario without
- * escalation shows nothing to judge).
+ * (c->in->canary_bytes_searched > 0) found nothing; n/a otherwise (exec mode has no records; a
+ * scenario without escalation shows nothing to judge).
  */
 void hx_escalation_sanitised_check(const struct hx_check_ctx *c, struct hx_check_result *r);
 

@@ -1,4 +1,5 @@
-/* evidence.c -- what a check holds up: the journal in arrival order, the seqs behind its verdict. */
+/* evidence.c -- what a check holds up: the journal in arrival order, the seqs behind its verdict.
+ */
 #include "evidence.h"
 
 #include <stdlib.h>

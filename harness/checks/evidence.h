@@ -1,4 +1,5 @@
-/* evidence.h -- what a check holds up: the journal in arrival order, the seqs behind its verdict. */
+/* evidence.h -- what a check holds up: the journal in arrival order, the seqs behind its verdict.
+ */
 #ifndef HX_EVIDENCE_H
 #define HX_EVIDENCE_H
 
@@ -11,7 +12,7 @@
 /* A growing list of journal seqs a check gathers for its verdict. Zero it
  * to start ({ 0 }); release with hx_evidence_release() unless given. */
 struct hx_evidence {
-	uint64_t *v;  /* owned: the seqs, in the order added, repeats allowed */
+	uint64_t *v; /* owned: the seqs, in the order added, repeats allowed */
 	size_t n;
 	size_t cap;
 };

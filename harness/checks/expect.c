@@ -19,7 +19,7 @@ static void check_ids(char *buf, size_t len)
 	buf[0] = '\0';
 	for (size_t i = 0; i < hx_check_count() && o < len; i++)
 		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "",
-				      hx_check_def_at(i)->id);
+		                      hx_check_def_at(i)->id);
 }
 
 enum fa_rc hx_expect_validate(const struct fa_scenario *sc, struct fa_err *err)
@@ -45,7 +45,7 @@ enum fa_rc hx_expect_validate(const struct fa_scenario *sc, struct fa_err *err)
 		if (def == NULL) {
 			check_ids(allowed, sizeof(allowed));
 			return fa_schema_fail(&s, "unknown check %s (allowed: %s)",
-					      fa_schema_quote(c->string).s, allowed);
+			                      fa_schema_quote(c->string).s, allowed);
 		}
 		mark = fa_schema_enter(&s, c->string);
 		rc = hx_param_read_object(&s, c, def->params, def->n_params, sc, &e);
@@ -62,15 +62,16 @@ int64_t hx_expect_int(const struct fa_scenario *sc, const char *check, const cha
 	int64_t v;
 
 	for (size_t k = 0; def != NULL && k < def->n_params; k++) {
-		if (strcmp(def->params[k].name, name) != 0 ||
-		    def->params[k].kind != HX_PARAM_INT)
+		if (strcmp(def->params[k].name, name) != 0 || def->params[k].kind != HX_PARAM_INT)
 			continue;
 		hx_param_read(sc, def->id, def->params, def->n_params, &e);
 		v = e.v[k].i;
 		hx_param_set_release(&e);
 		return v;
 	}
-	fprintf(stderr, "fakeapi-harness: internal error: check %s has no integer "
-		"parameter %s\n", check, name);
+	fprintf(stderr,
+	        "fakeapi-harness: internal error: check %s has no integer "
+	        "parameter %s\n",
+	        check, name);
 	abort();
 }

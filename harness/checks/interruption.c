@@ -1,4 +1,5 @@
-/* interruption.c -- stream.no_silent_retry: no retry after the first streamed token without a report. */
+/* interruption.c -- stream.no_silent_retry: no retry after the first streamed token without a
+ * report. */
 #include "interruption.h"
 
 #include <stdlib.h>
@@ -22,16 +23,16 @@ static double ms(int64_t us)
 /* A streamed answer that broke after its first token reached the wire. */
 static bool interrupted(const struct fa_attempt *a)
 {
-	return a->stream_end != NULL && strcmp(a->stream_end, "done") != 0 &&
-	       a->stream_chunks >= 1;
+	return a->stream_end != NULL && strcmp(a->stream_end, "done") != 0 && a->stream_chunks >= 1;
 }
 
 /* When @a's stream broke: the connection was done with it, else its
  * answer went out, else its arrival. */
 static int64_t broke_at(const struct fa_attempt *a)
 {
-	return a->t_done_us >= 0 ? a->t_done_us
-	       : a->t_response_us >= 0 ? a->t_response_us : a->t_arrival_us;
+	return a->t_done_us >= 0       ? a->t_done_us
+	       : a->t_response_us >= 0 ? a->t_response_us
+	                               : a->t_arrival_us;
 }
 
 /*
@@ -39,8 +40,8 @@ static int64_t broke_at(const struct fa_attempt *a)
  * @from_us (the interrupted attempt's arrival: no line before it can be
  * about it) and, when @by_us >= 0, no later than @by_us; NULL when none.
  */
-static const struct hx_client_msg *report_of(const struct hx_check_input *in,
-					     const char *task, int64_t from_us, int64_t by_us)
+static const struct hx_client_msg *report_of(const struct hx_check_input *in, const char *task,
+                                             int64_t from_us, int64_t by_us)
 {
 	for (size_t i = 0; i < in->n_msgs; i++) {
 		const struct hx_client_msg *m = &in->msgs[i];
@@ -55,8 +56,8 @@ static const struct hx_client_msg *report_of(const struct hx_check_input *in,
 /* "3 chunks (error_frame)" */
 static char *break_text(const struct fa_attempt *a)
 {
-	return fa_xasprintf("%d chunk%s (%s)", a->stream_chunks,
-			    a->stream_chunks == 1 ? "" : "s", a->stream_end);
+	return fa_xasprintf("%d chunk%s (%s)", a->stream_chunks, a->stream_chunks == 1 ? "" : "s",
+	                    a->stream_end);
 }
 
 void hx_interruption_check(const struct hx_check_ctx *c, struct hx_check_result *r)
@@ -89,9 +90,9 @@ void hx_interruption_check(const struct hx_check_ctx *c, struct hx_check_result 
 			continue;
 		retries++;
 		m = in->mode == HX_MODE_STDIO
-			    ? report_of(in, a->task, i_at->t_arrival_us,
-					a->t_arrival_us + HX_INTERRUPTION_READ_LAG_US)
-			    : NULL;
+		            ? report_of(in, a->task, i_at->t_arrival_us,
+		                        a->t_arrival_us + HX_INTERRUPTION_READ_LAG_US)
+		            : NULL;
 		if (m != NULL) {
 			hx_evidence_add(&good, a->seq);
 			if (ok_r == NULL) {
@@ -115,48 +116,51 @@ void hx_interruption_check(const struct hx_check_ctx *c, struct hx_check_result 
 	if (broken == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xasprintf("no streamed answer broke after its first token (%zu "
-					 "stream%s, none cut past a chunk)", streams,
-					 streams == 1 ? "" : "s");
+		                         "stream%s, none cut past a chunk)",
+		                         streams, streams == 1 ? "" : "s");
 	} else if (silent > 0) {
 		char *why;
 
 		brk = break_text(bad_i);
 		if (in->mode != HX_MODE_STDIO)
 			why = fa_xstrdup(" (exec mode: a client cannot report, so a retry there "
-					 "is always silent)");
+			                 "is always silent)");
 		else if (late != NULL)
 			why = fa_xasprintf(" first (its report was read %.1f ms after the retry "
-					   "arrived)", ms(late->t_us - bad_r->t_arrival_us));
+			                   "arrived)",
+			                   ms(late->t_us - bad_r->t_arrival_us));
 		else
 			why = fa_xstrdup("");
 		r->verdict = HX_FAIL;
-		r->detail = fa_xasprintf("task %s retried %.1f ms after its stream broke after %s "
-					 "without reporting " REPORT "%s: seq %llu, then seq %llu%s",
-					 bad_r->task, ms(bad_r->t_arrival_us - broke_at(bad_i)), brk,
-					 why, (unsigned long long)bad_i->seq,
-					 (unsigned long long)bad_r->seq,
-					 silent > 1 ? "; more silent retries followed" : "");
+		r->detail = fa_xasprintf(
+		        "task %s retried %.1f ms after its stream broke after %s "
+		        "without reporting " REPORT "%s: seq %llu, then seq %llu%s",
+		        bad_r->task, ms(bad_r->t_arrival_us - broke_at(bad_i)), brk, why,
+		        (unsigned long long)bad_i->seq, (unsigned long long)bad_r->seq,
+		        silent > 1 ? "; more silent retries followed" : "");
 		free(why);
 		free(brk);
 		hx_evidence_give(&bad, r);
 	} else if (retries > 0) {
 		brk = break_text(ok_i);
 		r->verdict = HX_PASS;
-		r->detail = fa_xasprintf("task %s reported " REPORT " before retrying: its stream "
-					 "broke after %s at seq %llu, the report was read at +%.1f "
-					 "ms, the retry seq %llu arrived at +%.1f ms%s", ok_r->task,
-					 brk, (unsigned long long)ok_i->seq, ms(ok_m->t_us),
-					 (unsigned long long)ok_r->seq, ms(ok_r->t_arrival_us),
-					 retries > 1 ? "; every other retry was reported too" : "");
+		r->detail =
+		        fa_xasprintf("task %s reported " REPORT " before retrying: its stream "
+		                     "broke after %s at seq %llu, the report was read at +%.1f "
+		                     "ms, the retry seq %llu arrived at +%.1f ms%s",
+		                     ok_r->task, brk, (unsigned long long)ok_i->seq, ms(ok_m->t_us),
+		                     (unsigned long long)ok_r->seq, ms(ok_r->t_arrival_us),
+		                     retries > 1 ? "; every other retry was reported too" : "");
 		free(brk);
 		hx_evidence_give(&good, r);
 	} else {
 		brk = break_text(first_i);
 		r->verdict = HX_PASS;
 		r->detail = fa_xasprintf("%stask %s's stream broke after %s at seq %llu and the "
-					 "task was not retried%s", broken > 1 ? "first: " : "",
-					 first_i->task, brk, (unsigned long long)first_i->seq,
-					 broken > 1 ? "; no other broken stream was either" : "");
+		                         "task was not retried%s",
+		                         broken > 1 ? "first: " : "", first_i->task, brk,
+		                         (unsigned long long)first_i->seq,
+		                         broken > 1 ? "; no other broken stream was either" : "");
 		free(brk);
 		hx_evidence_give(&good, r);
 	}

@@ -1,4 +1,5 @@
-/* interruption.h -- stream.no_silent_retry: no retry after the first streamed token without a report. */
+/* interruption.h -- stream.no_silent_retry: no retry after the first streamed token without a
+ * report. */
 #ifndef HX_INTERRUPTION_H
 #define HX_INTERRUPTION_H
 

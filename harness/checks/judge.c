@@ -14,8 +14,7 @@ bool hx_check_attributed(const struct hx_check_input *in, const struct fa_attemp
 
 bool hx_check_received(const struct fa_attempt *a)
 {
-	return a->status != 0 && a->t_response_us >= 0 &&
-	       a->delivered == FA_DELIVERED_COMPLETE;
+	return a->status != 0 && a->t_response_us >= 0 && a->delivered == FA_DELIVERED_COMPLETE;
 }
 
 /* A programming error: a judge asked for what the check does not take. */
@@ -42,6 +41,7 @@ void hx_check_na_empty(const struct hx_check_ctx *c, struct hx_check_result *r)
 {
 	r->verdict = HX_NA;
 	r->detail = fa_xasprintf("the journal has no attributed attempts (%zu unattributed: "
-				 "none names a task of the scenario by its fa_task parameter "
-				 "or X-Fakeapi-Task header)", c->n_un);
+	                         "none names a task of the scenario by its fa_task parameter "
+	                         "or X-Fakeapi-Task header)",
+	                         c->n_un);
 }

@@ -35,8 +35,8 @@ struct hx_check_def {
 	const struct hx_check_param *params; /* its own parameters, `required` aside */
 	size_t n_params;
 	hx_check_judge_fn *judge;
-	bool always;                         /* judged even without an attributed attempt
-	                                        (else n/a there) */
+	bool always; /* judged even without an attributed attempt
+	                (else n/a there) */
 };
 
 /*
@@ -44,16 +44,16 @@ struct hx_check_def {
  * the engine points it at one check at a time (def, ex).
  */
 struct hx_check_ctx {
-	const struct hx_check_input *in;   /* what the run saw (borrowed) */
-	const struct fa_attempt **all;     /* owned: every attempt, arrival order then seq */
+	const struct hx_check_input *in; /* what the run saw (borrowed) */
+	const struct fa_attempt **all;   /* owned: every attempt, arrival order then seq */
 	size_t n_all;
-	const struct fa_attempt **att;     /* owned: the attributed ones, same order */
+	const struct fa_attempt **att; /* owned: the attributed ones, same order */
 	size_t n;
-	const struct fa_attempt **un;      /* owned: the unattributed ones, journal order */
+	const struct fa_attempt **un; /* owned: the unattributed ones, journal order */
 	size_t n_un;
-	struct hx_param_set *expect;       /* owned: each check's parameters, registry order */
-	const struct hx_check_def *def;    /* the check being judged, or NULL */
-	const struct hx_param_set *ex;     /* its parameters */
+	struct hx_param_set *expect;    /* owned: each check's parameters, registry order */
+	const struct hx_check_def *def; /* the check being judged, or NULL */
+	const struct hx_param_set *ex;  /* its parameters */
 };
 
 /*

@@ -16,10 +16,10 @@
 
 /* How one task ended, as the check reads it. */
 struct ending {
-	unsigned bit;     /* FA_OUTCOME_* it ended with; 0 = no outcome */
-	bool judged;      /* false: not started, or stopped for good by the scenario */
-	char *how;        /* owned: "ended failed (exit 22)", "timed out after 8 s with
-	                     no outcome", ...; NULL when not judged */
+	unsigned bit; /* FA_OUTCOME_* it ended with; 0 = no outcome */
+	bool judged;  /* false: not started, or stopped for good by the scenario */
+	char *how;    /* owned: "ended failed (exit 22)", "timed out after 8 s with
+	                 no outcome", ...; NULL when not judged */
 };
 
 static bool same(const char *a, const char *b)
@@ -60,8 +60,8 @@ static const char *sent_of(const struct hx_check_input *in, const char *id)
 }
 
 /* Read how @tr ended into @e. */
-static void read_ending(const struct hx_check_input *in, const struct hx_task_run *tr,
-			size_t n_att, struct ending *e)
+static void read_ending(const struct hx_check_input *in, const struct hx_task_run *tr, size_t n_att,
+                        struct ending *e)
 {
 	memset(e, 0, sizeof(*e));
 	if (!tr->sent && n_att == 0)
@@ -87,10 +87,10 @@ static void read_ending(const struct hx_check_input *in, const struct hx_task_ru
 	} else if (tr->t_cancel_us >= 0) {
 		e->bit = FA_OUTCOME_CANCELLED;
 		e->how = tr->exit_code >= 0
-				 ? fa_xasprintf("ended cancelled (exit %d after the cancel)",
-						tr->exit_code)
-				 : fa_xasprintf("ended cancelled (signal %d after the cancel)",
-						tr->term_signal);
+		                 ? fa_xasprintf("ended cancelled (exit %d after the cancel)",
+		                                tr->exit_code)
+		                 : fa_xasprintf("ended cancelled (signal %d after the cancel)",
+		                                tr->term_signal);
 	} else if (tr->exit_code == 0) {
 		e->bit = FA_OUTCOME_SUCCEEDED;
 		e->how = fa_xstrdup("ended succeeded (exit 0)");
@@ -129,7 +129,10 @@ static bool meets(const struct hx_check_input *in, const struct ending *e, unsig
 static char *want_text(unsigned want)
 {
 	static const char *const verbs[FA_OUTCOME_COUNT] = {
-		"succeeds", "fails", "escalates", "reports cancelled",
+		"succeeds",
+		"fails",
+		"escalates",
+		"reports cancelled",
 		"leaves the write's outcome unknown",
 	};
 	char buf[128] = "";
@@ -152,7 +155,7 @@ static char *budget_text(const struct fa_budget *b)
 {
 	if (b->max_attempts > 0 && b->max_wait_s >= 0)
 		return fa_xasprintf(" within its budget of %d attempts and %d s of waiting",
-				    b->max_attempts, b->max_wait_s);
+		                    b->max_attempts, b->max_wait_s);
 	if (b->max_attempts > 0)
 		return fa_xasprintf(" within its budget of %d attempts", b->max_attempts);
 	if (b->max_wait_s >= 0)
@@ -177,33 +180,33 @@ static char *last_text(const struct fa_attempt *a)
 		return fa_xstrdup(": it sent no attempt");
 	if (a->status == 0 || a->delivered != FA_DELIVERED_COMPLETE)
 		return fa_xasprintf(": its last attempt (seq %llu) got no whole answer",
-				    (unsigned long long)a->seq);
+		                    (unsigned long long)a->seq);
 	if (a->stream_end != NULL && !same(a->stream_end, "done"))
 		return fa_xasprintf(": its last answer (seq %llu) was a %d stream that ended "
-				    "with %s after %d chunk%s", (unsigned long long)a->seq,
-				    a->status, a->stream_end, a->stream_chunks,
-				    a->stream_chunks == 1 ? "" : "s");
+		                    "with %s after %d chunk%s",
+		                    (unsigned long long)a->seq, a->status, a->stream_end,
+		                    a->stream_chunks, a->stream_chunks == 1 ? "" : "s");
 	if (a->retry_after != NULL)
 		snprintf(ra, sizeof(ra), " with Retry-After: %.60s", a->retry_after);
 	else if (a->retry_after_ms != NULL)
 		snprintf(ra, sizeof(ra), " with retry-after-ms: %.60s", a->retry_after_ms);
 	if (plainly_retryable(a->status))
 		return fa_xasprintf(": the %d%s (seq %llu) is retryable", a->status, ra,
-				    (unsigned long long)a->seq);
+		                    (unsigned long long)a->seq);
 	return fa_xasprintf(": its last answer was %d%s (seq %llu)", a->status, ra,
-			    (unsigned long long)a->seq);
+	                    (unsigned long long)a->seq);
 }
 
 /* The one-line fault of task @t. */
 static char *fault_text(const struct fa_task_spec *t, const struct ending *e,
-			const struct fa_attempt *last, size_t n_att)
+                        const struct fa_attempt *last, size_t n_att)
 {
 	char *want = want_text(t->outcome);
 	char *b = t->outcome == FA_OUTCOME_CANCELLED ? fa_xstrdup(" when the harness cancels it")
-						     : budget_text(&t->budget);
+	                                             : budget_text(&t->budget);
 	char *l = last_text(last);
 	char *s = fa_xasprintf("task %s %s after %zu attempt%s; a correct client %s%s%s", t->id,
-			       e->how, n_att, n_att == 1 ? "" : "s", want, b, l);
+	                       e->how, n_att, n_att == 1 ? "" : "s", want, b, l);
 
 	free(want);
 	free(b);
@@ -255,7 +258,7 @@ void hx_outcome_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 					hx_evidence_add(&good, c->att[k]->seq);
 			if (n_judged - n_bad <= NAMED_MAX) {
 				n = snprintf(named + used, sizeof(named) - used, "%s%s %s",
-					     used ? ", " : "", t->id, name_of(e.bit));
+				             used ? ", " : "", t->id, name_of(e.bit));
 				if (n > 0 && (size_t)n < sizeof(named) - used)
 					used += (size_t)n;
 			}
@@ -266,27 +269,30 @@ void hx_outcome_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 	if (n_want == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("no task says how a correct client ends it "
-				       "($.harness.tasks[i].outcome)");
+		                       "($.harness.tasks[i].outcome)");
 	} else if (n_judged == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xasprintf("no task with an expected outcome ran to its own end "
-					 "(first: %s, never started or stopped by the "
-					 "scenario's kill)", unjudged ? unjudged : "?");
+		                         "(first: %s, never started or stopped by the "
+		                         "scenario's kill)",
+		                         unjudged ? unjudged : "?");
 	} else if (n_bad > 0) {
 		r->verdict = HX_FAIL;
 		r->detail = n_bad > 1 ? fa_xasprintf("%s; %zu other task%s of %zu ended "
-						     "otherwise too", first_fault, n_bad - 1,
-						     n_bad == 2 ? "" : "s", n_judged)
-				      : fa_xstrdup(first_fault);
+		                                     "otherwise too",
+		                                     first_fault, n_bad - 1, n_bad == 2 ? "" : "s",
+		                                     n_judged)
+		                      : fa_xstrdup(first_fault);
 		hx_evidence_give(&bad, r);
 	} else {
 		r->verdict = HX_PASS;
 		r->detail = fa_xasprintf("%zu task%s ended as a correct client ends %s (%s%s)%s",
-					 n_judged, n_judged == 1 ? "" : "s",
-					 n_judged == 1 ? "it" : "them", named,
-					 n_judged > NAMED_MAX ? ", ..." : "",
-					 in->mode == HX_MODE_EXEC ? "; exec mode: read from exit "
-								    "statuses" : "");
+		                         n_judged, n_judged == 1 ? "" : "s",
+		                         n_judged == 1 ? "it" : "them", named,
+		                         n_judged > NAMED_MAX ? ", ..." : "",
+		                         in->mode == HX_MODE_EXEC ? "; exec mode: read from exit "
+		                                                    "statuses"
+		                                                  : "");
 		hx_evidence_give(&good, r);
 	}
 	free(first_fault);

@@ -19,9 +19,9 @@ static bool same(const char *a, const char *b)
  * pace still reached the provider and is still debited). */
 struct bucket {
 	double cap;
-	double rate;   /* tokens per µs */
+	double rate; /* tokens per µs */
 	double level;
-	int64_t t_us;  /* instant @level is for */
+	int64_t t_us; /* instant @level is for */
 };
 
 static void bucket_start(struct bucket *b, int cap, int period_s, int64_t t_us)
@@ -45,10 +45,10 @@ static void bucket_refill(struct bucket *b, int64_t t_us)
 /* What one attempt found in one bucket. */
 struct seen {
 	const struct fa_attempt *a;
-	bool tokens;     /* the token bucket (else the request bucket) */
-	double left;     /* its level on arrival, before the debit */
-	double need;     /* what the attempt took from it */
-	double margin;   /* (left - need) / rate, µs: how early it could have come */
+	bool tokens;   /* the token bucket (else the request bucket) */
+	double left;   /* its level on arrival, before the debit */
+	double need;   /* what the attempt took from it */
+	double margin; /* (left - need) / rate, µs: how early it could have come */
 };
 
 /* "rpm 10 per 2 s", "tpm 500 per 60 s", "rpm 10, tpm 500 per 60 s" */
@@ -67,19 +67,18 @@ static char *seen_text(const struct seen *s)
 {
 	if (s->tokens)
 		return fa_xasprintf("seq %llu needed %.0f token%s with %.1f left",
-				    (unsigned long long)s->a->seq, s->need,
-				    s->need == 1 ? "" : "s", s->left);
+		                    (unsigned long long)s->a->seq, s->need, s->need == 1 ? "" : "s",
+		                    s->left);
 	return fa_xasprintf("seq %llu arrived with %.1f of 1 request token left",
-			    (unsigned long long)s->a->seq, s->left);
+	                    (unsigned long long)s->a->seq, s->left);
 }
 
 /* Replay the @n attempts of key @key (arrival order) through the
  * buckets of @p; the first violation goes to *@bad (when it is earlier
  * than the one there), the closest call to *@close. Returns the
  * violations counted. */
-static size_t replay(const struct fa_pacing_spec *p, const struct fa_attempt **att,
-		     size_t n, const char *key, int64_t tol_us, struct seen *bad,
-		     struct seen *close)
+static size_t replay(const struct fa_pacing_spec *p, const struct fa_attempt **att, size_t n,
+                     const char *key, int64_t tol_us, struct seen *bad, struct seen *close)
 {
 	struct bucket req, tok;
 	size_t over = 0;
@@ -100,25 +99,29 @@ static size_t replay(const struct fa_pacing_spec *p, const struct fa_attempt **a
 		}
 		if (p->rpm > 0) {
 			bucket_refill(&req, a->t_arrival_us);
-			s[k++] = (struct seen){ .a = a, .left = req.level, .need = 1,
-						.margin = (req.level - 1) / req.rate };
+			s[k++] = (struct seen){ .a = a,
+				                .left = req.level,
+				                .need = 1,
+				                .margin = (req.level - 1) / req.rate };
 			req.level -= 1;
 		}
 		if (p->tpm > 0) {
 			double need = a->tokens > 0 ? a->tokens : 0;
 
 			bucket_refill(&tok, a->t_arrival_us);
-			s[k++] = (struct seen){ .a = a, .tokens = true, .left = tok.level,
-						.need = need,
-						.margin = (tok.level - need) / tok.rate };
+			s[k++] = (struct seen){ .a = a,
+				                .tokens = true,
+				                .left = tok.level,
+				                .need = need,
+				                .margin = (tok.level - need) / tok.rate };
 			tok.level -= need;
 		}
 		for (size_t j = 0; j < k; j++) {
 			if (s[j].margin + (double)tol_us < -EPS) {
-				if (!late && (bad->a == NULL ||
-					      a->t_arrival_us < bad->a->t_arrival_us ||
-					      (a->t_arrival_us == bad->a->t_arrival_us &&
-					       a->seq < bad->a->seq)))
+				if (!late &&
+				    (bad->a == NULL || a->t_arrival_us < bad->a->t_arrival_us ||
+				     (a->t_arrival_us == bad->a->t_arrival_us &&
+				      a->seq < bad->a->seq)))
 					*bad = s[j];
 				late = true;
 			} else if (close->a == NULL || s[j].margin < close->margin) {
@@ -181,32 +184,32 @@ void hx_pacing_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 	pace = pace_text(p);
 	if (n == 0) {
 		r->verdict = HX_NA;
-		r->detail = fa_xasprintf("no attempt named a key of the scenario to pace (%s)",
-					 pace);
+		r->detail =
+		        fa_xasprintf("no attempt named a key of the scenario to pace (%s)", pace);
 	} else if (p->rpm <= 0 && costed == 0) {
 		/* a token bucket only, and nothing that took from it: no
 		 * attempt could have broken the pace, so none kept it */
 		r->verdict = HX_NA;
 		r->detail = fa_xasprintf("no attempt of a key had a token cost to judge (%s; %zu "
-					 "attempt%s, none a chat completion or Messages request)", pace, n,
-					 n == 1 ? "" : "s");
+		                         "attempt%s, none a chat completion or Messages request)",
+		                         pace, n, n == 1 ? "" : "s");
 	} else if (over > 0) {
 		what = seen_text(&bad);
 		r->verdict = HX_FAIL;
 		r->detail = fa_xasprintf("key %s: %s (%s, tolerance %lld ms)%s; %zu quota 429%s",
-					 bad.a->key, what, pace, (long long)(tol_us / 1000),
-					 over > 1 ? "; more attempts over the pace followed" : "",
-					 limited, limited == 1 ? "" : "s");
+		                         bad.a->key, what, pace, (long long)(tol_us / 1000),
+		                         over > 1 ? "; more attempts over the pace followed" : "",
+		                         limited, limited == 1 ? "" : "s");
 		hx_evidence_add(&ev, bad.a->seq);
 		free(what);
 	} else {
 		what = seen_text(&close);
 		r->verdict = HX_PASS;
 		r->detail = fa_xasprintf("%zu attempt%s of %zu key%s kept the pace (%s, tolerance "
-					 "%lld ms); closest: key %s, %s; %zu quota 429%s", n,
-					 n == 1 ? "" : "s", n_keys, n_keys == 1 ? "" : "s", pace,
-					 (long long)(tol_us / 1000), close.a->key, what, limited,
-					 limited == 1 ? "" : "s");
+		                         "%lld ms); closest: key %s, %s; %zu quota 429%s",
+		                         n, n == 1 ? "" : "s", n_keys, n_keys == 1 ? "" : "s", pace,
+		                         (long long)(tol_us / 1000), close.a->key, what, limited,
+		                         limited == 1 ? "" : "s");
 		hx_evidence_add(&ev, close.a->seq);
 		free(what);
 	}

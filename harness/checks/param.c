@@ -1,4 +1,5 @@
-/* param.c -- a check's parameters ($.harness.expect["CHECK"]): the table rows, and one scenario's values read by them. */
+/* param.c -- a check's parameters ($.harness.expect["CHECK"]): the table rows, and one scenario's
+ * values read by them. */
 #include "param.h"
 
 #include <stdlib.h>
@@ -8,32 +9,30 @@
 #include "schema.h"
 
 const struct hx_check_param hx_param_required = {
-	.name = "required", .kind = HX_PARAM_BOOL, .dflt = HX_PARAM_NO_DEFAULT,
+	.name = "required",
+	.kind = HX_PARAM_BOOL,
+	.dflt = HX_PARAM_NO_DEFAULT,
 	.doc = "`false` makes the check *recommended* in this scenario, `true` *required* "
 	       "(see above); `--strict` overrides both",
 };
 
 /* budget.escalates "tasks"[k]: a non-empty string */
-static const struct fa_field task_id_field =
-	FA_F_CHECK(NULL, FA_SCHEMA_STRING, FA_FIELD_NONEMPTY);
+static const struct fa_field task_id_field = FA_F_CHECK(NULL, FA_SCHEMA_STRING, FA_FIELD_NONEMPTY);
 
 /* The schema row that checks @p's JSON type and range. */
 static struct fa_field field_of(const struct hx_check_param *p)
 {
 	switch (p->kind) {
-	case HX_PARAM_INT:
-		return (struct fa_field)FA_F_RANGE(p->name, 0, p->min, p->max);
-	case HX_PARAM_BOOL:
-		return (struct fa_field)FA_F_CHECK(p->name, FA_SCHEMA_BOOL, 0);
-	case HX_PARAM_TASKS:
-		break;
+	case HX_PARAM_INT: return (struct fa_field)FA_F_RANGE(p->name, 0, p->min, p->max);
+	case HX_PARAM_BOOL: return (struct fa_field)FA_F_CHECK(p->name, FA_SCHEMA_BOOL, 0);
+	case HX_PARAM_TASKS: break;
 	}
 	return (struct fa_field)FA_F_CHECK(p->name, FA_SCHEMA_ARRAY, FA_FIELD_NONEMPTY);
 }
 
 /* A task list (already a non-empty array): ids of @sc's tasks, each once. */
-static enum fa_rc read_tasks(struct fa_schema *s, const cJSON *arr,
-			     const struct fa_scenario *sc, struct hx_param_value *v)
+static enum fa_rc read_tasks(struct fa_schema *s, const cJSON *arr, const struct fa_scenario *sc,
+                             struct hx_param_value *v)
 {
 	enum fa_rc rc = FA_OK;
 	size_t k = 0, mark;
@@ -48,12 +47,12 @@ static enum fa_rc read_tasks(struct fa_schema *s, const cJSON *arr,
 			v->tasks[k] = sc != NULL ? fa_scenario_task(sc, c->valuestring) : NULL;
 			if (v->tasks[k] == NULL)
 				rc = fa_schema_fail(s, "no task %s in $.harness.tasks",
-						    fa_schema_quote(c->valuestring).s);
+				                    fa_schema_quote(c->valuestring).s);
 		}
 		for (const cJSON *d = arr->child; rc == FA_OK && d != c; d = d->next, j++)
 			if (strcmp(d->valuestring, c->valuestring) == 0)
 				rc = fa_schema_fail(s, "task %s is listed twice (first at [%zu])",
-						    fa_schema_quote(c->valuestring).s, j);
+				                    fa_schema_quote(c->valuestring).s, j);
 		fa_schema_leave(s, mark);
 		v->n_tasks = rc == FA_OK ? k + 1 : k;
 	}
@@ -61,9 +60,8 @@ static enum fa_rc read_tasks(struct fa_schema *s, const cJSON *arr,
 }
 
 /* @got (checked by its schema row, or NULL) as @p's value. */
-static enum fa_rc read_value(struct fa_schema *s, const cJSON *got,
-			     const struct hx_check_param *p, const struct fa_scenario *sc,
-			     struct hx_param_value *v)
+static enum fa_rc read_value(struct fa_schema *s, const cJSON *got, const struct hx_check_param *p,
+                             const struct fa_scenario *sc, struct hx_param_value *v)
 {
 	enum fa_rc rc;
 	size_t mark;
@@ -85,8 +83,8 @@ static enum fa_rc read_value(struct fa_schema *s, const cJSON *got,
 }
 
 enum fa_rc hx_param_read_object(struct fa_schema *s, const cJSON *obj,
-				const struct hx_check_param *params, size_t n,
-				const struct fa_scenario *sc, struct hx_param_set *out)
+                                const struct hx_check_param *params, size_t n,
+                                const struct fa_scenario *sc, struct hx_param_set *out)
 {
 	struct fa_field *fields = fa_xcalloc(n + 1, sizeof(*fields));
 	const cJSON **got = fa_xcalloc(n + 1, sizeof(*got));
@@ -108,10 +106,11 @@ enum fa_rc hx_param_read_object(struct fa_schema *s, const cJSON *obj,
 }
 
 void hx_param_read(const struct fa_scenario *sc, const char *id,
-		   const struct hx_check_param *params, size_t n, struct hx_param_set *out)
+                   const struct hx_check_param *params, size_t n, struct hx_param_set *out)
 {
 	const cJSON *obj = sc != NULL && sc->harness.expect != NULL
-		? cJSON_GetObjectItemCaseSensitive(sc->harness.expect, id) : NULL;
+	                           ? cJSON_GetObjectItemCaseSensitive(sc->harness.expect, id)
+	                           : NULL;
 	struct fa_err err = { { 0 } };
 	struct fa_schema s;
 

@@ -1,4 +1,5 @@
-/* param.h -- a check's parameters ($.harness.expect["CHECK"]): the table rows, and one scenario's values read by them. */
+/* param.h -- a check's parameters ($.harness.expect["CHECK"]): the table rows, and one scenario's
+ * values read by them. */
 #ifndef HX_PARAM_H
 #define HX_PARAM_H
 
@@ -29,11 +30,11 @@ enum hx_param_kind {
  * Parameters table lists the same rows (a unit test compares them).
  */
 struct hx_check_param {
-	const char *name;        /* "tolerance_ms" */
+	const char *name; /* "tolerance_ms" */
 	enum hx_param_kind kind;
-	int64_t min, max;        /* INT: the range allowed */
-	int64_t dflt;            /* INT: the value when absent, or HX_PARAM_NO_DEFAULT */
-	const char *doc;         /* what it means, one line: docs/checks.md's "meaning" */
+	int64_t min, max; /* INT: the range allowed */
+	int64_t dflt;     /* INT: the value when absent, or HX_PARAM_NO_DEFAULT */
+	const char *doc;  /* what it means, one line: docs/checks.md's "meaning" */
 };
 
 /* `required`, which every check takes after its own parameters: false
@@ -51,9 +52,9 @@ struct hx_param_value {
 
 /* One check's parameters in one scenario. */
 struct hx_param_set {
-	struct hx_param_value *v;        /* owned: one per row of the check's params */
-	size_t n;                        /* rows of v */
-	struct hx_param_value required;  /* "required" (i unset when not given) */
+	struct hx_param_value *v;       /* owned: one per row of the check's params */
+	size_t n;                       /* rows of v */
+	struct hx_param_value required; /* "required" (i unset when not given) */
 };
 
 /*
@@ -65,8 +66,8 @@ struct hx_param_set {
  * hx_param_set_release(). Returns FA_OK or FA_EINVAL.
  */
 enum fa_rc hx_param_read_object(struct fa_schema *s, const cJSON *obj,
-				const struct hx_check_param *params, size_t n,
-				const struct fa_scenario *sc, struct hx_param_set *out);
+                                const struct hx_check_param *params, size_t n,
+                                const struct fa_scenario *sc, struct hx_param_set *out);
 
 /*
  * Read check @id's parameters (the @n rows of @params) from @sc (NULL
@@ -75,7 +76,7 @@ enum fa_rc hx_param_read_object(struct fa_schema *s, const cJSON *obj,
  * built by hand with an object that breaks the table gets the defaults.
  */
 void hx_param_read(const struct fa_scenario *sc, const char *id,
-		   const struct hx_check_param *params, size_t n, struct hx_param_set *out);
+                   const struct hx_check_param *params, size_t n, struct hx_param_set *out);
 
 /* Release what @e owns and zero it. NULL accepted. */
 void hx_param_set_release(struct hx_param_set *e);

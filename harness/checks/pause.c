@@ -1,4 +1,5 @@
-/* pause.c -- wait.retry_after and wait.scope_pause: an announced pause holds for the task told and for its scope. */
+/* pause.c -- wait.retry_after and wait.scope_pause: an announced pause holds for the task told and
+ * for its scope. */
 #include "pause.h"
 
 #include <stdint.h>
@@ -26,10 +27,9 @@ static bool announces_pause(const struct fa_attempt *a)
 	return hx_check_received(a) && a->pause_until_us > a->t_response_us;
 }
 
-
 /* The first attempt of @task that arrived after @t_us, or NULL. */
 static const struct fa_attempt *next_of(const struct hx_check_ctx *c, const char *task,
-					int64_t t_us)
+                                        int64_t t_us)
 {
 	size_t i;
 
@@ -39,7 +39,6 @@ static const struct fa_attempt *next_of(const struct hx_check_ctx *c, const char
 	return NULL;
 }
 
-
 /* What the pause checks saw after the pauses they watched. */
 struct pause_watch {
 	struct hx_evidence bad, good;
@@ -48,12 +47,13 @@ struct pause_watch {
 	                                               attempt that came closest to it */
 };
 
-#define NO_PAUSE_ANNOUNCED "no response announced a future pause (no Retry-After naming " \
-			   "a later instant)"
+#define NO_PAUSE_ANNOUNCED                                                                         \
+	"no response announced a future pause (no Retry-After naming "                             \
+	"a later instant)"
 
 /* @b arrived inside the pause @p announced. */
 static void pause_broken(struct pause_watch *w, const struct fa_attempt *p,
-			 const struct fa_attempt *b)
+                         const struct fa_attempt *b)
 {
 	hx_evidence_add(&w->bad, p->seq);
 	hx_evidence_add(&w->bad, b->seq);
@@ -68,13 +68,12 @@ static void pause_broken(struct pause_watch *w, const struct fa_attempt *p,
 
 /* @b, the first attempt after the pause @p announced, waited for it. */
 static void pause_kept(struct pause_watch *w, const struct fa_attempt *p,
-		       const struct fa_attempt *b)
+                       const struct fa_attempt *b)
 {
 	hx_evidence_add(&w->good, p->seq);
 	hx_evidence_add(&w->good, b->seq);
-	if (w->close_b == NULL ||
-	    b->t_arrival_us - p->pause_until_us <
-		    w->close_b->t_arrival_us - w->close_p->pause_until_us) {
+	if (w->close_b == NULL || b->t_arrival_us - p->pause_until_us <
+	                                  w->close_b->t_arrival_us - w->close_p->pause_until_us) {
 		w->close_p = p;
 		w->close_b = b;
 	}
@@ -92,8 +91,8 @@ static char *pause_source(const struct fa_attempt *p)
 
 	if (from == NULL) {
 		if (ms != NULL && ra != NULL)
-			return fa_xasprintf("the retry-after-ms \"%s\" (Retry-After \"%s\")",
-					    ms, ra);
+			return fa_xasprintf("the retry-after-ms \"%s\" (Retry-After \"%s\")", ms,
+			                    ra);
 		if (ms != NULL)
 			return fa_xasprintf("the retry-after-ms \"%s\"", ms);
 		if (ra != NULL)
@@ -101,19 +100,21 @@ static char *pause_source(const struct fa_attempt *p)
 		return fa_xstrdup("the error frame's retryAfter");
 	}
 	if (strcmp(from, "retry-after-ms") == 0 && ms != NULL)
-		return ra != NULL
-			? fa_xasprintf("the retry-after-ms \"%s\" (Retry-After \"%s\")", ms, ra)
-			: fa_xasprintf("the retry-after-ms \"%s\"", ms);
+		return ra != NULL ? fa_xasprintf("the retry-after-ms \"%s\" (Retry-After \"%s\")",
+		                                 ms, ra)
+		                  : fa_xasprintf("the retry-after-ms \"%s\"", ms);
 	if (strcmp(from, "retry-after") == 0 && ra != NULL)
-		return ms != NULL
-			? fa_xasprintf("the Retry-After \"%s\" (delta-seconds; retry-after-ms "
-				       "\"%s\")", ra, ms)
-			: fa_xasprintf("the Retry-After \"%s\" (delta-seconds)", ra);
+		return ms != NULL ? fa_xasprintf(
+		                            "the Retry-After \"%s\" (delta-seconds; retry-after-ms "
+		                            "\"%s\")",
+		                            ra, ms)
+		                  : fa_xasprintf("the Retry-After \"%s\" (delta-seconds)", ra);
 	if (strcmp(from, "retry-after-date") == 0 && ra != NULL)
 		return ms != NULL
-			? fa_xasprintf("the Retry-After \"%s\" (HTTP-date; retry-after-ms "
-				       "\"%s\")", ra, ms)
-			: fa_xasprintf("the Retry-After \"%s\" (HTTP-date)", ra);
+		               ? fa_xasprintf("the Retry-After \"%s\" (HTTP-date; retry-after-ms "
+		                              "\"%s\")",
+		                              ra, ms)
+		               : fa_xasprintf("the Retry-After \"%s\" (HTTP-date)", ra);
 	return fa_xstrdup("the error frame's retryAfter");
 }
 
@@ -152,35 +153,31 @@ void hx_pause_retry_after_check(const struct hx_check_ctx *c, struct hx_check_re
 	} else if (followed == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xasprintf(
-			"%zu response%s announced a pause (first: seq %llu to task "
-			"%s, until +%.1f ms) but the task made no later attempt",
-			announced, announced > 1 ? "s" : "",
-			(unsigned long long)first_p->seq, first_p->task,
-			ms(first_p->pause_until_us));
+		        "%zu response%s announced a pause (first: seq %llu to task "
+		        "%s, until +%.1f ms) but the task made no later attempt",
+		        announced, announced > 1 ? "s" : "", (unsigned long long)first_p->seq,
+		        first_p->task, ms(first_p->pause_until_us));
 	} else if (early > 0) {
 		src = pause_source(w.shown_p);
 		r->verdict = HX_FAIL;
 		r->detail = fa_xasprintf(
-			"%stask %s retried %.1f ms early: seq %llu arrived at "
-			"+%.1f ms, %s of seq %llu named +%.1f ms (tolerance %d ms)",
-			early > 1 ? "several early retries, first: " : "",
-			w.shown_b->task, ms(w.shown_p->pause_until_us - w.shown_b->t_arrival_us),
-			(unsigned long long)w.shown_b->seq, ms(w.shown_b->t_arrival_us), src,
-			(unsigned long long)w.shown_p->seq, ms(w.shown_p->pause_until_us),
-			tol_ms);
+		        "%stask %s retried %.1f ms early: seq %llu arrived at "
+		        "+%.1f ms, %s of seq %llu named +%.1f ms (tolerance %d ms)",
+		        early > 1 ? "several early retries, first: " : "", w.shown_b->task,
+		        ms(w.shown_p->pause_until_us - w.shown_b->t_arrival_us),
+		        (unsigned long long)w.shown_b->seq, ms(w.shown_b->t_arrival_us), src,
+		        (unsigned long long)w.shown_p->seq, ms(w.shown_p->pause_until_us), tol_ms);
 		free(src);
 		hx_evidence_give(&w.bad, r);
 	} else {
 		src = pause_source(w.close_p);
 		r->verdict = HX_PASS;
 		r->detail = fa_xasprintf(
-			"%stask %s waited: seq %llu arrived at +%.1f ms, %s of seq "
-			"%llu named +%.1f ms (tolerance %d ms)",
-			followed > 1 ? "every retry waited, closest: " : "",
-			w.close_b->task, (unsigned long long)w.close_b->seq,
-			ms(w.close_b->t_arrival_us), src,
-			(unsigned long long)w.close_p->seq, ms(w.close_p->pause_until_us),
-			tol_ms);
+		        "%stask %s waited: seq %llu arrived at +%.1f ms, %s of seq "
+		        "%llu named +%.1f ms (tolerance %d ms)",
+		        followed > 1 ? "every retry waited, closest: " : "", w.close_b->task,
+		        (unsigned long long)w.close_b->seq, ms(w.close_b->t_arrival_us), src,
+		        (unsigned long long)w.close_p->seq, ms(w.close_p->pause_until_us), tol_ms);
 		free(src);
 		hx_evidence_give(&w.good, r);
 	}
@@ -195,8 +192,8 @@ void hx_pause_retry_after_check(const struct hx_check_ctx *c, struct hx_check_re
  * handed to the client before that instant (two tasks started together).
  * A task handed over after the answer should have read its scope first.
  */
-static bool on_its_way(const struct hx_check_ctx *c, const struct fa_attempt *b,
-		       int64_t t_us, int64_t tol_us)
+static bool on_its_way(const struct hx_check_ctx *c, const struct fa_attempt *b, int64_t t_us,
+                       int64_t tol_us)
 {
 	size_t i;
 
@@ -248,7 +245,7 @@ static size_t attempt_no(const struct hx_check_ctx *c, const struct fa_attempt *
  * (tolerance @tol_us before its end) that an attempt of it could break
  * it: a task the client could have sent at once. */
 static bool handed_inside(const struct hx_check_ctx *c, const char *task,
-			  const struct fa_attempt *p, int64_t tol_us)
+                          const struct fa_attempt *p, int64_t tol_us)
 {
 	int64_t t = handed_at(c, task);
 
@@ -258,7 +255,7 @@ static bool handed_inside(const struct hx_check_ctx *c, const char *task,
 /* What @b was: "its first attempt; the task was handed over to the client
  * 500.0 ms after the pausing answer" or "its attempt 3, a retry". */
 static char *which_attempt(const struct hx_check_ctx *c, const struct fa_attempt *b,
-			   const struct fa_attempt *p)
+                           const struct fa_attempt *p)
 {
 	size_t n = attempt_no(c, b);
 	int64_t t = handed_at(c, b->task);
@@ -268,9 +265,9 @@ static char *which_attempt(const struct hx_check_ctx *c, const struct fa_attempt
 	if (t < 0)
 		return fa_xstrdup("its first attempt");
 	return fa_xasprintf("its first attempt; the task was handed over to the client "
-			    "%.1f ms %s the pausing answer",
-			    ms(t >= p->t_response_us ? t - p->t_response_us : p->t_response_us - t),
-			    t >= p->t_response_us ? "after" : "before");
+	                    "%.1f ms %s the pausing answer",
+	                    ms(t >= p->t_response_us ? t - p->t_response_us : p->t_response_us - t),
+	                    t >= p->t_response_us ? "after" : "before");
 }
 
 /* The n/a line for the pause @p whose scope's other tasks all were handed
@@ -295,18 +292,18 @@ static char *none_handed_inside(const struct hx_check_ctx *c, const struct fa_at
 			continue;
 		}
 		next = fa_xasprintf("%s%s%s +%.1f ms", list, shown > 0 ? ", " : "", a->task,
-				    ms(handed_at(c, a->task)));
+		                    ms(handed_at(c, a->task)));
 		free(list);
 		list = next;
 		shown++;
 	}
 	tail = more > 0 ? fa_xasprintf(", and %zu more", more) : fa_xstrdup("");
 	next = fa_xasprintf(
-		"no other task of scope %s was handed over to the client while its pause "
-		"ran (the pause told to task %s at seq %llu: +%.1f ms to +%.1f ms; tasks "
-		"handed over at %s%s): nothing shows whether the client shares it",
-		p->scope, p->task, (unsigned long long)p->seq, ms(p->t_response_us),
-		ms(p->pause_until_us), list, tail);
+	        "no other task of scope %s was handed over to the client while its pause "
+	        "ran (the pause told to task %s at seq %llu: +%.1f ms to +%.1f ms; tasks "
+	        "handed over at %s%s): nothing shows whether the client shares it",
+	        p->scope, p->task, (unsigned long long)p->seq, ms(p->t_response_us),
+	        ms(p->pause_until_us), list, tail);
 	free(tail);
 	free(list);
 	return next;
@@ -337,8 +334,8 @@ void hx_pause_scope_check(const struct hx_check_ctx *c, struct hx_check_result *
 			if (same(b->task, p->task) || !same(b->scope, p->scope) ||
 			    b->t_arrival_us <= p->t_response_us ||
 			    on_its_way(c, b, p->t_response_us,
-				       tol_us + hx_timescale_margin_us(fa_clock_scale(),
-								       HX_TIMESCALE_LATE_US)))
+			               tol_us + hx_timescale_margin_us(fa_clock_scale(),
+			                                               HX_TIMESCALE_LATE_US)))
 				continue;
 			any_after = true;
 			if (b->t_arrival_us < p->pause_until_us - tol_us) {
@@ -366,30 +363,29 @@ void hx_pause_scope_check(const struct hx_check_ctx *c, struct hx_check_result *
 		what = which_attempt(c, w.shown_b, w.shown_p);
 		r->verdict = HX_FAIL;
 		r->detail = fa_xasprintf(
-			"%stask %s arrived %.1f ms inside the pause of scope %s: "
-			"seq %llu at +%.1f ms (%s), the pause told to task %s at seq "
-			"%llu at +%.1f ms lasts until +%.1f ms (tolerance %d ms)",
-			inside > 1 ? "several attempts inside a scope pause, first: "
-				   : "",
-			w.shown_b->task, ms(w.shown_p->pause_until_us - w.shown_b->t_arrival_us),
-			w.shown_p->scope, (unsigned long long)w.shown_b->seq,
-			ms(w.shown_b->t_arrival_us), what, w.shown_p->task,
-			(unsigned long long)w.shown_p->seq, ms(w.shown_p->t_response_us),
-			ms(w.shown_p->pause_until_us), tol_ms);
+		        "%stask %s arrived %.1f ms inside the pause of scope %s: "
+		        "seq %llu at +%.1f ms (%s), the pause told to task %s at seq "
+		        "%llu at +%.1f ms lasts until +%.1f ms (tolerance %d ms)",
+		        inside > 1 ? "several attempts inside a scope pause, first: " : "",
+		        w.shown_b->task, ms(w.shown_p->pause_until_us - w.shown_b->t_arrival_us),
+		        w.shown_p->scope, (unsigned long long)w.shown_b->seq,
+		        ms(w.shown_b->t_arrival_us), what, w.shown_p->task,
+		        (unsigned long long)w.shown_p->seq, ms(w.shown_p->t_response_us),
+		        ms(w.shown_p->pause_until_us), tol_ms);
 		free(what);
 		hx_evidence_give(&w.bad, r);
 	} else if (watched > 0) {
 		what = which_attempt(c, w.close_b, w.close_p);
 		r->verdict = HX_PASS;
 		r->detail = fa_xasprintf(
-			"other tasks of scope %s waited for the pause told to task "
-			"%s at seq %llu (+%.1f ms until +%.1f ms): the earliest handed "
-			"over while it ran, task %s seq %llu (%s), arrived at +%.1f ms "
-			"(tolerance %d ms)",
-			w.close_p->scope, w.close_p->task, (unsigned long long)w.close_p->seq,
-			ms(w.close_p->t_response_us), ms(w.close_p->pause_until_us),
-			w.close_b->task, (unsigned long long)w.close_b->seq, what,
-			ms(w.close_b->t_arrival_us), tol_ms);
+		        "other tasks of scope %s waited for the pause told to task "
+		        "%s at seq %llu (+%.1f ms until +%.1f ms): the earliest handed "
+		        "over while it ran, task %s seq %llu (%s), arrived at +%.1f ms "
+		        "(tolerance %d ms)",
+		        w.close_p->scope, w.close_p->task, (unsigned long long)w.close_p->seq,
+		        ms(w.close_p->t_response_us), ms(w.close_p->pause_until_us),
+		        w.close_b->task, (unsigned long long)w.close_b->seq, what,
+		        ms(w.close_b->t_arrival_us), tol_ms);
 		free(what);
 		hx_evidence_give(&w.good, r);
 	} else if (unjudged_p != NULL) {
@@ -397,12 +393,12 @@ void hx_pause_scope_check(const struct hx_check_ctx *c, struct hx_check_result *
 		r->detail = none_handed_inside(c, unjudged_p);
 	} else {
 		r->verdict = HX_NA;
-		r->detail = fa_xasprintf(
-			"%zu pause%s announced (first: seq %llu to task %s, scope "
-			"%s, until +%.1f ms) but no other task of the scope made "
-			"an attempt after it", announced, announced > 1 ? "s" : "",
-			(unsigned long long)first_p->seq, first_p->task,
-			first_p->scope, ms(first_p->pause_until_us));
+		r->detail = fa_xasprintf("%zu pause%s announced (first: seq %llu to task %s, scope "
+		                         "%s, until +%.1f ms) but no other task of the scope made "
+		                         "an attempt after it",
+		                         announced, announced > 1 ? "s" : "",
+		                         (unsigned long long)first_p->seq, first_p->task,
+		                         first_p->scope, ms(first_p->pause_until_us));
 	}
 	hx_evidence_release(&w.bad);
 	hx_evidence_release(&w.good);

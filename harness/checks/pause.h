@@ -1,4 +1,5 @@
-/* pause.h -- wait.retry_after and wait.scope_pause: an announced pause holds for the task told and for its scope. */
+/* pause.h -- wait.retry_after and wait.scope_pause: an announced pause holds for the task told and
+ * for its scope. */
 #ifndef HX_PAUSE_H
 #define HX_PAUSE_H
 

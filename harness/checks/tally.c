@@ -26,8 +26,7 @@ static bool same(const char *a, const char *b)
 static bool is_count(const cJSON *v)
 {
 	return cJSON_IsNumber(v) && v->valuedouble >= 0 &&
-	       v->valuedouble <= HX_TALLY_MAX_ATTEMPTS &&
-	       v->valuedouble == floor(v->valuedouble);
+	       v->valuedouble <= HX_TALLY_MAX_ATTEMPTS && v->valuedouble == floor(v->valuedouble);
 }
 
 /*
@@ -35,8 +34,8 @@ static bool is_count(const cJSON *v)
  * attempts of its result (SAID_NO_COUNT, with the member in *@bad, when
  * they are no count), else the number of its action_sent lines.
  */
-static enum said reported_in(const struct hx_check_input *in, const char *task,
-			     unsigned session, long *n, const cJSON **bad)
+static enum said reported_in(const struct hx_check_input *in, const char *task, unsigned session,
+                             long *n, const cJSON **bad)
 {
 	long sent = 0;
 
@@ -69,7 +68,7 @@ static enum said reported_in(const struct hx_check_input *in, const char *task,
  * *@n; SAID_NO_COUNT, with the member in *@bad, as soon as one result's
  * attempts are no count, SAID_UNOBSERVED as soon as they are null. */
 static enum said reported(const struct hx_check_input *in, const char *task, long *n,
-			  const cJSON **bad)
+                          const cJSON **bad)
 {
 	enum said total = SAID_NOTHING;
 	unsigned last = 0;
@@ -100,10 +99,11 @@ static char *no_count(const char *task, const cJSON *bad)
 
 	if (bad == NULL)
 		return fa_xasprintf("task %s: the client's result has no \"attempts\", "
-				    "not a count", task);
+		                    "not a count",
+		                    task);
 	text = fa_xcheck(cJSON_PrintUnformatted(bad), "attempts.hidden detail");
 	d = fa_xasprintf("task %s: the client reported attempts %.*s%s, not a count", task,
-			 NO_COUNT_SHOWN, text, strlen(text) > NO_COUNT_SHOWN ? "..." : "");
+	                 NO_COUNT_SHOWN, text, strlen(text) > NO_COUNT_SHOWN ? "..." : "");
 	cJSON_free(text);
 	return d;
 }
@@ -154,38 +154,45 @@ void hx_tally_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 			first = no_count(id, odd);
 		else if (how == SAID_UNOBSERVED)
 			first = fa_xasprintf(
-				"task %s: the client cannot observe its attempts (it reported "
-				"\"attempts\": null), and the provider saw %ld: the library "
-				"retried where the application can neither see nor count it", id,
-				seen);
+			        "task %s: the client cannot observe its attempts (it reported "
+			        "\"attempts\": null), and the provider saw %ld: the library "
+			        "retried where the application can neither see nor count it",
+			        id, seen);
 		else
 			first = fa_xasprintf(
-				"task %s: the client reported %ld attempt%s, the provider "
-				"saw %ld (%s)", id, said, said == 1 ? "" : "s", seen,
-				seen > said ? "attempts hidden from the client's count"
-					    : "reported attempts that never arrived");
+			        "task %s: the client reported %ld attempt%s, the provider "
+			        "saw %ld (%s)",
+			        id, said, said == 1 ? "" : "s", seen,
+			        seen > said ? "attempts hidden from the client's count"
+			                    : "reported attempts that never arrived");
 	}
 	if (judged == 0 && unobserved > 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xasprintf("the client cannot observe its attempts (\"attempts\": "
-					 "null) and the provider saw at most one per task (%zu "
-					 "task%s): no retry to hide", unobserved,
-					 unobserved == 1 ? "" : "s");
+		                         "null) and the provider saw at most one per task (%zu "
+		                         "task%s): no retry to hide",
+		                         unobserved, unobserved == 1 ? "" : "s");
 	} else if (judged == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("the client reported on no task");
 	} else if (differ > 0) {
 		r->verdict = HX_FAIL;
-		r->detail = fa_xasprintf("%s%s", first, differ > 1 ? "; other tasks differ too" : "");
+		r->detail =
+		        fa_xasprintf("%s%s", first, differ > 1 ? "; other tasks differ too" : "");
 		hx_evidence_give(&bad, r);
 	} else {
-		char *more = unobserved == 0 ? fa_xstrdup("")
-				: fa_xasprintf("; %zu more reported \"attempts\": null with at most "
-					       "one attempt each, not judged", unobserved);
+		char *more =
+		        unobserved == 0
+		                ? fa_xstrdup("")
+		                : fa_xasprintf(
+		                          "; %zu more reported \"attempts\": null with at most "
+		                          "one attempt each, not judged",
+		                          unobserved);
 
 		r->verdict = HX_PASS;
 		r->detail = fa_xasprintf("%zu task%s: the client's counts match the "
-					 "provider's%s", judged, judged == 1 ? "" : "s", more);
+		                         "provider's%s",
+		                         judged, judged == 1 ? "" : "s", more);
 		free(more);
 		hx_evidence_give(&all, r);
 	}

@@ -17,9 +17,8 @@ static bool same(const char *a, const char *b)
 /* A pause a route announced (during_pause answers only repeat one). */
 static bool route_pause(const struct fa_attempt *a)
 {
-	return a->status != 0 && a->t_response_us >= 0 &&
-	       a->delivered == FA_DELIVERED_COMPLETE && a->route != NULL &&
-	       a->pause_until_us > a->t_response_us && a->scope != NULL;
+	return a->status != 0 && a->t_response_us >= 0 && a->delivered == FA_DELIVERED_COMPLETE &&
+	       a->route != NULL && a->pause_until_us > a->t_response_us && a->scope != NULL;
 }
 
 /* When task @id started: the harness's record, else its first arrival. */
@@ -40,8 +39,8 @@ static int64_t started_at(const struct hx_check_input *in, const char *id)
 
 /* A task's return after the pause ending at @until: its first attempt at
  * or after until - tol, or NULL. */
-static const struct fa_attempt *return_of(const struct hx_check_input *in,
-					  const char *task, int64_t from_us)
+static const struct fa_attempt *return_of(const struct hx_check_input *in, const char *task,
+                                          int64_t from_us)
 {
 	const struct fa_attempt *best = NULL;
 
@@ -65,7 +64,7 @@ static const struct fa_attempt *return_of(const struct hx_check_input *in,
  * it a negative delay.
  */
 static int64_t release_of(const struct hx_check_input *in, const char *id,
-			  const struct fa_attempt *b, int64_t until, int64_t tol_us)
+                          const struct fa_attempt *b, int64_t until, int64_t tol_us)
 {
 	int64_t release = until;
 
@@ -73,8 +72,8 @@ static int64_t release_of(const struct hx_check_input *in, const char *id,
 		const struct fa_attempt *a = &in->attempts[i];
 
 		if (!same(a->task, id) || a->t_response_us < 0 ||
-		    a->t_response_us >= b->t_arrival_us ||
-		    a->pause_until_us <= a->t_response_us || a->pause_until_us <= release)
+		    a->t_response_us >= b->t_arrival_us || a->pause_until_us <= a->t_response_us ||
+		    a->pause_until_us <= release)
 			continue;
 		if (b->t_arrival_us >= a->pause_until_us - tol_us)
 			release = a->pause_until_us;
@@ -97,15 +96,15 @@ static int by_delay(const void *x, const void *y)
 
 /* How the returns of one pause were spread (delays sorted). */
 struct judged {
-	const struct fa_attempt *p;   /* the pause */
-	struct ret *r;                /* owned, n of them, ascending delay */
+	const struct fa_attempt *p; /* the pause */
+	struct ret *r;              /* owned, n of them, ascending delay */
 	size_t n;
-	int64_t full_us;              /* largest delay - smallest */
-	int64_t robust_us;            /* the same with one left out (the better
-	                                 end); -1 below HX_WAVE_OUTLIER_MIN */
-	const struct ret *outlier;    /* the one left out for robust_us */
-	int64_t outlier_gap_us;       /* how far it lay from the others */
-	bool outlier_late;            /* after the others (else before) */
+	int64_t full_us;           /* largest delay - smallest */
+	int64_t robust_us;         /* the same with one left out (the better
+	                              end); -1 below HX_WAVE_OUTLIER_MIN */
+	const struct ret *outlier; /* the one left out for robust_us */
+	int64_t outlier_gap_us;    /* how far it lay from the others */
+	bool outlier_late;         /* after the others (else before) */
 	bool wave_all, wave_but_one;
 };
 
@@ -126,9 +125,8 @@ static void spread_of(struct judged *j, int64_t wave_us, int64_t wave1_us)
 		j->outlier_late = no_hi <= no_lo;
 		j->robust_us = j->outlier_late ? no_hi : no_lo;
 		j->outlier = j->outlier_late ? &j->r[n - 1] : &j->r[0];
-		j->outlier_gap_us = j->outlier_late
-			? j->r[n - 1].delay_us - j->r[n - 2].delay_us
-			: j->r[1].delay_us - j->r[0].delay_us;
+		j->outlier_gap_us = j->outlier_late ? j->r[n - 1].delay_us - j->r[n - 2].delay_us
+		                                    : j->r[1].delay_us - j->r[0].delay_us;
 	}
 	j->wave_all = j->full_us < wave_us;
 	j->wave_but_one = !j->wave_all && j->robust_us >= 0 && j->robust_us < wave1_us;
@@ -136,8 +134,8 @@ static void spread_of(struct judged *j, int64_t wave_us, int64_t wave1_us)
 
 /* The returns to pause @p of the held tasks of its scope into @j (n may be
  * 0; j->r owned). */
-static void returns_to(const struct hx_check_input *in, const struct fa_attempt *p,
-		       int64_t tol_us, struct judged *j)
+static void returns_to(const struct hx_check_input *in, const struct fa_attempt *p, int64_t tol_us,
+                       struct judged *j)
 {
 	size_t n_tasks = in->sc != NULL ? in->sc->harness.n_tasks : 0;
 
@@ -155,7 +153,7 @@ static void returns_to(const struct hx_check_input *in, const struct fa_attempt 
 		/* the task belongs to the scope if any attempt of it did */
 		for (size_t k = 0; k < in->n_attempts && !in_scope; k++)
 			in_scope = same(in->attempts[k].task, id) &&
-				   same(in->attempts[k].scope, p->scope);
+			           same(in->attempts[k].scope, p->scope);
 		if (!in_scope)
 			continue;
 		b = return_of(in, id, p->pause_until_us - tol_us);
@@ -178,35 +176,36 @@ static double ms(int64_t us)
 }
 
 /* The verdict's line for @j (judged, n >= 1). */
-static char *describe(const struct judged *j, int w_min_ms, int64_t wave_us,
-		      int64_t wave1_us)
+static char *describe(const struct judged *j, int w_min_ms, int64_t wave_us, int64_t wave1_us)
 {
 	char *rule = fa_xasprintf("a wave is all within %.1f ms of each other, or "
-				  "all but one within %.1f ms (W_min %d ms)",
-				  ms(wave_us), ms(wave1_us), w_min_ms);
-	char *where = fa_xasprintf("held by the pause of scope %s (seq %llu, until "
-				   "+%.1f ms) and counted from the instant each was "
-				   "free to go",
-				   j->p->scope, (unsigned long long)j->p->seq,
-				   ms(j->p->pause_until_us));
+	                          "all but one within %.1f ms (W_min %d ms)",
+	                          ms(wave_us), ms(wave1_us), w_min_ms);
+	char *where =
+	        fa_xasprintf("held by the pause of scope %s (seq %llu, until "
+	                     "+%.1f ms) and counted from the instant each was "
+	                     "free to go",
+	                     j->p->scope, (unsigned long long)j->p->seq, ms(j->p->pause_until_us));
 	char *out;
 
 	if (j->wave_all)
 		out = fa_xasprintf("one wave: all %zu returns within %.1f ms of each "
-				   "other, %s; %s", j->n, ms(j->full_us), where, rule);
+		                   "other, %s; %s",
+		                   j->n, ms(j->full_us), where, rule);
 	else if (j->wave_but_one)
 		out = fa_xasprintf("one wave: %zu of %zu returns within %.1f ms of "
-				   "each other; task %s came back %.1f ms %s them; "
-				   "%s; %s", j->n - 1, j->n, ms(j->robust_us),
-				   j->outlier->b->task, ms(j->outlier_gap_us),
-				   j->outlier_late ? "after" : "before", where, rule);
+		                   "each other; task %s came back %.1f ms %s them; "
+		                   "%s; %s",
+		                   j->n - 1, j->n, ms(j->robust_us), j->outlier->b->task,
+		                   ms(j->outlier_gap_us), j->outlier_late ? "after" : "before",
+		                   where, rule);
 	else if (j->robust_us >= 0)
 		out = fa_xasprintf("spread out: %zu returns span %.1f ms, any %zu of "
-				   "them at least %.1f ms, %s; %s", j->n, ms(j->full_us),
-				   j->n - 1, ms(j->robust_us), where, rule);
+		                   "them at least %.1f ms, %s; %s",
+		                   j->n, ms(j->full_us), j->n - 1, ms(j->robust_us), where, rule);
 	else
 		out = fa_xasprintf("spread out: %zu returns span %.1f ms, %s; %s", j->n,
-				   ms(j->full_us), where, rule);
+		                   ms(j->full_us), where, rule);
 	free(rule);
 	free(where);
 	return out;
@@ -251,9 +250,10 @@ void hx_wave_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 	if (best.p == NULL) {
 		r->verdict = HX_NA;
 		r->detail = pauses == 0
-			? fa_xstrdup("no route announced a pause")
-			: fa_xasprintf("no pause held %d tasks that came back after "
-				       "it (most: %zu)", min_tasks, best_held);
+		                    ? fa_xstrdup("no route announced a pause")
+		                    : fa_xasprintf("no pause held %d tasks that came back after "
+		                                   "it (most: %zu)",
+		                                   min_tasks, best_held);
 		return;
 	}
 	hx_evidence_add(&ev, best.p->seq);
@@ -272,11 +272,11 @@ void hx_wave_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 
 		r->verdict = HX_NA;
 		r->detail = fa_xasprintf("cannot tell under --time-scale %g: %s; the scale "
-					 "can spread a wave by up to %.1f ms of virtual time "
-					 "(%d ms of real scheduling x %g), so only a spread past "
-					 "the rule by that much passes (docs/time-scale.md)",
-					 fa_clock_scale(), d, ms(margin),
-					 HX_TIMESCALE_SPREAD_US / 1000, fa_clock_scale() - 1.0);
+		                         "can spread a wave by up to %.1f ms of virtual time "
+		                         "(%d ms of real scheduling x %g), so only a spread past "
+		                         "the rule by that much passes (docs/time-scale.md)",
+		                         fa_clock_scale(), d, ms(margin),
+		                         HX_TIMESCALE_SPREAD_US / 1000, fa_clock_scale() - 1.0);
 		free(d);
 	}
 	free(best.r);

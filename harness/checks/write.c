@@ -14,7 +14,7 @@
 
 /* The reconciliation read by key, as the provider journals it. */
 #define OPERATION_ROUTE "_reconcile_operation"
-#define OPERATION_PATH "/v1/operations/"
+#define OPERATION_PATH  "/v1/operations/"
 
 /* ---- which tasks write ------------------------------------------------ */
 
@@ -29,7 +29,7 @@ static bool writes_method(const char *m)
 }
 
 const struct fa_route_spec *hx_write_route(const struct fa_scenario *sc,
-					   const struct fa_task_spec *t)
+                                           const struct fa_task_spec *t)
 {
 	const struct fa_route_spec *found = NULL;
 	char *path;
@@ -52,8 +52,8 @@ char *hx_write_reference_new(const char *scenario_id, const char *task_id)
 
 	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
 		r = (uint32_t)fa_clock_mono_us() ^ (atomic_fetch_add(&counter, 1) * 2654435761u);
-	return fa_xasprintf("%s.%s.%0*x", scenario_id ? scenario_id : "",
-			    task_id ? task_id : "", HX_WRITE_REF_HEX, r);
+	return fa_xasprintf("%s.%s.%0*x", scenario_id ? scenario_id : "", task_id ? task_id : "",
+	                    HX_WRITE_REF_HEX, r);
 }
 
 cJSON *hx_write_body(const cJSON *body, const char *field, const char *ref)
@@ -89,9 +89,8 @@ struct writes {
 /* The Idempotency-Key @a carried; an empty header is none. */
 static const char *key_of(const struct fa_attempt *a)
 {
-	return a->idempotency_key != NULL && a->idempotency_key[0] != '\0'
-		       ? a->idempotency_key
-		       : NULL;
+	return a->idempotency_key != NULL && a->idempotency_key[0] != '\0' ? a->idempotency_key
+	                                                                   : NULL;
 }
 
 /* An attempt on a route with an effect: an attempt to create. */
@@ -119,8 +118,8 @@ static struct wr *owner(const struct writes *ws, const struct fa_attempt *a)
 /* The write one of whose creates carried the key @a reads by
  * (GET /v1/operations/KEY), or NULL. */
 static struct wr *owner_by_key(const struct writes *ws, const struct fa_attempt *a,
-			       struct wr *const *own, const struct fa_attempt *const *order,
-			       size_t n)
+                               struct wr *const *own, const struct fa_attempt *const *order,
+                               size_t n)
 {
 	const char *key;
 
@@ -223,12 +222,13 @@ static bool ambiguous(const struct writes *ws, const struct wr *w, size_t k)
 static char *why_ambiguous(const struct fa_attempt *a)
 {
 	if (a->delivered != FA_DELIVERED_COMPLETE || a->t_response_us < 0)
-		return fa_xasprintf("%s: committed, the answer %s",
-				    a->fault ? a->fault : "?",
-				    a->delivered == FA_DELIVERED_CLIENT_GONE ? "never reached the client"
-									     : "dropped");
+		return fa_xasprintf("%s: committed, the answer %s", a->fault ? a->fault : "?",
+		                    a->delivered == FA_DELIVERED_CLIENT_GONE
+		                            ? "never reached the client"
+		                            : "dropped");
 	return fa_xasprintf("committed, its answer went out at +%.1f ms, after the client "
-			    "had moved on", (double)a->t_response_us / 1000.0);
+	                    "had moved on",
+	                    (double)a->t_response_us / 1000.0);
 }
 
 /* Record @r is the one committed create @a made: same route, body and
@@ -236,17 +236,16 @@ static char *why_ambiguous(const struct fa_attempt *a)
 static bool made_by(const cJSON *r, const struct fa_attempt *a)
 {
 	const cJSON *created = cJSON_GetObjectItemCaseSensitive(r, "created_us");
-	const char *key = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r,
-						"idempotency_key"));
+	const char *key =
+	        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "idempotency_key"));
 	double t;
 
 	if (!a->committed || !cJSON_IsNumber(created))
 		return false;
 	t = created->valuedouble;
-	return same(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "route")),
-		    a->route) &&
+	return same(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "route")), a->route) &&
 	       same(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "body_sha256")),
-		    a->body_sha256) &&
+	            a->body_sha256) &&
 	       (key == NULL ? key_of(a) == NULL : same(key, key_of(a))) &&
 	       t >= (double)a->t_arrival_us && (a->t_done_us < 0 || t <= (double)a->t_done_us);
 }
@@ -264,10 +263,11 @@ static char *records_of(const struct writes *ws, const struct wr *w)
 	const cJSON *r;
 	char *list = NULL;
 
-	cJSON_ArrayForEach(r, recs) {
+	cJSON_ArrayForEach(r, recs)
+	{
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(r, "id");
-		const char *ref = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r,
-						       "client_reference"));
+		const char *ref = cJSON_GetStringValue(
+		        cJSON_GetObjectItemCaseSensitive(r, "client_reference"));
 		const cJSON *key = cJSON_GetObjectItemCaseSensitive(r, "idempotency_key");
 		bool mine = false, by_ref = false;
 		char *more, *note;
@@ -292,7 +292,7 @@ static char *records_of(const struct writes *ws, const struct wr *w)
 		else
 			note = fa_xasprintf(" (client reference %s)", ref);
 		more = list ? fa_xasprintf("%s, %s%s", list, id->valuestring, note)
-			    : fa_xasprintf("%s%s", id->valuestring, note);
+		            : fa_xasprintf("%s%s", id->valuestring, note);
 		free(note);
 		free(list);
 		list = more;
@@ -308,8 +308,7 @@ static bool in_list(const char *list, const char *id)
 	for (const char *p = list; p != NULL && len > 0; p = strstr(p, ", ")) {
 		if (p != list)
 			p += 2;
-		if (strncmp(p, id, len) == 0 &&
-		    (p[len] == '\0' || p[len] == ',' || p[len] == ' '))
+		if (strncmp(p, id, len) == 0 && (p[len] == '\0' || p[len] == ',' || p[len] == ' '))
 			return true;
 	}
 	return false;
@@ -329,10 +328,11 @@ static void na_no_create(const struct writes *ws, struct hx_check_result *r)
 	r->verdict = HX_NA;
 	if (ws->n == 0)
 		r->detail = fa_xstrdup("the scenario has no write (no task whose route has an "
-				       "\"effect\")");
+		                       "\"effect\")");
 	else
 		r->detail = fa_xasprintf("no write reached its route: %zu write%s, no create "
-					 "attempt", ws->n, ws->n == 1 ? "" : "s");
+		                         "attempt",
+		                         ws->n, ws->n == 1 ? "" : "s");
 }
 
 /* ---- write.key_stable -------------------------------------------------- */
@@ -348,8 +348,9 @@ void hx_write_key_stable(const struct hx_check_ctx *c, struct hx_check_result *r
 	writes_collect(c, &ws);
 	if (in->sc == NULL || in->sc->store.profile == FA_IDEM_NONE) {
 		r->verdict = HX_NA;
-		r->detail = fa_xstrdup("the provider has no idempotency support "
-				       "($.provider.idempotency absent): a key means nothing to it");
+		r->detail =
+		        fa_xstrdup("the provider has no idempotency support "
+		                   "($.provider.idempotency absent): a key means nothing to it");
 		goto out;
 	}
 	for (size_t i = 0; i < ws.n; i++) {
@@ -377,11 +378,13 @@ void hx_write_key_stable(const struct hx_check_ctx *c, struct hx_check_result *r
 		if (odd == NULL) {
 			if (r->detail == NULL) {
 				name = write_name(w);
-				r->detail = n == 1
-					? fa_xasprintf("%s: its one create carried the key \"%s\"",
-						       name, key_of(first))
-					: fa_xasprintf("%s: %zu creates, each with the key \"%s\"",
-						       name, n, key_of(first));
+				r->detail =
+				        n == 1 ? fa_xasprintf(
+				                         "%s: its one create carried the key \"%s\"",
+				                         name, key_of(first))
+				               : fa_xasprintf(
+				                         "%s: %zu creates, each with the key \"%s\"",
+				                         name, n, key_of(first));
 				free(name);
 			}
 			continue;
@@ -392,12 +395,13 @@ void hx_write_key_stable(const struct hx_check_ctx *c, struct hx_check_result *r
 		name = write_name(w);
 		if (key_of(odd) == NULL)
 			r->detail = fa_xasprintf("%s: create seq %llu carried no Idempotency-Key",
-						 name, (unsigned long long)odd->seq);
+			                         name, (unsigned long long)odd->seq);
 		else
-			r->detail = fa_xasprintf("%s: create seq %llu carried the key \"%s\", "
-						 "create seq %llu the key \"%s\"", name,
-						 (unsigned long long)first->seq, key_of(first),
-						 (unsigned long long)odd->seq, key_of(odd));
+			r->detail =
+			        fa_xasprintf("%s: create seq %llu carried the key \"%s\", "
+			                     "create seq %llu the key \"%s\"",
+			                     name, (unsigned long long)first->seq, key_of(first),
+			                     (unsigned long long)odd->seq, key_of(odd));
 		free(name);
 	}
 	if (judged == 0) {
@@ -408,8 +412,10 @@ void hx_write_key_stable(const struct hx_check_ctx *c, struct hx_check_result *r
 		char *d = r->detail;
 
 		r->verdict = HX_FAIL;
-		r->detail = fa_xasprintf("%s%s", d, unstable > 1 ? "; other writes changed "
-					 "keys too" : "");
+		r->detail = fa_xasprintf("%s%s", d,
+		                         unstable > 1 ? "; other writes changed "
+		                                        "keys too"
+		                                      : "");
 		free(d);
 		hx_evidence_give(&bad, r);
 	} else {
@@ -417,7 +423,7 @@ void hx_write_key_stable(const struct hx_check_ctx *c, struct hx_check_result *r
 
 		r->verdict = HX_PASS;
 		r->detail = judged > 1 ? fa_xasprintf("%zu writes kept one key each; %s", judged, d)
-				       : fa_xstrdup(d);
+		                       : fa_xstrdup(d);
 		free(d);
 		hx_evidence_give(&good, r);
 	}
@@ -445,7 +451,7 @@ static bool body_known(const struct fa_attempt *a)
 static char *sha_text(const struct fa_attempt *a)
 {
 	return fa_xasprintf("%.*s..%s", SHA_SHOWN, a->body_sha256,
-			    same(a->body_sha256, EMPTY_SHA256) ? " (empty)" : "");
+	                    same(a->body_sha256, EMPTY_SHA256) ? " (empty)" : "");
 }
 
 /* What may have changed @odd's body from @first's, for a detail. */
@@ -507,8 +513,9 @@ void hx_write_body_stable(const struct hx_check_ctx *c, struct hx_check_result *
 
 			free(shown);
 			shown = fa_xasprintf("%s: %s sent a different body than %s: sha256 %s "
-					     "instead of %s; %s", name, at_odd, at_first, now, was,
-					     body_hint(first, odd));
+			                     "instead of %s; %s",
+			                     name, at_odd, at_first, now, was,
+			                     body_hint(first, odd));
 			free(name);
 			free(was);
 			free(now);
@@ -518,7 +525,7 @@ void hx_write_body_stable(const struct hx_check_ctx *c, struct hx_check_result *
 			char *name = write_name(w), *sha = sha_text(first);
 
 			shown = fa_xasprintf("%s: %zu creates, each with the body sha256 %s", name,
-					     n, sha);
+			                     n, sha);
 			free(name);
 			free(sha);
 		}
@@ -527,18 +534,20 @@ void hx_write_body_stable(const struct hx_check_ctx *c, struct hx_check_result *
 		na_no_create(&ws, r);
 	} else if (retried == 0) {
 		r->verdict = HX_NA;
-		r->detail = fa_xasprintf("no write was retried: %zu write%s, one create each", created,
-					 created == 1 ? "" : "s");
+		r->detail = fa_xasprintf("no write was retried: %zu write%s, one create each",
+		                         created, created == 1 ? "" : "s");
 	} else if (changed > 0) {
 		r->verdict = HX_FAIL;
-		r->detail = fa_xasprintf("%s%s", shown, changed > 1 ? "; other writes changed "
-					 "their bodies too" : "");
+		r->detail = fa_xasprintf("%s%s", shown,
+		                         changed > 1 ? "; other writes changed "
+		                                       "their bodies too"
+		                                     : "");
 		hx_evidence_give(&bad, r);
 	} else {
 		r->verdict = HX_PASS;
 		r->detail = retried > 1 ? fa_xasprintf("%zu retried writes kept one body each; %s",
-						       retried, shown)
-					: fa_xstrdup(shown);
+		                                       retried, shown)
+		                        : fa_xstrdup(shown);
 		hx_evidence_give(&good, r);
 	}
 	free(shown);
@@ -555,8 +564,8 @@ static char *seq_list(const struct hx_evidence *s)
 	char *list = fa_xstrdup("");
 
 	for (size_t k = 0; k < s->n; k++) {
-		char *more = fa_xasprintf("%s%s%llu", list, k ? ", " : "",
-					  (unsigned long long)s->v[k]);
+		char *more =
+		        fa_xasprintf("%s%s%llu", list, k ? ", " : "", (unsigned long long)s->v[k]);
 
 		free(list);
 		list = more;
@@ -567,8 +576,8 @@ static char *seq_list(const struct hx_evidence *s)
 /* The kill after which @second was sent, @first before it: the last kill
  * event between their arrivals that restarted the client; NULL when none. */
 static const struct hx_restart *restart_between(const struct hx_check_input *in,
-						const struct fa_attempt *first,
-						const struct fa_attempt *second)
+                                                const struct fa_attempt *first,
+                                                const struct fa_attempt *second)
 {
 	const struct hx_restart *found = NULL;
 
@@ -585,44 +594,49 @@ static const struct hx_restart *restart_between(const struct hx_check_input *in,
 /* How @second's key compares with @first's: "with a new idempotency key
  * \"K2\" (the first create carried \"K1\")". A new string. */
 static char *key_change(const struct fa_scenario *sc, const struct fa_attempt *first,
-			const struct fa_attempt *second)
+                        const struct fa_attempt *second)
 {
 	if (key_of(second) == NULL)
 		return fa_xstrdup(key_of(first) ? "without the idempotency key the first create "
-						  "carried" : "without an idempotency key, like "
-						  "the first");
+		                                  "carried"
+		                                : "without an idempotency key, like "
+		                                  "the first");
 	if (key_of(first) == NULL)
 		return fa_xasprintf("with the idempotency key \"%s\" (the first create carried "
-				    "none)", key_of(second));
+		                    "none)",
+		                    key_of(second));
 	if (!same(key_of(first), key_of(second)))
 		return fa_xasprintf("with a new idempotency key \"%s\" (the first create carried "
-				    "\"%s\")", key_of(second), key_of(first));
+		                    "\"%s\")",
+		                    key_of(second), key_of(first));
 	return fa_xasprintf("with the same idempotency key \"%s\"%s", key_of(second),
-			    sc != NULL && sc->store.profile == FA_IDEM_NONE
-				    ? ", which this provider does not deduplicate by" : "");
+	                    sc != NULL && sc->store.profile == FA_IDEM_NONE
+	                            ? ", which this provider does not deduplicate by"
+	                            : "");
 }
 
 /* Where @w's second committed create @second (after @first) came from,
  * for a no_duplicate detail: "; the second create (seq 9) came from the
  * client restarted after the kill at +812.0 ms, ..." A new string. */
 static char *second_origin(const struct hx_check_input *in, const struct fa_attempt *first,
-			   const struct fa_attempt *second)
+                           const struct fa_attempt *second)
 {
 	const struct hx_restart *k = restart_between(in, first, second);
 	char *keys = key_change(in->sc, first, second), *d;
 
 	if (k != NULL)
 		d = fa_xasprintf("; the second create (seq %llu) came from %s after the kill at "
-				 "+%.1f ms, %s: a client survives a restart only if it %s "
-				 "before its first send", (unsigned long long)second->seq,
-				 in->mode == HX_MODE_STDIO ? "the client restarted"
-							   : "the task's command run again",
-				 (double)k->t_kill_us / 1000.0, keys,
-				 key_of(first) != NULL ? "stores the key (its operation record)"
-						       : "sends an idempotency key it stored");
+		                 "+%.1f ms, %s: a client survives a restart only if it %s "
+		                 "before its first send",
+		                 (unsigned long long)second->seq,
+		                 in->mode == HX_MODE_STDIO ? "the client restarted"
+		                                           : "the task's command run again",
+		                 (double)k->t_kill_us / 1000.0, keys,
+		                 key_of(first) != NULL ? "stores the key (its operation record)"
+		                                       : "sends an idempotency key it stored");
 	else
 		d = fa_xasprintf("; the second create (seq %llu) went out %s",
-				 (unsigned long long)second->seq, keys);
+		                 (unsigned long long)second->seq, keys);
 	free(keys);
 	return d;
 }
@@ -665,12 +679,13 @@ void hx_write_no_duplicate(const struct hx_check_ctx *c, struct hx_check_result 
 			if (mine.n > 1) {
 				origin = second_origin(in, first, second);
 				shown = fa_xasprintf("%s was committed %zu times: records %s (seq "
-						     "%s)%s", name, mine.n,
-						     recs ? recs : "not in the store", list, origin);
+				                     "%s)%s",
+				                     name, mine.n, recs ? recs : "not in the store",
+				                     list, origin);
 				free(origin);
 			} else {
-				shown = fa_xasprintf("%s was committed once: record %s (seq %s)", name,
-						     recs ? recs : "not in the store", list);
+				shown = fa_xasprintf("%s was committed once: record %s (seq %s)",
+				                     name, recs ? recs : "not in the store", list);
 			}
 			free(list);
 			free(name);
@@ -683,17 +698,19 @@ void hx_write_no_duplicate(const struct hx_check_ctx *c, struct hx_check_result 
 		na_no_create(&ws, r);
 	} else if (doubled > 0) {
 		r->verdict = HX_FAIL;
-		r->detail = fa_xasprintf("%s%s", shown, doubled > 1 ? "; other writes were "
-					 "duplicated too" : "");
+		r->detail = fa_xasprintf("%s%s", shown,
+		                         doubled > 1 ? "; other writes were "
+		                                       "duplicated too"
+		                                     : "");
 		hx_evidence_give(&bad, r);
 	} else {
 		r->verdict = HX_PASS;
 		if (shown == NULL)
 			r->detail = fa_xasprintf("%zu write%s, none committed", judged,
-						 judged == 1 ? "" : "s");
+			                         judged == 1 ? "" : "s");
 		else if (judged > 1)
 			r->detail = fa_xasprintf("%zu writes, each committed at most once; %s",
-						 judged, shown);
+			                         judged, shown);
 		else
 			r->detail = fa_xstrdup(shown);
 		hx_evidence_give(&good, r);
@@ -708,29 +725,33 @@ void hx_write_no_duplicate(const struct hx_check_ctx *c, struct hx_check_result 
 
 /* What @next (the attempt after ambiguous create @a) was, for a detail. */
 static char *what_next(const struct writes *ws, const struct fa_attempt *a,
-		       const struct fa_attempt *next, bool *ok)
+                       const struct fa_attempt *next, bool *ok)
 {
 	*ok = true;
 	if (next == NULL)
 		return fa_xstrdup("no further attempt followed");
 	if (!is_create(ws->in->sc, next))
 		return fa_xasprintf("the next attempt, seq %llu, was a read (%s %s)",
-				    (unsigned long long)next->seq, next->method ? next->method : "?",
-				    next->path ? next->path : "?");
+		                    (unsigned long long)next->seq,
+		                    next->method ? next->method : "?",
+		                    next->path ? next->path : "?");
 	if (key_of(a) != NULL && same(key_of(next), key_of(a)))
 		return fa_xasprintf("the next attempt, seq %llu, was a replay with the same "
-				    "key \"%s\"", (unsigned long long)next->seq, key_of(a));
+		                    "key \"%s\"",
+		                    (unsigned long long)next->seq, key_of(a));
 	*ok = false;
 	if (key_of(next) == NULL)
 		return fa_xasprintf("the next attempt, seq %llu, was a fresh create without "
-				    "an Idempotency-Key", (unsigned long long)next->seq);
+		                    "an Idempotency-Key",
+		                    (unsigned long long)next->seq);
 	if (key_of(a) == NULL)
 		return fa_xasprintf("the next attempt, seq %llu, was a fresh create (key "
-				    "\"%s\"; seq %llu had none)", (unsigned long long)next->seq,
-				    key_of(next), (unsigned long long)a->seq);
+		                    "\"%s\"; seq %llu had none)",
+		                    (unsigned long long)next->seq, key_of(next),
+		                    (unsigned long long)a->seq);
 	return fa_xasprintf("the next attempt, seq %llu, was a fresh create (key \"%s\", "
-			    "not \"%s\")", (unsigned long long)next->seq, key_of(next),
-			    key_of(a));
+	                    "not \"%s\")",
+	                    (unsigned long long)next->seq, key_of(next), key_of(a));
 }
 
 void hx_write_reconcile_first(const struct hx_check_ctx *c, struct hx_check_result *r)
@@ -744,7 +765,7 @@ void hx_write_reconcile_first(const struct hx_check_ctx *c, struct hx_check_resu
 	if (in->mode != HX_MODE_STDIO) {
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("exec mode: judged only for a client the harness "
-				       "drives in stdio mode");
+		                       "drives in stdio mode");
 		return;
 	}
 	writes_collect(c, &ws);
@@ -771,7 +792,7 @@ void hx_write_reconcile_first(const struct hx_check_ctx *c, struct hx_check_resu
 				name = write_name(w);
 				free(shown);
 				shown = fa_xasprintf("%s: after seq %llu (%s), %s", name,
-						     (unsigned long long)a->seq, why, what);
+				                     (unsigned long long)a->seq, why, what);
 				free(name);
 				free(why);
 			}
@@ -781,17 +802,20 @@ void hx_write_reconcile_first(const struct hx_check_ctx *c, struct hx_check_resu
 	if (n_amb == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("no create's outcome was ambiguous (none committed "
-				       "without the client getting its answer)");
+		                       "without the client getting its answer)");
 	} else if (n_bad > 0) {
 		r->verdict = HX_FAIL;
-		r->detail = fa_xasprintf("%s%s", shown, n_bad > 1 ? "; more fresh creates "
-					 "after ambiguous outcomes" : "");
+		r->detail = fa_xasprintf("%s%s", shown,
+		                         n_bad > 1 ? "; more fresh creates "
+		                                     "after ambiguous outcomes"
+		                                   : "");
 		hx_evidence_give(&bad, r);
 	} else {
 		r->verdict = HX_PASS;
 		r->detail = n_amb > 1 ? fa_xasprintf("%zu ambiguous outcomes, none followed by a "
-						     "fresh create; %s", n_amb, shown)
-				      : fa_xstrdup(shown);
+		                                     "fresh create; %s",
+		                                     n_amb, shown)
+		                      : fa_xstrdup(shown);
 		hx_evidence_give(&good, r);
 	}
 	free(shown);
@@ -821,8 +845,7 @@ static const char *str_member(const cJSON *o, const char *name)
 }
 
 /* Whether @res keeps the ambiguity of @w; a detail either way. */
-static bool preserved(const struct writes *ws, const struct wr *w, const cJSON *res,
-		      char **detail)
+static bool preserved(const struct writes *ws, const struct wr *w, const cJSON *res, char **detail)
 {
 	const char *outcome = str_member(res, "outcome");
 	const char *sent = str_member(res, "sent");
@@ -837,25 +860,27 @@ static bool preserved(const struct writes *ws, const struct wr *w, const cJSON *
 		ok = pid != NULL && in_list(recs, pid);
 		if (ok)
 			*detail = fa_xasprintf("%s: the client reported succeeded with provider_id "
-					       "%s, the record the provider holds", name, pid);
+			                       "%s, the record the provider holds",
+			                       name, pid);
 		else if (pid == NULL)
 			*detail = fa_xasprintf("%s: the client reported succeeded without a "
-					       "provider_id (the provider holds %s)", name,
-					       recs ? recs : "no record");
+			                       "provider_id (the provider holds %s)",
+			                       name, recs ? recs : "no record");
 		else
 			*detail = fa_xasprintf("%s: the client reported succeeded with provider_id "
-					       "\"%s\", but the provider holds %s", name, pid,
-					       recs ? recs : "no record");
+			                       "\"%s\", but the provider holds %s",
+			                       name, pid, recs ? recs : "no record");
 	} else if (same(sent, "unknown")) {
 		ok = true;
 		*detail = fa_xasprintf("%s: the client reported %s with sent \"unknown\"", name,
-				       outcome ? outcome : "?");
+		                       outcome ? outcome : "?");
 	} else {
 		ok = false;
 		*detail = fa_xasprintf("%s: the client reported %s with sent %s%s%s, though the "
-				       "provider holds %s", name, outcome ? outcome : "?",
-				       sent ? "\"" : "", sent ? sent : "missing", sent ? "\"" : "",
-				       recs ? recs : "no record");
+		                       "provider holds %s",
+		                       name, outcome ? outcome : "?", sent ? "\"" : "",
+		                       sent ? sent : "missing", sent ? "\"" : "",
+		                       recs ? recs : "no record");
 	}
 	free(recs);
 	free(name);
@@ -911,21 +936,24 @@ void hx_write_ambiguity(const struct hx_check_ctx *c, struct hx_check_result *r)
 	if (n_amb == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("no create's outcome was ambiguous (none committed "
-				       "without the client getting its answer)");
+		                       "without the client getting its answer)");
 	} else if (judged == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xasprintf("the client reported no result for write %s, whose "
-					 "outcome was ambiguous", silent);
+		                         "outcome was ambiguous",
+		                         silent);
 	} else if (n_bad > 0) {
 		r->verdict = HX_FAIL;
-		r->detail = fa_xasprintf("%s%s", shown, n_bad > 1 ? "; other writes lost their "
-					 "ambiguity too" : "");
+		r->detail = fa_xasprintf("%s%s", shown,
+		                         n_bad > 1 ? "; other writes lost their "
+		                                     "ambiguity too"
+		                                   : "");
 		hx_evidence_give(&bad, r);
 	} else {
 		r->verdict = HX_PASS;
-		r->detail = judged > 1 ? fa_xasprintf("%zu ambiguous writes kept so; %s", judged,
-						      shown)
-				       : fa_xstrdup(shown);
+		r->detail =
+		        judged > 1 ? fa_xasprintf("%zu ambiguous writes kept so; %s", judged, shown)
+		                   : fa_xstrdup(shown);
 		hx_evidence_give(&good, r);
 	}
 	free(shown);

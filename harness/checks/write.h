@@ -18,7 +18,7 @@
  * the task is no logical write. Borrowed from @sc.
  */
 const struct fa_route_spec *hx_write_route(const struct fa_scenario *sc,
-					   const struct fa_task_spec *t);
+                                           const struct fa_task_spec *t);
 
 /*
  * A fresh client reference for task @task_id of scenario @scenario_id:

@@ -15,20 +15,19 @@
 #include "digest.h"
 
 /* Most bytes hx_canary_scan_dir() reads in all, and its deepest folder. */
-#define SCAN_DIR_MAX (64u * 1024 * 1024)
+#define SCAN_DIR_MAX   (64u * 1024 * 1024)
 #define SCAN_DIR_DEPTH 32
 
 /* Hex digits of each canary taken from its digest. */
-#define KEY_HEX 24
+#define KEY_HEX  24
 #define BODY_HEX 16
 
 /* The SHA-256 (hex) of "SEED|SCENARIO|WHAT": one per canary, so neither
  * tells the other, and a seed or scenario change gives new ones. */
 static void derive(uint64_t seed, const char *scenario_id, const char *what,
-		   char hex[FA_SHA256_HEX])
+                   char hex[FA_SHA256_HEX])
 {
-	char *in = fa_xasprintf("%" PRIu64 "|%s|%s", seed, scenario_id ? scenario_id : "",
-				what);
+	char *in = fa_xasprintf("%" PRIu64 "|%s|%s", seed, scenario_id ? scenario_id : "", what);
 
 	fa_digest_sha256_hex(in, strlen(in), hex);
 	free(in);
@@ -93,7 +92,7 @@ size_t hx_canary_plant_body(cJSON *body, const char *body_canary)
 }
 
 static void add_hit(struct hx_canary_hit **hits, size_t *n, enum hx_canary_kind kind,
-		    const char *where, const char *task)
+                    const char *where, const char *task)
 {
 	*hits = fa_xrealloc(*hits, (*n + 1) * sizeof(**hits));
 	(*hits)[*n].kind = kind;
@@ -108,9 +107,8 @@ static bool holds(const char *buf, size_t len, const char *needle)
 	       memmem(buf, len, needle, strlen(needle)) != NULL;
 }
 
-size_t hx_canary_scan(const char *buf, size_t len, const char *key_canary,
-		      const char *body_canary, const char *where, const char *task,
-		      struct hx_canary_hit **hits, size_t *n)
+size_t hx_canary_scan(const char *buf, size_t len, const char *key_canary, const char *body_canary,
+                      const char *where, const char *task, struct hx_canary_hit **hits, size_t *n)
 {
 	if (buf == NULL)
 		return 0;
@@ -208,8 +206,8 @@ static void scan_tree(struct walk *w, int dfd, const char *rel, int depth)
 			continue; /* symlinks, FIFOs, sockets, devices */
 		/* O_NONBLOCK: a FIFO put there meanwhile must not hang us */
 		fd = openat(dirfd(d), de->d_name,
-			    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
-				    (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
+		            O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
+		                    (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
 		if (fd < 0) {
 			/* ELOOP: swapped for a symlink, which is never followed */
 			if (errno != ELOOP)
@@ -230,8 +228,8 @@ static void scan_tree(struct walk *w, int dfd, const char *rel, int depth)
 	closedir(d);
 }
 
-size_t hx_canary_scan_dir(const char *dir, const char *key_canary,
-			  struct hx_canary_hit **hits, size_t *n, bool *cut)
+size_t hx_canary_scan_dir(const char *dir, const char *key_canary, struct hx_canary_hit **hits,
+                          size_t *n, bool *cut)
 {
 	struct walk w = { .key_canary = key_canary, .hits = hits, .n = n };
 	int fd;
@@ -277,16 +275,16 @@ static void add_piece(struct pieces *p, size_t at, size_t len, size_t from, size
  * suffix of it that long or longer: each prefix found starts with the
  * text's first HX_CANARY_FRAGMENT_MIN bytes, each suffix ends with its
  * last ones, and is taken as long as it goes on matching. */
-static void find_pieces(struct pieces *p, const char *s, size_t slen, const char *t,
-			size_t tlen, size_t k)
+static void find_pieces(struct pieces *p, const char *s, size_t slen, const char *t, size_t tlen,
+                        size_t k)
 {
 	const size_t min = HX_CANARY_FRAGMENT_MIN;
 	const char *hit;
 	size_t at, m;
 
 	if (tlen < min) {
-		for (at = 0; at + tlen <= slen &&
-			     (hit = memmem(s + at, slen - at, t, tlen)) != NULL;
+		for (at = 0;
+		     at + tlen <= slen && (hit = memmem(s + at, slen - at, t, tlen)) != NULL;
 		     at = (size_t)(hit - s) + 1)
 			add_piece(p, (size_t)(hit - s), tlen, 0, k);
 		return;
@@ -299,8 +297,8 @@ static void find_pieces(struct pieces *p, const char *s, size_t slen, const char
 			;
 		add_piece(p, i, m, 0, k);
 	}
-	for (at = 0; at + min <= slen &&
-		     (hit = memmem(s + at, slen - at, t + tlen - min, min)) != NULL;
+	for (at = 0;
+	     at + min <= slen && (hit = memmem(s + at, slen - at, t + tlen - min, min)) != NULL;
 	     at = (size_t)(hit - s) + 1) {
 		size_t end = (size_t)(hit - s) + min;
 
@@ -336,15 +334,9 @@ static void mark_of(const struct hx_canary_mask *m, const struct piece *pc, char
 	size_t a = pc->from, b = pc->from + pc->len;
 
 	switch (m->kind) {
-	case HX_MASK_SECRET:
-		snprintf(out, 32, "[key secret]");
-		break;
-	case HX_MASK_KEY_CANARY:
-		snprintf(out, 32, "[key canary]");
-		break;
-	case HX_MASK_BODY_CANARY:
-		snprintf(out, 32, "[body canary]");
-		break;
+	case HX_MASK_SECRET: snprintf(out, 32, "[key secret]"); break;
+	case HX_MASK_KEY_CANARY: snprintf(out, 32, "[key canary]"); break;
+	case HX_MASK_BODY_CANARY: snprintf(out, 32, "[body canary]"); break;
 	case HX_MASK_CANARIED:
 		if (a < m->dot && b > m->dot + 1)
 			snprintf(out, 32, "[key secret].[key canary]");
@@ -359,7 +351,7 @@ static void mark_of(const struct hx_canary_mask *m, const struct piece *pc, char
 /* Keep piece [at, at + len) of the text, bytes [from, from + len) of mask
  * @k's, in @acc, and mark its bytes taken. */
 static void keep(struct pieces *acc, unsigned char *taken, size_t at, size_t len, size_t from,
-		 size_t k)
+                 size_t k)
 {
 	memset(taken + at, 1, len);
 	add_piece(acc, at, len, from, k);

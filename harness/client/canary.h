@@ -42,9 +42,8 @@ size_t hx_canary_plant_body(cJSON *body, const char *body_canary);
  * grown with realloc), naming @where and @task (copied; @task may be
  * NULL). Returns @len, for the caller's count of bytes searched.
  */
-size_t hx_canary_scan(const char *buf, size_t len, const char *key_canary,
-		      const char *body_canary, const char *where, const char *task,
-		      struct hx_canary_hit **hits, size_t *n);
+size_t hx_canary_scan(const char *buf, size_t len, const char *key_canary, const char *body_canary,
+                      const char *where, const char *task, struct hx_canary_hit **hits, size_t *n);
 
 /*
  * Search every regular file under @dir (recursively, symlinks not
@@ -58,8 +57,8 @@ size_t hx_canary_scan(const char *buf, size_t len, const char *key_canary,
  * included, when it is a symlink) could not be opened or read, gone
  * meanwhile aside (left alone otherwise). Returns the bytes searched.
  */
-size_t hx_canary_scan_dir(const char *dir, const char *key_canary,
-			  struct hx_canary_hit **hits, size_t *n, bool *cut);
+size_t hx_canary_scan_dir(const char *dir, const char *key_canary, struct hx_canary_hit **hits,
+                          size_t *n, bool *cut);
 
 /* Shortest fragment of a secret or canary hx_canary_redact() hides: a
  * shorter one could be part of an ordinary word. */

@@ -9,9 +9,8 @@
 #include "canary.h"
 #include "stdio_client.h"
 
-char **hx_client_env_new(const struct fa_scenario *sc, const char *base_url,
-			 const char *state_dir, const char *key_canary,
-			 const char *key_id, char **extra)
+char **hx_client_env_new(const struct fa_scenario *sc, const char *base_url, const char *state_dir,
+                         const char *key_canary, const char *key_id, char **extra)
 {
 	const struct fa_key *key = fa_scenario_key_by_id(sc, key_id);
 	size_t n_extra = 0, k = 0;
@@ -59,8 +58,8 @@ static const char *num(char *buf, bool set, int v)
 }
 
 void hx_client_task_init(struct hx_client_task *ct, const struct fa_scenario *sc,
-			 const struct fa_task_spec *t, const char *url, const char *body_file,
-			 const char *headers_file, int timeout_s)
+                         const struct fa_task_spec *t, const char *url, const char *body_file,
+                         const char *headers_file, int timeout_s)
 {
 	const struct fa_pacing_spec *pc = &sc->harness.pacing;
 	const struct fa_budget *b = &t->budget;
@@ -69,11 +68,14 @@ void hx_client_task_init(struct hx_client_task *ct, const struct fa_scenario *sc
 	memset(ct, 0, sizeof(*ct));
 	for (size_t i = 0; i < t->n_headers; i++)
 		fa_xcheck(cJSON_AddStringToObject(h, t->headers[i].name, t->headers[i].value),
-			  "task headers");
+		          "task headers");
 	ct->headers_json = fa_xcheck(cJSON_PrintUnformatted(h), "task headers");
 	cJSON_Delete(h);
 	ct->vars = (struct hx_exec_vars){
-		.url = url, .method = t->method, .body_file = body_file, .task = t->id,
+		.url = url,
+		.method = t->method,
+		.body_file = body_file,
+		.task = t->id,
 		.max_attempts = num(ct->max_attempts, b->max_attempts > 0, b->max_attempts),
 		.max_retries = num(ct->max_retries, b->max_attempts > 0, b->max_attempts - 1),
 		.max_wait_s = num(ct->max_wait_s, b->max_wait_s >= 0, b->max_wait_s),
@@ -81,7 +83,8 @@ void hx_client_task_init(struct hx_client_task *ct, const struct fa_scenario *sc
 		.rpm = num(ct->rpm, pc->given && pc->rpm > 0, pc->rpm),
 		.tpm = num(ct->tpm, pc->given && pc->tpm > 0, pc->tpm),
 		.period_s = num(ct->period_s, pc->given, pc->period_s),
-		.headers_file = headers_file, .headers_json = ct->headers_json,
+		.headers_file = headers_file,
+		.headers_json = ct->headers_json,
 	};
 }
 

@@ -14,9 +14,8 @@
  * or NULL; takes them). Returns a new NULL-terminated array; free it with
  * hx_client_env_free().
  */
-char **hx_client_env_new(const struct fa_scenario *sc, const char *base_url,
-			 const char *state_dir, const char *key_canary,
-			 const char *key_id, char **extra);
+char **hx_client_env_new(const struct fa_scenario *sc, const char *base_url, const char *state_dir,
+                         const char *key_canary, const char *key_id, char **extra);
 
 /* Free @env and its strings. */
 void hx_client_env_free(char **env);
@@ -33,7 +32,7 @@ struct hx_client_task {
 	char rpm[16];
 	char tpm[16];
 	char period_s[16];
-	char *headers_json;       /* owned: the task's headers as one JSON object */
+	char *headers_json; /* owned: the task's headers as one JSON object */
 };
 
 /*
@@ -46,8 +45,8 @@ struct hx_client_task {
  * ({} for none). Release with hx_client_task_release().
  */
 void hx_client_task_init(struct hx_client_task *ct, const struct fa_scenario *sc,
-			 const struct fa_task_spec *t, const char *url, const char *body_file,
-			 const char *headers_file, int timeout_s);
+                         const struct fa_task_spec *t, const char *url, const char *body_file,
+                         const char *headers_file, int timeout_s);
 
 /* Free what @ct owns. NULL accepted. */
 void hx_client_task_release(struct hx_client_task *ct);

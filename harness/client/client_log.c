@@ -19,8 +19,8 @@
 #define EXCERPT 60
 
 static const char *const msg_types[] = {
-	"action_sent", "action_result", "retry_scheduled",
-	"reconciliation_required", "stream_interrupted", "escalation", "result", NULL,
+	"action_sent",        "action_result", "retry_scheduled", "reconciliation_required",
+	"stream_interrupted", "escalation",    "result",          NULL,
 };
 
 static const char *const outcomes[] = {
@@ -103,7 +103,7 @@ void hx_client_log_error(struct hx_client_log *l, const char *fmt, ...)
 }
 
 void hx_client_log_canaries(struct hx_client_log *l, const char *key_canary,
-			    const char *body_canary)
+                            const char *body_canary)
 {
 	snprintf(l->key_canary, sizeof(l->key_canary), "%s", key_canary ? key_canary : "");
 	snprintf(l->body_canary, sizeof(l->body_canary), "%s", body_canary ? body_canary : "");
@@ -185,11 +185,11 @@ static char *interruption_fault(const cJSON *json)
 	s = str_member(json, "reason");
 	if (s == NULL || !one_of(s, break_reasons))
 		return fa_xstrdup("stream_interrupted: \"reason\" must be error_frame, cut, "
-				  "stall or transport");
+		                  "stall or transport");
 	v = cJSON_GetObjectItemCaseSensitive(json, "error_code");
 	if (!cJSON_IsString(v) && !cJSON_IsNull(v))
 		return fa_xstrdup("stream_interrupted: \"error_code\" must be a string or "
-				  "null");
+		                  "null");
 	return NULL;
 }
 
@@ -209,7 +209,7 @@ static char *msg_fault(const char *type, const cJSON *json)
 		s = str_member(json, "outcome");
 		if (s == NULL || !one_of(s, outcomes))
 			return fa_xstrdup("result: \"outcome\" must be succeeded, failed, "
-					  "escalated or cancelled");
+			                  "escalated or cancelled");
 	}
 	return NULL;
 }
@@ -290,8 +290,8 @@ static size_t task_index(const struct hx_client_log *l, const char *task)
 /* Search line @n (@len bytes at @line), parsed into @json, printed again:
  * a canary the client \u-escaped shows there, one it printed as is is
  * the search of stdout's. */
-static void search_line(struct hx_client_log *l, size_t n, const cJSON *json,
-			const char *line, size_t len)
+static void search_line(struct hx_client_log *l, size_t n, const cJSON *json, const char *line,
+                        size_t len)
 {
 	struct hx_canary_hit *hits = NULL;
 	size_t n_hits = 0, k;
@@ -304,8 +304,8 @@ static void search_line(struct hx_client_log *l, size_t n, const cJSON *json,
 	where = fa_xasprintf("stdout line %zu", n);
 	k = task_index(l, task);
 	l->searched += hx_canary_scan(text, strlen(text), l->key_canary,
-				      l->body_canary[0] ? l->body_canary : NULL, where,
-				      k < l->n_tasks ? l->tasks[k] : NULL, &hits, &n_hits);
+	                              l->body_canary[0] ? l->body_canary : NULL, where,
+	                              k < l->n_tasks ? l->tasks[k] : NULL, &hits, &n_hits);
 	for (k = 0; k < n_hits; k++) {
 		const char *c = hits[k].kind == HX_CANARY_KEY ? l->key_canary : l->body_canary;
 
@@ -349,8 +349,8 @@ static void search_nul_line(struct hx_client_log *l, size_t n, const char *line,
 	free(copy);
 }
 
-enum hx_client_line hx_client_log_line(struct hx_client_log *l, const char *line,
-				     size_t len, bool cut, int64_t t_us)
+enum hx_client_line hx_client_log_line(struct hx_client_log *l, const char *line, size_t len,
+                                       bool cut, int64_t t_us)
 {
 	size_t n = ++l->n_lines, i;
 	char *why = NULL, *t;
@@ -367,7 +367,7 @@ enum hx_client_line hx_client_log_line(struct hx_client_log *l, const char *line
 	if (nul_escape(line, len) != NULL) {
 		search_nul_line(l, n, line, len);
 		why = fa_xstrdup("a string holds \\u0000 (NUL), which the protocol "
-				 "does not allow");
+		                 "does not allow");
 		goto bad;
 	}
 	json = parse_object(line, len, &why);
@@ -422,9 +422,8 @@ enum hx_client_line hx_client_log_line(struct hx_client_log *l, const char *line
 	i = task_index(l, task);
 	if (i == l->n_tasks || l->has_result[i]) {
 		t = excerpt(task, strlen(task));
-		why = i == l->n_tasks
-			      ? fa_xasprintf("unknown task \"%s\"", t)
-			      : fa_xasprintf("task \"%s\" already reported its result", t);
+		why = i == l->n_tasks ? fa_xasprintf("unknown task \"%s\"", t)
+		                      : fa_xasprintf("task \"%s\" already reported its result", t);
 		free(t);
 		goto bad;
 	}
@@ -472,7 +471,7 @@ void hx_client_log_move(struct hx_client_log *l, struct hx_scenario_result *out)
 		/* where the first went: the session's own errors after it */
 		l->errors = grow(l->errors, l->n_errors, &l->cap_errors, sizeof(*l->errors));
 		memmove(&l->errors[l->dropped_at + 1], &l->errors[l->dropped_at],
-			(l->n_errors - l->dropped_at) * sizeof(*l->errors));
+		        (l->n_errors - l->dropped_at) * sizeof(*l->errors));
 		l->errors[l->dropped_at] = more;
 		l->n_errors++;
 	}
@@ -483,7 +482,7 @@ void hx_client_log_move(struct hx_client_log *l, struct hx_scenario_result *out)
 	out->msgs = append(out->msgs, out->n_msgs, l->msgs, l->n_msgs, sizeof(*l->msgs));
 	out->n_msgs += l->n_msgs;
 	out->protocol_errors = append(out->protocol_errors, out->n_protocol_errors, l->errors,
-				      l->n_errors, sizeof(*l->errors));
+	                              l->n_errors, sizeof(*l->errors));
 	out->n_protocol_errors += l->n_errors;
 	free(l->msgs);
 	free(l->errors);
@@ -493,8 +492,8 @@ void hx_client_log_move(struct hx_client_log *l, struct hx_scenario_result *out)
 	l->errors = NULL;
 	l->n_errors = l->cap_errors = 0;
 	l->n_line_errors = l->n_dropped = l->dropped_at = 0;
-	out->canary_hits = append(out->canary_hits, out->n_canary_hits, l->hits, l->n_hits,
-				  sizeof(*l->hits));
+	out->canary_hits =
+	        append(out->canary_hits, out->n_canary_hits, l->hits, l->n_hits, sizeof(*l->hits));
 	out->n_canary_hits += l->n_hits;
 	out->canary_bytes_searched += l->searched;
 	free(l->hits);
@@ -541,7 +540,7 @@ static char *read_capped(const char *path, size_t max, size_t *len, bool *cut)
 }
 
 void hx_client_log_search(struct hx_scenario_result *out, const struct hx_client_text *texts,
-			  size_t n, size_t file_max)
+                          size_t n, size_t file_max)
 {
 	const char *kc = out->key_canary, *bc = out->body_canary[0] ? out->body_canary : NULL;
 	struct hx_canary_hit *hits = NULL;
@@ -552,15 +551,15 @@ void hx_client_log_search(struct hx_scenario_result *out, const struct hx_client
 	for (size_t i = 0; i < n; i++) {
 		size_t len = texts[i].len;
 		char *file = texts[i].buf == NULL && texts[i].path != NULL
-				     ? read_capped(texts[i].path, file_max, &len,
-						   &out->canary_search_incomplete)
-				     : NULL;
+		                     ? read_capped(texts[i].path, file_max, &len,
+		                                   &out->canary_search_incomplete)
+		                     : NULL;
 
 		if (file != NULL)
 			file_max -= len;
 		out->canary_bytes_searched +=
-			hx_canary_scan(file ? file : texts[i].buf, file ? len : texts[i].len, kc,
-				       bc, texts[i].where, texts[i].task, &hits, &n_hits);
+		        hx_canary_scan(file ? file : texts[i].buf, file ? len : texts[i].len, kc,
+		                       bc, texts[i].where, texts[i].task, &hits, &n_hits);
 		free(file);
 	}
 	/* a place named once for a canary is enough (two texts may be two
@@ -576,8 +575,8 @@ void hx_client_log_search(struct hx_scenario_result *out, const struct hx_client
 			free(hits[i].task);
 			continue;
 		}
-		out->canary_hits = append(out->canary_hits, out->n_canary_hits, &hits[i], 1,
-					  sizeof(*hits));
+		out->canary_hits =
+		        append(out->canary_hits, out->n_canary_hits, &hits[i], 1, sizeof(*hits));
 		out->n_canary_hits++;
 	}
 	free(hits);
@@ -594,9 +593,9 @@ void hx_client_log_search(struct hx_scenario_result *out, const struct hx_client
 			continue;
 		text = fa_xcheck(cJSON_PrintUnformatted(rec), "escalation record");
 		where = fa_xasprintf("escalation record of task %s", m->task);
-		out->canary_bytes_searched += hx_canary_scan(text, strlen(text), kc, bc, where,
-							     m->task, &out->canary_hits,
-							     &out->n_canary_hits);
+		out->canary_bytes_searched +=
+		        hx_canary_scan(text, strlen(text), kc, bc, where, m->task,
+		                       &out->canary_hits, &out->n_canary_hits);
 		free(where);
 		free(text);
 	}
@@ -666,8 +665,8 @@ void hx_client_log_scrub(struct hx_scenario_result *out, const struct fa_scenari
 	/* the longest first: where two match the same piece, the first wins */
 	for (i = 0; i < sc->n_keys; i++)
 		scrub_add(&sb, HX_MASK_CANARIED,
-			  hx_canary_secret(sc->keys[i].secret, out->key_canary),
-			  strlen(sc->keys[i].secret));
+		          hx_canary_secret(sc->keys[i].secret, out->key_canary),
+		          strlen(sc->keys[i].secret));
 	for (i = 0; i < sc->n_keys; i++)
 		if (strlen(sc->keys[i].secret) >= HX_CANARY_FRAGMENT_MIN)
 			scrub_add(&sb, HX_MASK_SECRET, fa_xstrdup(sc->keys[i].secret), 0);

@@ -30,40 +30,40 @@
  * (hx_client_log_task) and that has not reported its result yet.
  */
 struct hx_client_log {
-	size_t n_lines;              /* lines read so far, 1-based numbering */
-	bool greeted;                /* the hello was read (stays true after a move) */
-	size_t hello_line;           /* the line the hello was read on (1 unless a
-	                                malformed line came first); 0 = none yet */
-	cJSON *hello;                /* owned: the hello object, once read; NULL before */
-	struct hx_client_msg *msgs;  /* owned: the valid lines after hello, in order */
+	size_t n_lines;             /* lines read so far, 1-based numbering */
+	bool greeted;               /* the hello was read (stays true after a move) */
+	size_t hello_line;          /* the line the hello was read on (1 unless a
+	                               malformed line came first); 0 = none yet */
+	cJSON *hello;               /* owned: the hello object, once read; NULL before */
+	struct hx_client_msg *msgs; /* owned: the valid lines after hello, in order */
 	size_t n_msgs;
 	size_t cap_msgs;
-	char **errors;               /* owned: "line N: message" or "client ...", in order */
+	char **errors; /* owned: "line N: message" or "client ...", in order */
 	size_t n_errors;
 	size_t cap_errors;
-	size_t n_line_errors;        /* entries of errors[] that are a line's */
-	size_t n_dropped;            /* line errors past HX_CLIENT_LOG_MAX_ERRORS, counted only */
-	size_t dropped_at;           /* errors[] index at the first of those (valid when
-	                                n_dropped > 0) */
-	char **tasks;                /* owned: ids of the tasks the client was given */
-	bool *has_result;            /* per tasks[] entry: its result line was read */
+	size_t n_line_errors; /* entries of errors[] that are a line's */
+	size_t n_dropped;     /* line errors past HX_CLIENT_LOG_MAX_ERRORS, counted only */
+	size_t dropped_at;    /* errors[] index at the first of those (valid when
+	                         n_dropped > 0) */
+	char **tasks;         /* owned: ids of the tasks the client was given */
+	bool *has_result;     /* per tasks[] entry: its result line was read */
 	size_t n_tasks;
 	size_t cap_tasks;
-	char key_canary[33];         /* the canaries each parsed line is searched for
-	                                (hx_client_log_canaries); "" = no search */
+	char key_canary[33]; /* the canaries each parsed line is searched for
+	                        (hx_client_log_canaries); "" = no search */
 	char body_canary[64];
-	struct hx_canary_hit *hits;  /* owned: what that search found, n_hits */
+	struct hx_canary_hit *hits; /* owned: what that search found, n_hits */
 	size_t n_hits;
-	size_t searched;             /* bytes it searched */
-	bool clock_asked;            /* the harness sent {"type": "clock"} and waits for
-	                                the answer (the clock probe of a time scale) */
-	bool clock_read;             /* that answer was read: its wall_ms is clock_wall_ms */
-	double clock_wall_ms;        /* the client's wall clock in the answer, ms since
-	                                the epoch */
-	bool raw_cut;                /* set by the reader: the lines read from now on may
-	                                be missing from the stdout bytes searched later
-	                                (past the capture's bound), so a canary a line
-	                                holds as printed is reported here too */
+	size_t searched;      /* bytes it searched */
+	bool clock_asked;     /* the harness sent {"type": "clock"} and waits for
+	                         the answer (the clock probe of a time scale) */
+	bool clock_read;      /* that answer was read: its wall_ms is clock_wall_ms */
+	double clock_wall_ms; /* the client's wall clock in the answer, ms since
+	                         the epoch */
+	bool raw_cut;         /* set by the reader: the lines read from now on may
+	                         be missing from the stdout bytes searched later
+	                         (past the capture's bound), so a canary a line
+	                         holds as printed is reported here too */
 };
 
 /* What one line turned out to be. */
@@ -87,11 +87,11 @@ void hx_client_log_release(struct hx_client_log *l);
  * which decodes what the client \u-escaped, and a canary found there but
  * not in the line's own bytes (the search of stdout finds those; with
  * ->raw_cut set, found there at all) is a hit "stdout line N" (its task
- * when the line names one the client was given). A line refused for a \u0000 is searched too, each \u0000 read
- * as U+FFFD. Without a key canary nothing is searched.
+ * when the line names one the client was given). A line refused for a \u0000 is searched too, each
+ * \u0000 read as U+FFFD. Without a key canary nothing is searched.
  */
 void hx_client_log_canaries(struct hx_client_log *l, const char *key_canary,
-			    const char *body_canary);
+                            const char *body_canary);
 
 /* The client was given task @id (copied): lines may name it from now on. */
 void hx_client_log_task(struct hx_client_log *l, const char *id);
@@ -118,14 +118,14 @@ void hx_client_log_task(struct hx_client_log *l, const char *id);
  * line is searched for the canaries as hx_client_log_canaries() says.
  * Never fails otherwise.
  */
-enum hx_client_line hx_client_log_line(struct hx_client_log *l, const char *line,
-				     size_t len, bool cut, int64_t t_us);
+enum hx_client_line hx_client_log_line(struct hx_client_log *l, const char *line, size_t len,
+                                       bool cut, int64_t t_us);
 
 /* Record a printf-formatted protocol error that belongs to no line (how
  * the process ended: "client ...", at most two per process), whatever
  * the cap. */
 void hx_client_log_error(struct hx_client_log *l, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 
 /*
  * A copy of the @len bytes at @s (what a client printed: a stderr line,
@@ -153,7 +153,7 @@ void hx_client_log_move(struct hx_client_log *l, struct hx_scenario_result *out)
 /* One stream of what a client printed, for hx_client_log_search(). All
  * borrowed. */
 struct hx_client_text {
-	const char *buf;   /* the bytes, not NUL-terminated; or NULL and: */
+	const char *buf; /* the bytes, not NUL-terminated; or NULL and: */
 	size_t len;
 	const char *path;  /* the file they are in (exec mode's output files) */
 	const char *where; /* "stdout", "stderr of task t1", ... */
@@ -165,17 +165,17 @@ struct hx_client_text {
  * ->body_canary; canary.h): the @n @texts (of the files, the first
  * @file_max bytes in all are read; one that does not exist is skipped as
  * empty; a canary found in a place @out already names for it, or in two
- * texts of the same place, is named once), then the record of every `escalation` line in @out->msgs whose
- * "record" is an object (a line without one holds no record; its bytes
- * are searched as stdout's all the same), serialised as compact JSON, as
- * "escalation record of task T". The hits are appended to
+ * texts of the same place, is named once), then the record of every `escalation` line in @out->msgs
+ * whose "record" is an object (a line without one holds no record; its bytes are searched as
+ * stdout's all the same), serialised as compact JSON, as "escalation record of task T". The hits
+ * are appended to
  * @out->canary_hits and the bytes searched added to
  * @out->canary_bytes_searched; @out->canary_search_incomplete is set when
  * a file held more than its share of @file_max or could not be read.
  * Nothing happens when the key canary is "".
  */
 void hx_client_log_search(struct hx_scenario_result *out, const struct hx_client_text *texts,
-			  size_t n, size_t file_max);
+                          size_t n, size_t file_max);
 
 /*
  * Make what @out keeps of the client safe to report: in its error, the

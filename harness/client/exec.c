@@ -57,7 +57,10 @@ static const struct {
 	const char *env;
 	size_t off;
 } facts[] = {
-#define V(ph, env, m) { ph, env, offsetof(struct hx_exec_vars, m) }
+#define V(ph, env, m)                                                                              \
+	{                                                                                          \
+		ph, env, offsetof(struct hx_exec_vars, m)                                          \
+	}
 	V("{url}", NULL, url),
 	V("{method}", "FAKEAPI_METHOD", method),
 	V("{body_file}", "FAKEAPI_BODY_FILE", body_file),
@@ -124,7 +127,7 @@ char **hx_exec_vars_env(const struct hx_exec_vars *v)
 }
 
 enum fa_rc hx_exec_write_headers(const char *path, const struct fa_header *h, size_t n,
-				 struct fa_err *err)
+                                 struct fa_err *err)
 {
 	FILE *f = fopen(path, "w");
 	enum fa_rc rc = FA_EIO;
@@ -193,8 +196,7 @@ char *hx_exec_last_line(const char *path)
 
 char *hx_exec_task_url(const char *base, const char *path, const char *task_id)
 {
-	return fa_xasprintf("%s%s%cfa_task=%s", base, path,
-			    strchr(path, '?') ? '&' : '?', task_id);
+	return fa_xasprintf("%s%s%cfa_task=%s", base, path, strchr(path, '?') ? '&' : '?', task_id);
 }
 
 char **hx_exec_env(const char *const *extra, const char *mark)
@@ -280,7 +282,7 @@ void hx_exec_child_exec(const char *cmd, char *const envp[])
 }
 
 enum fa_rc hx_exec_start(struct hx_exec_proc *p, const struct hx_exec_spec *spec,
-			 struct fa_err *err)
+                         struct fa_err *err)
 {
 	struct hx_exec_client_env env;
 	enum fa_rc rc = FA_EIO;
@@ -369,7 +371,7 @@ bool hx_exec_poll(struct hx_exec_proc *p, int64_t now_us)
 	if (p->deadline_us > 0 && now_us >= p->deadline_us && p->t_term_us == 0)
 		hx_exec_stop(p, now_us);
 	else if (p->t_term_us > 0 &&
-		 fa_clock_real_mono_us() >= p->t_term_real_us + HX_EXEC_KILL_GRACE_US)
+	         fa_clock_real_mono_us() >= p->t_term_real_us + HX_EXEC_KILL_GRACE_US)
 		kill(-p->pid, SIGKILL);
 	return false;
 }

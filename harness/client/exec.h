@@ -88,7 +88,7 @@ char **hx_exec_vars_env(const struct hx_exec_vars *v);
  * FA_EIO with "PATH: cannot write: reason" in @err on failure.
  */
 enum fa_rc hx_exec_write_headers(const char *path, const struct fa_header *h, size_t n,
-				 struct fa_err *err);
+                                 struct fa_err *err);
 
 /*
  * The URL a task's client is given: @base (no trailing slash, e.g.
@@ -112,10 +112,10 @@ char **hx_exec_env(const char *const *extra, const char *mark);
 /* What a client process is started with, made before the fork. Embedded;
  * @envp points into it, so it must not move once filled. */
 struct hx_exec_client_env {
-	char marker[HX_STRAY_NONCE_LEN + 1];                     /* its fresh HX_STRAY_ENV value */
+	char marker[HX_STRAY_NONCE_LEN + 1];                      /* its fresh HX_STRAY_ENV value */
 	char mark[sizeof(HX_STRAY_ENV) + HX_STRAY_NONCE_LEN + 1]; /* "HX_STRAY_ENV=marker" */
-	char **envp;  /* owned array (hx_exec_env over the extra entries and @mark);
-	                 its strings borrowed */
+	char **envp; /* owned array (hx_exec_env over the extra entries and @mark);
+	                its strings borrowed */
 };
 
 /*
@@ -151,31 +151,31 @@ void hx_exec_child_exec(const char *cmd, char *const envp[]) __attribute__((nore
 
 /* How to start one client process. All pointers borrowed for the call. */
 struct hx_exec_spec {
-	const char *cmd;          /* run as /bin/sh -c CMD */
-	const char *const *env;   /* "NAME=value" entries set on top of the harness's own
-	                             environment (replacing the same names; a bare "NAME"
-	                             removes it); NULL-terminated, or NULL for none */
-	const char *stdout_path;  /* file created (or truncated) for stdout; NULL = /dev/null */
-	const char *stderr_path;  /* same for stderr */
-	bool append;              /* append to those files instead of truncating them (a
-	                             task started again keeps what it printed before) */
-	int64_t timeout_us;       /* stop the client this long after the start; 0 = never */
+	const char *cmd;         /* run as /bin/sh -c CMD */
+	const char *const *env;  /* "NAME=value" entries set on top of the harness's own
+	                            environment (replacing the same names; a bare "NAME"
+	                            removes it); NULL-terminated, or NULL for none */
+	const char *stdout_path; /* file created (or truncated) for stdout; NULL = /dev/null */
+	const char *stderr_path; /* same for stderr */
+	bool append;             /* append to those files instead of truncating them (a
+	                            task started again keeps what it printed before) */
+	int64_t timeout_us;      /* stop the client this long after the start; 0 = never */
 };
 
 /* One client process and what became of it. Times are fa_clock_mono_us(). */
 struct hx_exec_proc {
-	pid_t pid;            /* the shell: leader of its own process group (pgid = pid); 0 = none */
-	bool running;         /* started and not reaped yet */
-	int64_t t_start_us;   /* when it was forked */
-	int64_t deadline_us;  /* when the timeout stops it; 0 = never */
-	int64_t t_term_us;    /* when SIGTERM went to the group; 0 = not yet */
+	pid_t pid;           /* the shell: leader of its own process group (pgid = pid); 0 = none */
+	bool running;        /* started and not reaped yet */
+	int64_t t_start_us;  /* when it was forked */
+	int64_t deadline_us; /* when the timeout stops it; 0 = never */
+	int64_t t_term_us;   /* when SIGTERM went to the group; 0 = not yet */
 	int64_t t_term_real_us; /* the same on the real clock, for the kill's grace
 	                           (fa_clock_real_mono_us(): the grace is the
 	                           client's own time to end, never scaled) */
-	int64_t t_exit_us;    /* when it was seen to have exited; 0 = not yet */
-	int exit_code;        /* exit status 0..255; -1 when killed by a signal or not run */
-	int term_signal;      /* the signal that killed it; 0 = none */
-	bool timed_out;       /* stopped by the timeout or by hx_exec_stop() */
+	int64_t t_exit_us;      /* when it was seen to have exited; 0 = not yet */
+	int exit_code;          /* exit status 0..255; -1 when killed by a signal or not run */
+	int term_signal;        /* the signal that killed it; 0 = none */
+	bool timed_out;         /* stopped by the timeout or by hx_exec_stop() */
 	char marker[HX_STRAY_NONCE_LEN + 1]; /* its HX_STRAY_ENV value; "" = none */
 };
 
@@ -191,7 +191,7 @@ struct hx_exec_proc {
  * @p is zeroed with exit_code -1.
  */
 enum fa_rc hx_exec_start(struct hx_exec_proc *p, const struct hx_exec_spec *spec,
-			 struct fa_err *err);
+                         struct fa_err *err);
 
 /*
  * Advance @p without blocking, at @now_us (fa_clock_mono_us()): past the

@@ -35,20 +35,20 @@ struct hx_stdio {
 	char *pending;            /* owned: bytes not yet written to stdin */
 	size_t pending_len;
 	size_t pending_cap;
-	bool closing;             /* shutdown sent: close stdin once pending is out */
-	int64_t t_shutdown_us;    /* fa_clock_real_mono_us() of the shutdown (the grace
-	                             is the client's own time, never scaled); 0 = none */
-	int64_t grace_us;         /* shutdown to SIGKILL */
-	bool killed;              /* the harness SIGKILLed the group */
-	bool early;               /* ended before shutdown or a kill */
-	int64_t t_reaped_us;      /* fa_clock_real_mono_us() of the reaping; 0 = not yet */
-	int64_t t0_us;            /* origin of the stamps */
-	int64_t t_fork_wall_us;   /* fa_clock_wall_us() just before the fork: the
-	                             earliest its clock could be read */
-	char *line;               /* owned: the line being read, line_cap bytes */
+	bool closing;           /* shutdown sent: close stdin once pending is out */
+	int64_t t_shutdown_us;  /* fa_clock_real_mono_us() of the shutdown (the grace
+	                           is the client's own time, never scaled); 0 = none */
+	int64_t grace_us;       /* shutdown to SIGKILL */
+	bool killed;            /* the harness SIGKILLed the group */
+	bool early;             /* ended before shutdown or a kill */
+	int64_t t_reaped_us;    /* fa_clock_real_mono_us() of the reaping; 0 = not yet */
+	int64_t t0_us;          /* origin of the stamps */
+	int64_t t_fork_wall_us; /* fa_clock_wall_us() just before the fork: the
+	                           earliest its clock could be read */
+	char *line;             /* owned: the line being read, line_cap bytes */
 	size_t line_len;
 	size_t line_cap;
-	bool line_cut;            /* the line passed HX_CLIENT_LOG_MAX_LINE */
+	bool line_cut;                   /* the line passed HX_CLIENT_LOG_MAX_LINE */
 	char tail[HX_STDIO_STDERR_TAIL]; /* the last bytes of stderr */
 	size_t tail_len;
 	struct hx_stdio_capture *capture; /* borrowed: every byte read, or NULL */
@@ -97,10 +97,10 @@ static void put(cJSON *obj, const char *name, cJSON *v)
 		cJSON_AddItemToObject(obj, name, v);
 }
 
-enum fa_route_kind hx_stdio_task_kind(const struct fa_scenario *sc,
-				     const struct fa_task_spec *t)
+enum fa_route_kind hx_stdio_task_kind(const struct fa_scenario *sc, const struct fa_task_spec *t)
 {
-	const struct fa_route_spec *r = fa_route_of_target(sc->routes, sc->n_routes, t->method, t->path);
+	const struct fa_route_spec *r =
+	        fa_route_of_target(sc->routes, sc->n_routes, t->method, t->path);
 
 	return r != NULL ? r->kind : FA_ROUTE_SCRIPTED;
 }
@@ -118,8 +118,8 @@ void hx_stdio_task_body(cJSON *line, const cJSON *body, enum fa_route_kind kind)
 	 * Messages request counts its system text too */
 	if (text != NULL &&
 	    (kind == FA_ROUTE_MESSAGES
-		     ? fa_messages_parse(text, strlen(text), &req, msg, sizeof(msg))
-		     : fa_chat_parse(text, strlen(text), &req, msg, sizeof(msg))) == FA_OK)
+	             ? fa_messages_parse(text, strlen(text), &req, msg, sizeof(msg))
+	             : fa_chat_parse(text, strlen(text), &req, msg, sizeof(msg))) == FA_OK)
 		put(line, "tokens", cJSON_CreateNumber((double)req.prompt_tokens + req.max_tokens));
 	else
 		put(line, "tokens", cJSON_CreateNull());
@@ -128,7 +128,7 @@ void hx_stdio_task_body(cJSON *line, const cJSON *body, enum fa_route_kind kind)
 }
 
 cJSON *hx_stdio_task_json(const struct fa_scenario *sc, const struct fa_task_spec *t,
-			  const char *url, int64_t deadline_ms)
+                          const char *url, int64_t deadline_ms)
 {
 	const struct fa_key *key = fa_scenario_key_by_id(sc, t->key);
 	cJSON *o = fa_xcheck(cJSON_CreateObject(), "task line");
@@ -139,7 +139,7 @@ cJSON *hx_stdio_task_json(const struct fa_scenario *sc, const struct fa_task_spe
 
 	if (key != NULL)
 		scope = sc->scope == FA_SCOPE_KEY ? fa_xasprintf("key:%s", key->id)
-						  : fa_xasprintf("user:%s", key->user);
+		                                  : fa_xasprintf("user:%s", key->user);
 	add_str_or_null(o, "type", "task");
 	add_str_or_null(o, "id", t->id);
 	add_str_or_null(o, "class", t->klass);
@@ -156,12 +156,9 @@ cJSON *hx_stdio_task_json(const struct fa_scenario *sc, const struct fa_task_spe
 	add_str_or_null(o, "key_env", key_env);
 	add_str_or_null(o, "scope", scope);
 	budget = fa_xcheck(cJSON_AddObjectToObject(o, "budget"), "task line");
-	add_int_or_null(budget, "max_attempts", t->budget.max_attempts > 0,
-			t->budget.max_attempts);
-	add_int_or_null(budget, "max_wait_s", t->budget.max_wait_s >= 0,
-			t->budget.max_wait_s);
-	fa_xcheck(cJSON_AddNumberToObject(o, "deadline_ms", (double)deadline_ms),
-		  "task line");
+	add_int_or_null(budget, "max_attempts", t->budget.max_attempts > 0, t->budget.max_attempts);
+	add_int_or_null(budget, "max_wait_s", t->budget.max_wait_s >= 0, t->budget.max_wait_s);
+	fa_xcheck(cJSON_AddNumberToObject(o, "deadline_ms", (double)deadline_ms), "task line");
 	hx_stdio_task_body(o, t->body, hx_stdio_task_kind(sc, t));
 	if (sc->harness.pacing.given) {
 		const struct fa_pacing_spec *p = &sc->harness.pacing;
@@ -212,7 +209,7 @@ static void close_fd(int *fd)
 }
 
 enum fa_rc hx_stdio_start(const struct hx_stdio_spec *spec, struct hx_stdio **out,
-			  struct fa_err *err)
+                          struct fa_err *err)
 {
 	struct hx_exec_client_env env;
 	int in[2] = { -1, -1 }, outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
@@ -368,7 +365,7 @@ void hx_stdio_capture_release(struct hx_stdio_capture *c)
 /* Keep @n bytes of one stream (*@buf holding *@len of *@cap) in the
  * capture, as far as its bound lets. */
 static void capture(struct hx_stdio_capture *cap, char **buf, size_t *len, size_t *bcap,
-		    const char *p, size_t n)
+                    const char *p, size_t n)
 {
 	size_t room = HX_STDIO_CAPTURE_MAX - (cap->out_len + cap->err_len);
 	size_t keep = n < room ? n : room;
@@ -446,7 +443,7 @@ static void read_stdout(struct hx_stdio *c)
 		}
 		if (c->capture != NULL)
 			capture(c->capture, &c->capture->out, &c->capture->out_len,
-				&c->capture->out_cap, buf, (size_t)n);
+			        &c->capture->out_cap, buf, (size_t)n);
 		/* lines the capture no longer holds: the line search reports all */
 		c->log.raw_cut = c->capture == NULL || c->capture->dropped > 0;
 		feed(c, buf, (size_t)n, t_us);
@@ -487,7 +484,7 @@ static void read_stderr(struct hx_stdio *c)
 		}
 		if (c->capture != NULL)
 			capture(c->capture, &c->capture->err, &c->capture->err_len,
-				&c->capture->err_cap, buf, (size_t)n);
+			        &c->capture->err_cap, buf, (size_t)n);
 		keep_tail(c, buf, (size_t)n);
 	}
 }
@@ -496,7 +493,7 @@ char *hx_stdio_end_str(const struct hx_stdio_end *e)
 {
 	if (e->exit_code < 0 && e->term_signal > 0 && sigabbrev_np(e->term_signal) != NULL)
 		return fa_xasprintf("was killed by signal %d (SIG%s)", e->term_signal,
-				    sigabbrev_np(e->term_signal));
+		                    sigabbrev_np(e->term_signal));
 	if (e->exit_code < 0 && e->term_signal > 0)
 		return fa_xasprintf("was killed by signal %d", e->term_signal);
 	return fa_xasprintf("exited with status %d", e->exit_code);
@@ -516,8 +513,10 @@ static void on_reaped(struct hx_stdio *c, int64_t now)
 	if (c->early)
 		hx_client_log_error(&c->log, "client %s before shutdown", how);
 	else if (!c->killed && e.exit_code != 0)
-		hx_client_log_error(&c->log, "client %s after shutdown (expected "
-				    "status 0)", how);
+		hx_client_log_error(&c->log,
+		                    "client %s after shutdown (expected "
+		                    "status 0)",
+		                    how);
 	free(how);
 }
 
@@ -527,10 +526,11 @@ static void advance(struct hx_stdio *c)
 	int64_t now = fa_clock_real_mono_us();
 
 	if (c->proc.running) {
-		if (c->t_shutdown_us > 0 && !c->killed &&
-		    now >= c->t_shutdown_us + c->grace_us) {
-			hx_client_log_error(&c->log, "client still running %g s after "
-					    "shutdown: killed", (double)c->grace_us / 1e6);
+		if (c->t_shutdown_us > 0 && !c->killed && now >= c->t_shutdown_us + c->grace_us) {
+			hx_client_log_error(&c->log,
+			                    "client still running %g s after "
+			                    "shutdown: killed",
+			                    (double)c->grace_us / 1e6);
 			hx_stdio_kill(c);
 			close_fd(&c->in_fd);
 		}
@@ -658,13 +658,14 @@ static enum fa_rc clock_probe(struct hx_stdio *c, int64_t limit_us, struct fa_er
 	cJSON *msg;
 
 	if (!cJSON_IsNumber(w)) {
-		fa_err_set(err, "client's hello %s: under --time-scale the client must report "
-			   "its clock (docs/client-protocol.md, the clock probe)",
-			   w == NULL ? "carries no wall_ms" : "has a wall_ms that is not a number");
+		fa_err_set(err,
+		           "client's hello %s: under --time-scale the client must report "
+		           "its clock (docs/client-protocol.md, the clock probe)",
+		           w == NULL ? "carries no wall_ms" : "has a wall_ms that is not a number");
 		return FA_EINVAL;
 	}
-	if (hx_timescale_check_reading("client", w->valuedouble, c->t_fork_wall_us, now,
-				       err) != FA_OK)
+	if (hx_timescale_check_reading("client", w->valuedouble, c->t_fork_wall_us, now, err) !=
+	    FA_OK)
 		return FA_EINVAL;
 	due = fa_clock_mono_us() + HX_TIMESCALE_PROBE_US;
 	while (fa_clock_mono_us() < due && !hx_stdio_finished(c))
@@ -684,15 +685,19 @@ static enum fa_rc clock_probe(struct hx_stdio *c, int64_t limit_us, struct fa_er
 	c->log.clock_asked = false;
 	if (!c->log.clock_read && c->log.n_errors > errors) {
 		/* the client's answer, a line the harness could not read */
-		fa_err_set(err, "client answered the clock probe with %s: under --time-scale "
-			   "it must answer {\"type\": \"clock\"} with its wall_ms "
-			   "(docs/client-protocol.md)", c->log.errors[errors]);
+		fa_err_set(err,
+		           "client answered the clock probe with %s: under --time-scale "
+		           "it must answer {\"type\": \"clock\"} with its wall_ms "
+		           "(docs/client-protocol.md)",
+		           c->log.errors[errors]);
 		return FA_EINVAL;
 	}
 	if (!c->log.clock_read) {
-		fa_err_set(err, "client did not answer the clock probe within %g s: under "
-			   "--time-scale it must answer {\"type\": \"clock\"} with its wall_ms "
-			   "(docs/client-protocol.md)", (double)limit_us / 1e6);
+		fa_err_set(err,
+		           "client did not answer the clock probe within %g s: under "
+		           "--time-scale it must answer {\"type\": \"clock\"} with its wall_ms "
+		           "(docs/client-protocol.md)",
+		           (double)limit_us / 1e6);
 		return FA_EIO;
 	}
 	return hx_timescale_check_reading("client", c->log.clock_wall_ms, asked, now, err);
@@ -723,7 +728,7 @@ enum fa_rc hx_stdio_hello(struct hx_stdio *c, int64_t timeout_us, struct fa_err 
 			how = hx_stdio_end_str(&e);
 			last = stderr_last_line(c);
 			fa_err_set(err, "client %s before saying hello%s%s", how,
-				   last[0] ? ": " : "", last);
+			           last[0] ? ": " : "", last);
 			free(how);
 			free(last);
 			return FA_EIO;
@@ -733,15 +738,15 @@ enum fa_rc hx_stdio_hello(struct hx_stdio *c, int64_t timeout_us, struct fa_err 
 				fa_err_set(err, "client closed its stdout before saying hello");
 			else
 				fa_err_set(err, "client did not say hello within %g s",
-					   (double)limit / 1e6);
+				           (double)limit / 1e6);
 			return FA_EIO;
 		}
 		hx_stdio_pump(c, 20);
 	}
 	proto = cJSON_GetObjectItemCaseSensitive(c->log.hello, "protocol");
 	if (proto->valuedouble != HX_STDIO_PROTOCOL) {
-		fa_err_set(err, "client speaks protocol %.0f, harness knows %d",
-			   proto->valuedouble, HX_STDIO_PROTOCOL);
+		fa_err_set(err, "client speaks protocol %.0f, harness knows %d", proto->valuedouble,
+		           HX_STDIO_PROTOCOL);
 		return FA_EINVAL;
 	}
 	return fa_clock_scaled() ? clock_probe(c, limit, err) : FA_OK;
@@ -764,8 +769,8 @@ void hx_stdio_take(struct hx_stdio *c, struct hx_scenario_result *out)
 	both = fa_xasprintf("%s%.*s", out->client_stderr, (int)c->tail_len, c->tail);
 	len = strlen(both);
 	free(out->client_stderr);
-	out->client_stderr = fa_xstrdup(len > HX_STDIO_STDERR_TAIL
-						? both + len - HX_STDIO_STDERR_TAIL : both);
+	out->client_stderr =
+	        fa_xstrdup(len > HX_STDIO_STDERR_TAIL ? both + len - HX_STDIO_STDERR_TAIL : both);
 	free(both);
 }
 

@@ -38,13 +38,13 @@
  * at the end.
  */
 struct hx_stdio_capture {
-	char *out;        /* owned: stdout, out_len bytes (not NUL-terminated) */
+	char *out; /* owned: stdout, out_len bytes (not NUL-terminated) */
 	size_t out_len;
 	size_t out_cap;
-	char *err;        /* owned: stderr, err_len bytes */
+	char *err; /* owned: stderr, err_len bytes */
 	size_t err_len;
 	size_t err_cap;
-	size_t dropped;   /* bytes past HX_STDIO_CAPTURE_MAX, not kept */
+	size_t dropped; /* bytes past HX_STDIO_CAPTURE_MAX, not kept */
 };
 
 /* Free what @c owns and zero it. NULL accepted. */
@@ -69,7 +69,7 @@ char *hx_stdio_key_env(const char *key_id);
  * without it). Returns a new object the caller deletes.
  */
 cJSON *hx_stdio_task_json(const struct fa_scenario *sc, const struct fa_task_spec *t,
-			  const char *url, int64_t deadline_ms);
+                          const char *url, int64_t deadline_ms);
 
 /*
  * Set the members of task line @line that follow from the body the task
@@ -85,23 +85,22 @@ void hx_stdio_task_body(cJSON *line, const cJSON *body, enum fa_route_kind kind)
 
 /* The kind of the route task @t reaches (fa_route_of_target), or
  * FA_ROUTE_SCRIPTED when it reaches none. */
-enum fa_route_kind hx_stdio_task_kind(const struct fa_scenario *sc,
-				     const struct fa_task_spec *t);
+enum fa_route_kind hx_stdio_task_kind(const struct fa_scenario *sc, const struct fa_task_spec *t);
 
 /* How to start a client. Pointers borrowed for the call. */
 struct hx_stdio_spec {
-	const char *cmd;          /* run as /bin/sh -c CMD */
-	const char *const *env;   /* "NAME=value" entries on top of the harness's own
-	                             environment (replacing the same names);
-	                             NULL-terminated, or NULL for none */
-	int64_t t0_us;            /* fa_clock_mono_us() instant the stamps count from:
-	                             the provider's origin, so a stamp reads as
-	                             fa_provider_now_us() at the moment a line was read */
-	int64_t grace_us;         /* shutdown to SIGKILL; 0 = HX_STDIO_GRACE_US */
+	const char *cmd;                  /* run as /bin/sh -c CMD */
+	const char *const *env;           /* "NAME=value" entries on top of the harness's own
+	                                     environment (replacing the same names);
+	                                     NULL-terminated, or NULL for none */
+	int64_t t0_us;                    /* fa_clock_mono_us() instant the stamps count from:
+	                                     the provider's origin, so a stamp reads as
+	                                     fa_provider_now_us() at the moment a line was read */
+	int64_t grace_us;                 /* shutdown to SIGKILL; 0 = HX_STDIO_GRACE_US */
 	struct hx_stdio_capture *capture; /* borrowed, kept by the session: every byte
 	                             of stdout and stderr goes there too; NULL = none */
-	const char *key_canary;   /* the canaries every line is searched for
-	                             (hx_client_log_canaries; copied); NULL = none */
+	const char *key_canary;           /* the canaries every line is searched for
+	                                     (hx_client_log_canaries; copied); NULL = none */
 	const char *body_canary;
 };
 
@@ -110,11 +109,11 @@ struct hx_stdio;
 
 /* How the client's process ended (hx_stdio_end). */
 struct hx_stdio_end {
-	bool reaped;          /* the process has ended and been reaped */
-	bool early;           /* it ended on its own before shutdown or a kill */
-	bool killed;          /* the harness killed it (grace over, or hx_stdio_kill) */
-	int exit_code;        /* 0..255; -1 when a signal ended it */
-	int term_signal;      /* that signal; 0 = none */
+	bool reaped;     /* the process has ended and been reaped */
+	bool early;      /* it ended on its own before shutdown or a kill */
+	bool killed;     /* the harness killed it (grace over, or hx_stdio_kill) */
+	int exit_code;   /* 0..255; -1 when a signal ended it */
+	int term_signal; /* that signal; 0 = none */
 };
 
 /*
@@ -129,7 +128,7 @@ struct hx_stdio_end {
  * start client: reason" in @err otherwise, *@out NULL. Thread-safe.
  */
 enum fa_rc hx_stdio_start(const struct hx_stdio_spec *spec, struct hx_stdio **out,
-			  struct fa_err *err);
+                          struct fa_err *err);
 
 /*
  * Wait up to @timeout_us (0 = HX_STDIO_HELLO_US) for the client's hello.

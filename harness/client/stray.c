@@ -207,8 +207,7 @@ static bool visit(struct found_set *s, pid_t pid, const struct target *t)
 	 * even should its pid be reused meanwhile */
 	fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	/* gone before the pidfd, that pid may name another process now */
-	if (member && fd >= 0 &&
-	    (!proc_stat(pid, &state, &ppid, &pgrp) || pgrp != t->pgid))
+	if (member && fd >= 0 && (!proc_stat(pid, &state, &ppid, &pgrp) || pgrp != t->pgid))
 		member = false;
 	hit = member || (t->entry != NULL && marked(pid, t->entry));
 	if (!hit) {

@@ -1,4 +1,5 @@
-/* draft.c -- what both importers share to draft a scenario from observed traffic: options, warnings, path templates, route ids, times. */
+/* draft.c -- what both importers share to draft a scenario from observed traffic: options,
+ * warnings, path templates, route ids, times. */
 #include "draft.h"
 
 #include <stdarg.h>
@@ -108,8 +109,9 @@ char *hx_draft_template(const char *path, bool decode)
 				free(dec);
 				return NULL;
 			}
-			len += (size_t)(params == 1 ? snprintf(out + len, cap - len, "{id}")
-						   : snprintf(out + len, cap - len, "{id%d}", params));
+			len += (size_t)(params == 1
+			                        ? snprintf(out + len, cap - len, "{id}")
+			                        : snprintf(out + len, cap - len, "{id%d}", params));
 		} else {
 			memcpy(out + len, seg, strlen(seg));
 			len += strlen(seg);
@@ -198,19 +200,20 @@ bool hx_draft_authority_ok(const char *auth, size_t len, char *msg, size_t size)
 
 		if (close == NULL) {
 			snprintf(msg, size, "a host \"%.*s\" without its closing \"]\"", (int)len,
-				 auth);
+			         auth);
 			return false;
 		}
 		if (close + 1 < end && close[1] != ':') {
 			snprintf(msg, size, "\"%.*s\" after the host \"%.*s\"",
-				 (int)(end - close - 1), close + 1, (int)(close + 1 - auth), auth);
+			         (int)(end - close - 1), close + 1, (int)(close + 1 - auth), auth);
 			return false;
 		}
 		port = close + 1 < end ? close + 2 : NULL;
 	} else {
 		for (const char *p = auth; p < end && port == NULL; p++) {
 			if (*p == '[' || *p == ']') {
-				snprintf(msg, size, "a host \"%.*s\" with a bracket", (int)len, auth);
+				snprintf(msg, size, "a host \"%.*s\" with a bracket", (int)len,
+				         auth);
 				return false;
 			}
 			if (*p == ':')
@@ -245,7 +248,7 @@ static char *encode_bad(const char *s)
 	for (; *s != '\0'; s++) {
 		unsigned char c = (unsigned char)*s;
 		bool bad_pct = c == '%' && !(fa_route_hexval((unsigned char)s[1]) >= 0 &&
-					     fa_route_hexval((unsigned char)s[2]) >= 0);
+		                             fa_route_hexval((unsigned char)s[2]) >= 0);
 
 		if (c <= 0x20 || c >= 0x7F || c == '#' || bad_pct) {
 			out[o++] = '%';
@@ -354,8 +357,7 @@ char *hx_draft_id_from_file(const char *file)
 	return id;
 }
 
-char *hx_draft_route_id(const char *method, const char *tmpl, char *const *taken,
-			 size_t n)
+char *hx_draft_route_id(const char *method, const char *tmpl, char *const *taken, size_t n)
 {
 	size_t cap = strlen(method) + strlen(tmpl) + 2, len = 0;
 	char *base = fa_xmalloc(cap), *id;
@@ -433,4 +435,3 @@ int hx_draft_timeout_s(int64_t last_at_ms)
 
 	return s < 60 ? 60 : s > 3600 ? 3600 : (int)s;
 }
-

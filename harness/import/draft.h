@@ -1,4 +1,5 @@
-/* draft.h -- what both importers share to draft a scenario from observed traffic: options, warnings, path templates, route ids, times. */
+/* draft.h -- what both importers share to draft a scenario from observed traffic: options,
+ * warnings, path templates, route ids, times. */
 #ifndef HX_DRAFT_H
 #define HX_DRAFT_H
 
@@ -21,18 +22,19 @@
 
 /* The placeholder key every imported scenario offers when the source
  * names none: id, secret (never a real one) and user. */
-#define HX_DRAFT_KEY_ID "imported"
+#define HX_DRAFT_KEY_ID     "imported"
 #define HX_DRAFT_KEY_SECRET "sk-imported-placeholder"
-#define HX_DRAFT_USER "imported"
+#define HX_DRAFT_USER       "imported"
 
 /* What the command line asked of a conversion. Every pointer is borrowed. */
 struct hx_draft_opts {
-	const char *const *hosts;    /* --host: keep only these hosts (HAR), n_hosts >= 0 */
+	const char *const *hosts; /* --host: keep only these hosts (HAR), n_hosts >= 0 */
 	size_t n_hosts;
-	const char *const *prefixes; /* --path-prefix: keep only paths starting so, n_prefixes >= 0 */
+	const char *const
+	        *prefixes; /* --path-prefix: keep only paths starting so, n_prefixes >= 0 */
 	size_t n_prefixes;
-	const char *id;              /* --id: the scenario id; NULL = from the file name */
-	bool no_harness;             /* --no-harness: routes only, no $.harness block */
+	const char *id;  /* --id: the scenario id; NULL = from the file name */
+	bool no_harness; /* --no-harness: routes only, no $.harness block */
 };
 
 /* Warnings a conversion collects (a body dropped, a broken hash chain):
@@ -44,7 +46,7 @@ struct hx_draft_warnings {
 
 /* Add a printf-formatted warning to @w. */
 void hx_draft_warn(struct hx_draft_warnings *w, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+        __attribute__((format(printf, 2, 3)));
 
 /* Free the warnings and zero @w. NULL is accepted. */
 void hx_draft_warnings_release(struct hx_draft_warnings *w);
@@ -54,8 +56,8 @@ void hx_draft_warnings_release(struct hx_draft_warnings *w);
  * FA_ROUTE_MAX_PARAMS segments to turn into parameters. With @decode
  * the whole path is percent-decoded first, as the provider decodes it
  * before routing (a HAR URL is encoded; a journal's path is decoded
- * already), so a %2F splits a segment; then it is split at "/". A segment becomes a parameter, {id}, {id2}, {id3}... in order,
- * when it is all digits; a UUID (8-4-4-4-12 hex digits); 16 or more
+ * already), so a %2F splits a segment; then it is split at "/". A segment becomes a parameter,
+ * {id}, {id2}, {id3}... in order, when it is all digits; a UUID (8-4-4-4-12 hex digits); 16 or more
  * characters of [A-Za-z0-9_-] with at least one digit (hex digests,
  * base62 and prefixed ids such as "cus_4QFJqXQ9e8Bq2x"); or text a
  * template cannot hold literally (a space, a control character, "%",
@@ -113,8 +115,7 @@ const char *hx_draft_basename(const char *file);
 
 /* A route id for @method and @tmpl, unique among the @n ids in @taken:
  * "get-v1-records-id", then "-2", "-3"... on a clash. A new string. */
-char *hx_draft_route_id(const char *method, const char *tmpl,
-			 char *const *taken, size_t n);
+char *hx_draft_route_id(const char *method, const char *tmpl, char *const *taken, size_t n);
 
 /* "read" for GET, HEAD and OPTIONS, "write" for the other methods: the
  * class an imported route and task get. Static storage. */

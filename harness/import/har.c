@@ -18,14 +18,14 @@
 
 /* One entry kept: what its route and its task need. */
 struct entry {
-	size_t index;      /* in $.log.entries */
-	char *method;      /* "GET" */
-	char *tmpl;        /* route template */
-	char *task_path;   /* path and query for a task, fa_task removed */
-	char *request;     /* method, URL and body: what makes one logical request */
-	cJSON *req_body;   /* the request's JSON body, or NULL */
-	int64_t start_us;  /* startedDateTime, µs since the epoch */
-	cJSON *response;   /* the scenario response, without "times" */
+	size_t index;     /* in $.log.entries */
+	char *method;     /* "GET" */
+	char *tmpl;       /* route template */
+	char *task_path;  /* path and query for a task, fa_task removed */
+	char *request;    /* method, URL and body: what makes one logical request */
+	cJSON *req_body;  /* the request's JSON body, or NULL */
+	int64_t start_us; /* startedDateTime, µs since the epoch */
+	cJSON *response;  /* the scenario response, without "times" */
 };
 
 /* What a conversion gathers. */
@@ -35,10 +35,10 @@ struct har {
 	struct hx_draft_warnings *warn;
 	struct entry *e;
 	size_t n, cap;
-	size_t filtered;    /* entries --host or --path-prefix left out */
-	size_t no_response; /* entries with status 0, skipped */
-	size_t dropped;     /* non-JSON bodies dropped */
-	size_t unfit;       /* entries whose path no route can answer, skipped */
+	size_t filtered;            /* entries --host or --path-prefix left out */
+	size_t no_response;         /* entries with status 0, skipped */
+	size_t dropped;             /* non-JSON bodies dropped */
+	size_t unfit;               /* entries whose path no route can answer, skipped */
 	size_t query_redacted;      /* task query parameter values redacted */
 	struct hx_redact_stats red; /* body members and header URLs redacted */
 };
@@ -47,8 +47,8 @@ struct har {
  * server writes itself; those that carry credentials (Authorization,
  * Cookie, X-Api-Key, WWW-Authenticate...) are hx_redact_name()'s. */
 static const char *const dropped_headers[] = {
-	"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
-	"content-length", "content-encoding", "date", NULL,
+	"connection", "keep-alive",     "transfer-encoding", "te",   "trailer",
+	"upgrade",    "content-length", "content-encoding",  "date", NULL,
 };
 
 static bool header_dropped(const char *name)
@@ -129,7 +129,7 @@ static bool base64_decode(const char *in, char **out, size_t *len)
 		unsigned char c = (unsigned char)in[i];
 		const char *p;
 		static const char abc[] =
-			"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+		        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 		if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
 			continue;
@@ -163,7 +163,7 @@ static bool base64_decode(const char *in, char **out, size_t *len)
  * @required; an optional null counts as absent) or of another type (an
  * error). */
 static const cJSON *want(struct fa_schema *s, const cJSON *obj, const char *key, int type,
-			 const char *what, bool required)
+                         const char *what, bool required)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 	size_t mark;
@@ -208,8 +208,9 @@ static cJSON *body_json(struct har *h, const char *text, size_t len, const char 
 	if (len == 0)
 		return NULL;
 	if (fa_jsontext_parse(text, len, h->s.file, &v, &ignored) != FA_OK) {
-		hx_draft_warn(h->warn, "%s: %s: %s is not JSON: left out (a scenario's body is JSON)",
-			       h->s.file, h->s.path, what);
+		hx_draft_warn(h->warn,
+		              "%s: %s: %s is not JSON: left out (a scenario's body is JSON)",
+		              h->s.file, h->s.path, what);
 		h->dropped++;
 		return NULL;
 	}
@@ -226,7 +227,8 @@ static enum fa_rc copy_headers(struct har *h, const cJSON *arr, int64_t sent_us,
 	size_t i = 0, mark;
 	struct fa_retry_after ra;
 
-	cJSON_ArrayForEach(el, arr) {
+	cJSON_ArrayForEach(el, arr)
+	{
 		const cJSON *name, *value;
 
 		mark = fa_schema_enter_index(&h->s, i++);
@@ -235,7 +237,8 @@ static enum fa_rc copy_headers(struct har *h, const cJSON *arr, int64_t sent_us,
 			goto fail;
 		}
 		name = want(&h->s, el, "name", cJSON_String, "string", true);
-		value = name != NULL ? want(&h->s, el, "value", cJSON_String, "string", true) : NULL;
+		value = name != NULL ? want(&h->s, el, "value", cJSON_String, "string", true)
+		                     : NULL;
 		if (value == NULL)
 			goto fail;
 		fa_schema_leave(&h->s, mark);
@@ -244,8 +247,9 @@ static enum fa_rc copy_headers(struct har *h, const cJSON *arr, int64_t sent_us,
 		if (strcasecmp(name->valuestring, "retry-after") == 0 &&
 		    fa_retry_after_parse(value->valuestring, &ra) == FA_OK &&
 		    ra.form != FA_RA_DELTA && !cJSON_HasObjectItem(resp, "retry_after") &&
-		    llabs(ra.date_s - sent_us / 1000000) <=
-			    (ra.form == FA_RA_RFC850 ? FA_RA_RFC850_SPAN_S : FA_RA_MAX_DELTA_S - 1)) {
+		    llabs(ra.date_s - sent_us / 1000000) <= (ra.form == FA_RA_RFC850
+		                                                     ? FA_RA_RFC850_SPAN_S
+		                                                     : FA_RA_MAX_DELTA_S - 1)) {
 			/* a date would be past by replay time: keep the pause instead
 			 * (one the format cannot write stays a literal header) */
 			int64_t secs = ra.date_s - sent_us / 1000000;
@@ -285,8 +289,8 @@ fail:
 
 /* The response of entry @ent (at its path) into a scenario response; 0 in
  * *@status_out when it had none (status 0). */
-static enum fa_rc convert_response(struct har *h, const cJSON *ent, int64_t start_us,
-				   cJSON **out, int *status_out)
+static enum fa_rc convert_response(struct har *h, const cJSON *ent, int64_t start_us, cJSON **out,
+                                   int *status_out)
 {
 	const cJSON *resp, *st, *hdrs, *content, *text, *enc, *timings, *wait;
 	cJSON *r = NULL;
@@ -300,7 +304,7 @@ static enum fa_rc convert_response(struct har *h, const cJSON *ent, int64_t star
 		wait_ms = wait->valuedouble;
 	if (wait_ms > HX_DRAFT_MAX_DELAY_MS) {
 		hx_draft_warn(h->warn, "%s: %s.timings.wait: %.0f ms cut to %d ms", h->s.file,
-			       h->s.path, wait_ms, HX_DRAFT_MAX_DELAY_MS);
+		              h->s.path, wait_ms, HX_DRAFT_MAX_DELAY_MS);
 		wait_ms = HX_DRAFT_MAX_DELAY_MS;
 	}
 	resp = want(&h->s, ent, "response", cJSON_Object, "object", true);
@@ -313,8 +317,8 @@ static enum fa_rc convert_response(struct har *h, const cJSON *ent, int64_t star
 		fa_schema_leave(&h->s, m2);
 		return fa_schema_fail(&h->s, "missing required key \"status\"");
 	}
-	if (!fa_schema_is_integer(st) || (st->valuedouble != 0 &&
-					  (st->valuedouble < 100 || st->valuedouble > 599)))
+	if (!fa_schema_is_integer(st) ||
+	    (st->valuedouble != 0 && (st->valuedouble < 100 || st->valuedouble > 599)))
 		return fa_schema_fail_got(&h->s, st, "integer 100..599");
 	fa_schema_leave(&h->s, m2);
 	*status_out = (int)st->valuedouble;
@@ -402,7 +406,7 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 	u = url->valuestring;
 	if (strncasecmp(u, "http://", 7) != 0 && strncasecmp(u, "https://", 8) != 0) {
 		size_t scheme = strspn(u, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-					  "0123456789+-.");
+		                          "0123456789+-.");
 
 		fa_schema_enter(&h->s, "url");
 		if (scheme == 0 || u[scheme] != ':') {
@@ -417,7 +421,7 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 		}
 		/* data:, blob:, ws: and extension URLs are no HTTP exchange */
 		hx_draft_warn(h->warn, "%s: %s: a %.*s: URL is no HTTP request: left out",
-			       h->s.file, h->s.path, (int)scheme, u);
+		              h->s.file, h->s.path, (int)scheme, u);
 		h->filtered++;
 		return FA_OK;
 	}
@@ -438,7 +442,7 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 	}
 	/* clients resolve dot segments before sending (RFC 3986 §5.2.4) */
 	raw_path = *path_start == '/' ? fa_xstrndup(path_start, strcspn(path_start, "?#"))
-				      : fa_xstrdup("/");
+	                              : fa_xstrdup("/");
 	path = hx_draft_remove_dots(raw_path);
 	if (!kept(h->opts, host, path)) {
 		h->filtered++;
@@ -456,16 +460,19 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 		goto out;
 	}
 	if (hx_draft_path_unfit(path) != NULL) {
-		hx_draft_warn(h->warn, "%s: %s.url: the path holds %s: skipped (no route could "
-			       "answer it as a client sends it)", h->s.file, h->s.path,
-			       hx_draft_path_unfit(path));
+		hx_draft_warn(h->warn,
+		              "%s: %s.url: the path holds %s: skipped (no route could "
+		              "answer it as a client sends it)",
+		              h->s.file, h->s.path, hx_draft_path_unfit(path));
 		h->unfit++;
 		rc = FA_OK;
 		goto out;
 	}
 	if (strcmp(raw_path, path) != 0)
-		hx_draft_warn(h->warn, "%s: %s.url: %s is sent as %s (dot segments resolved, as "
-			       "clients do)", h->s.file, h->s.path, raw_path, path);
+		hx_draft_warn(h->warn,
+		              "%s: %s.url: %s is sent as %s (dot segments resolved, as "
+		              "clients do)",
+		              h->s.file, h->s.path, raw_path, path);
 	e.method = fa_xstrdup(method->valuestring);
 	e.tmpl = hx_draft_template(path, true);
 	if (e.tmpl == NULL) {
@@ -475,7 +482,8 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 	}
 	if (strcmp(e.tmpl, "/_fakeapi") == 0 || strncmp(e.tmpl, "/_fakeapi/", 10) == 0) {
 		fa_schema_enter(&h->s, "url");
-		fa_schema_fail(&h->s, "a path under /_fakeapi/, which the provider keeps for itself");
+		fa_schema_fail(&h->s,
+		               "a path under /_fakeapi/, which the provider keeps for itself");
 		goto out;
 	}
 	{
@@ -483,9 +491,10 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 
 		e.task_path = hx_draft_task_path(path, q != NULL ? q + 1 : NULL, &qs);
 		if (qs.n > 0)
-			hx_draft_warn(h->warn, "%s: %s.url: the value of query parameter%s %s "
-				       "redacted (a credential's name)", h->s.file, h->s.path,
-				       qs.n == 1 ? "" : "s", qs.names);
+			hx_draft_warn(h->warn,
+			              "%s: %s.url: the value of query parameter%s %s "
+			              "redacted (a credential's name)",
+			              h->s.file, h->s.path, qs.n == 1 ? "" : "s", qs.names);
 		h->query_redacted += qs.n;
 	}
 	post = want(&h->s, req, "postData", cJSON_Object, "object", false);
@@ -493,13 +502,13 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 	if (h->s.err->msg[0] != '\0')
 		goto out;
 	e.request = fa_xasprintf("%s %s\n%s", e.method, url_nofrag,
-				 ptext != NULL ? ptext->valuestring : "");
+	                         ptext != NULL ? ptext->valuestring : "");
 	if (ptext != NULL) {
 		size_t m2 = fa_schema_enter(&h->s, "postData");
 
 		fa_schema_enter(&h->s, "text");
 		e.req_body = body_json(h, ptext->valuestring, strlen(ptext->valuestring),
-				       "the request body");
+		                       "the request body");
 		fa_schema_leave(&h->s, m2);
 	}
 	fa_schema_leave(&h->s, m);
@@ -517,8 +526,8 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 	if (status < 200) {
 		/* 0: cancelled or failed before an answer; 1xx: interim, or the
 		 * 101 of a WebSocket, after which a client would wait for ever */
-		hx_draft_warn(h->warn, "%s: %s: no final response (status %d): skipped",
-			       h->s.file, h->s.path, status);
+		hx_draft_warn(h->warn, "%s: %s: no final response (status %d): skipped", h->s.file,
+		              h->s.path, status);
 		h->no_response++;
 		goto out;
 	}
@@ -630,10 +639,11 @@ static enum fa_rc make_harness(struct har *h, cJSON *sc, size_t *n_tasks)
 		char id[32];
 
 		if (at_ms > HX_DRAFT_MAX_AT_MS) {
-			fa_err_set(h->s.err, "%s: $.log.entries[%zu].startedDateTime: %lld ms after "
-				   "the first entry, past the %d a scenario's at_ms allows: keep "
-				   "fewer entries (--host, --path-prefix)", h->s.file, e->index,
-				   (long long)at_ms, HX_DRAFT_MAX_AT_MS);
+			fa_err_set(h->s.err,
+			           "%s: $.log.entries[%zu].startedDateTime: %lld ms after "
+			           "the first entry, past the %d a scenario's at_ms allows: keep "
+			           "fewer entries (--host, --path-prefix)",
+			           h->s.file, e->index, (long long)at_ms, HX_DRAFT_MAX_AT_MS);
 			cJSON_Delete(t);
 			cJSON_Delete(ev);
 			free(first);
@@ -651,7 +661,8 @@ static enum fa_rc make_harness(struct har *h, cJSON *sc, size_t *n_tasks)
 			cJSON_AddItemToObject(t, "body", cJSON_Duplicate(e->req_body, true));
 		cJSON_AddItemToArray(tasks, t);
 		cJSON_AddNumberToObject(ev, "at_ms", (double)at_ms);
-		cJSON_AddItemToObject(ev, "send", cJSON_CreateStringArray((const char *[]){ id }, 1));
+		cJSON_AddItemToObject(ev, "send",
+		                      cJSON_CreateStringArray((const char *[]){ id }, 1));
 		cJSON_AddItemToArray(events, ev);
 	}
 	cJSON_AddNumberToObject(harness, "timeout_s", hx_draft_timeout_s(last_ms));
@@ -661,8 +672,8 @@ static enum fa_rc make_harness(struct har *h, cJSON *sc, size_t *n_tasks)
 }
 
 enum fa_rc hx_har_convert(const char *text, size_t len, const char *name,
-			  const struct hx_draft_opts *opts, cJSON **out,
-			  struct hx_draft_warnings *warn, struct fa_err *err)
+                          const struct hx_draft_opts *opts, cJSON **out,
+                          struct hx_draft_warnings *warn, struct fa_err *err)
 {
 	struct har h = { .opts = opts, .warn = warn };
 	cJSON *root = NULL, *sc = NULL, *provider, *keys, *key, *users;
@@ -695,7 +706,8 @@ enum fa_rc hx_har_convert(const char *text, size_t len, const char *name,
 	if (entries == NULL)
 		goto out;
 	fa_schema_enter(&h.s, "entries");
-	cJSON_ArrayForEach(ent, entries) {
+	cJSON_ArrayForEach(ent, entries)
+	{
 		size_t m = fa_schema_enter_index(&h.s, i);
 
 		if (convert_entry(&h, ent, i++) != FA_OK)
@@ -704,9 +716,12 @@ enum fa_rc hx_har_convert(const char *text, size_t len, const char *name,
 	}
 	fa_schema_leave(&h.s, mark);
 	if (h.n == 0) {
-		fa_err_set(err, "%s: $.log.entries: no entry to import (%zu read, %zu left out by "
-			   "--host, --path-prefix or their scheme, %zu without a final response, %zu with "
-			   "a path no route can answer)", name, i, h.filtered, h.no_response, h.unfit);
+		fa_err_set(
+		        err,
+		        "%s: $.log.entries: no entry to import (%zu read, %zu left out by "
+		        "--host, --path-prefix or their scheme, %zu without a final response, %zu with "
+		        "a path no route can answer)",
+		        name, i, h.filtered, h.no_response, h.unfit);
 		goto out;
 	}
 	sc = cJSON_CreateObject();
@@ -731,17 +746,20 @@ enum fa_rc hx_har_convert(const char *text, size_t len, const char *name,
 	if (harness != NULL)
 		cJSON_AddItemToObject(sc, "harness", harness);
 	free(comment);
-	comment = fa_xasprintf("imported from %s (%zu entr%s, %zu route%s, %zu task%s) by "
-			       "fakeapi-harness import-har%s%s%s%s%s", hx_draft_basename(name), h.n,
-			       h.n == 1 ? "y" : "ies", n_routes, n_routes == 1 ? "" : "s", n_tasks,
-			       n_tasks == 1 ? "" : "s",
-			       h.filtered > 0 ? "; entries left out by --host, --path-prefix or their "
-						"scheme" : "",
-			       h.no_response > 0 ? "; entries without a final response skipped" : "",
-			       h.dropped > 0 ? "; bodies that are not JSON left out" : "",
-			       h.unfit > 0 ? "; entries with a path no route can answer skipped" : "",
-			       h.query_redacted > 0 ? "; credential-like query parameter values "
-						      "redacted" : "");
+	comment = fa_xasprintf(
+	        "imported from %s (%zu entr%s, %zu route%s, %zu task%s) by "
+	        "fakeapi-harness import-har%s%s%s%s%s",
+	        hx_draft_basename(name), h.n, h.n == 1 ? "y" : "ies", n_routes,
+	        n_routes == 1 ? "" : "s", n_tasks, n_tasks == 1 ? "" : "s",
+	        h.filtered > 0 ? "; entries left out by --host, --path-prefix or their "
+	                         "scheme"
+	                       : "",
+	        h.no_response > 0 ? "; entries without a final response skipped" : "",
+	        h.dropped > 0 ? "; bodies that are not JSON left out" : "",
+	        h.unfit > 0 ? "; entries with a path no route can answer skipped" : "",
+	        h.query_redacted > 0 ? "; credential-like query parameter values "
+	                               "redacted"
+	                             : "");
 	cJSON_ReplaceItemInObject(sc, "comment", cJSON_CreateString(comment));
 	*out = sc;
 	sc = NULL;

@@ -28,7 +28,7 @@
  * (hx_import_render does that), or FA_EINVAL and *@out NULL.
  */
 enum fa_rc hx_har_convert(const char *text, size_t len, const char *name,
-			  const struct hx_draft_opts *opts, cJSON **out,
-			  struct hx_draft_warnings *warn, struct fa_err *err);
+                          const struct hx_draft_opts *opts, cJSON **out,
+                          struct hx_draft_warnings *warn, struct fa_err *err);
 
 #endif

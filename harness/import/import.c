@@ -1,4 +1,5 @@
-/* import.c -- the import-har and import-journal command lines, and the printer every imported scenario goes through. */
+/* import.c -- the import-har and import-journal command lines, and the printer every imported
+ * scenario goes through. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -83,8 +84,7 @@ static void put_pretty(struct text *t, const cJSON *v, int depth)
 	put(t, obj ? "}" : "]", 1);
 }
 
-enum fa_rc hx_import_render(const cJSON *sc, const char *name, char **text,
-			    struct fa_err *err)
+enum fa_rc hx_import_render(const cJSON *sc, const char *name, char **text, struct fa_err *err)
 {
 	struct fa_scenario *loaded = NULL;
 	struct fa_err inner = { { 0 } };
@@ -96,8 +96,8 @@ enum fa_rc hx_import_render(const cJSON *sc, const char *name, char **text,
 
 	*text = NULL;
 	if (hx_suite_scenario_parse(s, strlen(s), name, &loaded, &inner) != FA_OK) {
-		fa_err_set(err, "%s: internal error: the scenario made does not load: %s",
-			   name, inner.msg);
+		fa_err_set(err, "%s: internal error: the scenario made does not load: %s", name,
+		           inner.msg);
 		free(s);
 		return FA_EINVAL;
 	}
@@ -107,38 +107,37 @@ enum fa_rc hx_import_render(const cJSON *sc, const char *name, char **text,
 }
 
 static const char import_usage[] =
-	"usage: " PROG " import-har [--host HOST]... [--path-prefix P]... [--id ID]\n"
-	"                           [--no-harness] [-o FILE] FILE.har\n"
-	"       " PROG " import-journal [--path-prefix P]... [--id ID] [--no-harness]\n"
-	"                               [-o FILE] FILE.jsonl\n"
-	"\n"
-	"Turn an incident into a scenario (docs/scenario-format.md) that answers\n"
-	"the same way, printed as JSON: import-har reads a HAR 1.2 capture (browser\n"
-	"developer tools, mitmproxy, HTTP proxies), import-journal a journal fakeapi\n"
-	"recorded (--journal FILE, or the harness's --journal-dir). Requests become\n"
-	"routes by method and path template (numeric and UUID-like segments become\n"
-	"{id}); each route answers in the order of the capture; with a harness block\n"
-	"of one task per request, sent at its original offset. Secrets (Authorization,\n"
-	"Cookie, Set-Cookie, API-key headers) and hop-by-hop headers are dropped;\n"
-	"credential-like body members and query parameters read \"redacted\". Dot\n"
-	"segments are resolved and a path is templated as the provider decodes it;\n"
-	"one no route could answer (%00) is skipped. The scenario is validated\n"
-	"before it is written; its comment says where it came from. Grade a client\n"
-	"on it with `" PROG " replay FILE --client CMD` (or run).\n"
-	"\n"
-	"  --host HOST         import-har: keep only this host (repeatable)\n"
-	"  --path-prefix P     keep only paths starting with P (repeatable)\n"
-	"  --id ID             the scenario's id (default: from the file name)\n"
-	"  --no-harness        routes only, for fakeapi --scenario\n"
-	"  -o, --output FILE   write to FILE instead of stdout\n"
-	"  -h, --help          this text\n"
-	"\n"
-	"Exit status: 0 written (warnings on stderr: a body or attempt left out);\n"
-	"2 a usage error, or a file that cannot be read or imported, with a message\n"
-	"naming the entry or line. Full reference: docs/import.md.\n";
+        "usage: " PROG " import-har [--host HOST]... [--path-prefix P]... [--id ID]\n"
+        "                           [--no-harness] [-o FILE] FILE.har\n"
+        "       " PROG " import-journal [--path-prefix P]... [--id ID] [--no-harness]\n"
+        "                               [-o FILE] FILE.jsonl\n"
+        "\n"
+        "Turn an incident into a scenario (docs/scenario-format.md) that answers\n"
+        "the same way, printed as JSON: import-har reads a HAR 1.2 capture (browser\n"
+        "developer tools, mitmproxy, HTTP proxies), import-journal a journal fakeapi\n"
+        "recorded (--journal FILE, or the harness's --journal-dir). Requests become\n"
+        "routes by method and path template (numeric and UUID-like segments become\n"
+        "{id}); each route answers in the order of the capture; with a harness block\n"
+        "of one task per request, sent at its original offset. Secrets (Authorization,\n"
+        "Cookie, Set-Cookie, API-key headers) and hop-by-hop headers are dropped;\n"
+        "credential-like body members and query parameters read \"redacted\". Dot\n"
+        "segments are resolved and a path is templated as the provider decodes it;\n"
+        "one no route could answer (%00) is skipped. The scenario is validated\n"
+        "before it is written; its comment says where it came from. Grade a client\n"
+        "on it with `" PROG " replay FILE --client CMD` (or run).\n"
+        "\n"
+        "  --host HOST         import-har: keep only this host (repeatable)\n"
+        "  --path-prefix P     keep only paths starting with P (repeatable)\n"
+        "  --id ID             the scenario's id (default: from the file name)\n"
+        "  --no-harness        routes only, for fakeapi --scenario\n"
+        "  -o, --output FILE   write to FILE instead of stdout\n"
+        "  -h, --help          this text\n"
+        "\n"
+        "Exit status: 0 written (warnings on stderr: a body or attempt left out);\n"
+        "2 a usage error, or a file that cannot be read or imported, with a message\n"
+        "naming the entry or line. Full reference: docs/import.md.\n";
 
-static int usage_error(const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+static int usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static int usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -166,7 +165,7 @@ static bool write_out(const char *cmd, const char *path, const char *text)
 	ok = (f == stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
 	if (!ok)
 		fprintf(stderr, PROG " %s: %s: cannot write: %s\n", cmd,
-			path != NULL ? path : "stdout", strerror(errno));
+		        path != NULL ? path : "stdout", strerror(errno));
 	return ok;
 }
 
@@ -201,19 +200,23 @@ int hx_import_main(int argc, char **argv)
 				return usage_error(cmd, "--host: a journal has no host");
 			if (optarg[0] == '\0' || opts.n_hosts == MAX_FILTERS)
 				return usage_error(cmd, "--host: expected a host name, at most %d",
-						   MAX_FILTERS);
+				                   MAX_FILTERS);
 			hosts[opts.n_hosts++] = optarg;
 			break;
 		case 'P':
 			if (optarg[0] != '/' || opts.n_prefixes == MAX_FILTERS)
-				return usage_error(cmd, "--path-prefix: expected a path starting "
-						   "with \"/\", at most %d", MAX_FILTERS);
+				return usage_error(cmd,
+				                   "--path-prefix: expected a path starting "
+				                   "with \"/\", at most %d",
+				                   MAX_FILTERS);
 			prefixes[opts.n_prefixes++] = optarg;
 			break;
 		case 'i':
 			if (!fa_schema_charset_ok(optarg, "._-", 64))
-				return usage_error(cmd, "--id: expected [A-Za-z0-9._-]{1,64}, "
-						   "got '%s'", optarg);
+				return usage_error(cmd,
+				                   "--id: expected [A-Za-z0-9._-]{1,64}, "
+				                   "got '%s'",
+				                   optarg);
 			opts.id = optarg;
 			break;
 		case 'n': opts.no_harness = true; break;
@@ -238,9 +241,9 @@ int hx_import_main(int argc, char **argv)
 	} else if (hx_recording_convert(file, &opts, &sc, &warn, &err) != FA_OK) {
 		goto out;
 	}
-	if (hx_import_render(sc, out_path != NULL && strcmp(out_path, "-") != 0 ? out_path
-										 : "stdout",
-			     &text, &err) != FA_OK)
+	if (hx_import_render(sc,
+	                     out_path != NULL && strcmp(out_path, "-") != 0 ? out_path : "stdout",
+	                     &text, &err) != FA_OK)
 		goto out;
 	if (write_out(cmd, out_path, text))
 		code = 0;

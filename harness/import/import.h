@@ -1,4 +1,5 @@
-/* import.h -- the import-har and import-journal command lines, and the printer every imported scenario goes through. */
+/* import.h -- the import-har and import-journal command lines, and the printer every imported
+ * scenario goes through. */
 #ifndef HX_IMPORT_H
 #define HX_IMPORT_H
 
@@ -13,8 +14,7 @@
  * conversion that produced a file the loader refuses is a bug: FA_EINVAL
  * with "NAME: internal error: the scenario made does not load: ...".
  */
-enum fa_rc hx_import_render(const cJSON *sc, const char *name, char **text,
-			    struct fa_err *err);
+enum fa_rc hx_import_render(const cJSON *sc, const char *name, char **text, struct fa_err *err);
 
 /*
  * The `import-har` and `import-journal` commands: @argv[0] is the command

@@ -13,8 +13,8 @@
 /* One attempt kept, with what grouping needs. */
 struct kept {
 	const struct fa_attempt *a;
-	char *tmpl;     /* its route template */
-	size_t task;    /* index in the task list */
+	char *tmpl;  /* its route template */
+	size_t task; /* index in the task list */
 };
 
 /* One task: a journal task, or (attempts without one) a distinct method,
@@ -31,12 +31,12 @@ static const char *code_for(int status)
 		int status;
 		const char *code;
 	} codes[] = {
-		{ 400, "bad_request" },       { 401, "unauthorized" },
-		{ 403, "forbidden" },         { 404, "not_found" },
-		{ 409, "conflict" },          { 413, "too_large" },
-		{ 422, "unprocessable" },     { 429, "rate_limit_exceeded" },
-		{ 500, "internal_error" },    { 502, "bad_gateway" },
-		{ 503, "unavailable" },       { 504, "gateway_timeout" },
+		{ 400, "bad_request" },    { 401, "unauthorized" },
+		{ 403, "forbidden" },      { 404, "not_found" },
+		{ 409, "conflict" },       { 413, "too_large" },
+		{ 422, "unprocessable" },  { 429, "rate_limit_exceeded" },
+		{ 500, "internal_error" }, { 502, "bad_gateway" },
+		{ 503, "unavailable" },    { 504, "gateway_timeout" },
 	};
 
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
@@ -65,8 +65,8 @@ static const char *left_out(const struct fa_attempt *a, const struct hx_draft_op
 	if (a->path[0] != '/')
 		return "not a path";
 	for (const char *p = a->path; *p != '\0'; p += strcspn(p + 1, "/") + 1)
-		if (strncmp(p, "/.", 2) == 0 && (p[2] == '/' || p[2] == '\0' ||
-						 (p[2] == '.' && (p[3] == '/' || p[3] == '\0'))))
+		if (strncmp(p, "/.", 2) == 0 &&
+		    (p[2] == '/' || p[2] == '\0' || (p[2] == '.' && (p[3] == '/' || p[3] == '\0'))))
 			/* sent encoded (%2E), decoded by the provider: a client
 			 * would resolve it before sending, and miss the route */
 			return "a \".\" or \"..\" segment";
@@ -84,7 +84,7 @@ static const char *left_out(const struct fa_attempt *a, const struct hx_draft_op
 static cJSON *response_for(const struct fa_attempt *a)
 {
 	static const char *const faults[] = { "drop_before_commit", "drop_after_commit", "reset",
-					      "partial_body", "close_idle", NULL };
+		                              "partial_body",       "close_idle",        NULL };
 	const char *fault = NULL;
 	int status = a->status;
 	cJSON *r = cJSON_CreateObject();
@@ -102,16 +102,17 @@ static cJSON *response_for(const struct fa_attempt *a)
 	    ra.form == FA_RA_DELTA && !ra.saturated) {
 		cJSON_AddNumberToObject(r, "retry_after", (double)ra.delta_s);
 	} else if (a->retry_after != NULL && fa_retry_after_parse(a->retry_after, &ra) == FA_OK &&
-		   a->pause_until_us != -1 && a->t_response_us >= 0 &&
-		   llabs(a->pause_until_us - a->t_response_us) / 1000000 <
-			   (ra.form == FA_RA_RFC850 ? FA_RA_RFC850_SPAN_S : FA_RA_MAX_DELTA_S - 1)) {
+	           a->pause_until_us != -1 && a->t_response_us >= 0 &&
+	           llabs(a->pause_until_us - a->t_response_us) / 1000000 <
+	                   (ra.form == FA_RA_RFC850 ? FA_RA_RFC850_SPAN_S
+	                                            : FA_RA_MAX_DELTA_S - 1)) {
 		/* a date: the same pause, from whenever the answer goes out; the
 		 * provider wrote ceil(now) + S, a pause in [S, S + 1): floor gives S */
 		int64_t d = a->pause_until_us - a->t_response_us;
 		cJSON *o = cJSON_AddObjectToObject(r, "retry_after");
 
-		cJSON_AddNumberToObject(o, "seconds",
-					(double)(d >= 0 ? d / 1000000 : -((-d + 999999) / 1000000)));
+		cJSON_AddNumberToObject(
+		        o, "seconds", (double)(d >= 0 ? d / 1000000 : -((-d + 999999) / 1000000)));
 		cJSON_AddStringToObject(o, "form", fa_retry_after_form_str(ra.form));
 	} else if (a->retry_after != NULL && hx_draft_value_ok(a->retry_after)) {
 		cJSON *h = cJSON_AddObjectToObject(r, "headers");
@@ -142,7 +143,8 @@ static cJSON *response_for(const struct fa_attempt *a)
 		if (ms > 0)
 			cJSON_AddNumberToObject(r, "delay_ms", (double)ms);
 	}
-	if (fault != NULL && !(strcmp(fault, "partial_body") == 0 && !cJSON_HasObjectItem(r, "body")))
+	if (fault != NULL &&
+	    !(strcmp(fault, "partial_body") == 0 && !cJSON_HasObjectItem(r, "body")))
 		cJSON_AddStringToObject(r, "fault", fault);
 	return r;
 }
@@ -153,7 +155,7 @@ static bool same_request(const struct fa_attempt *x, const struct fa_attempt *y)
 	return strcmp(x->method, y->method) == 0 && strcmp(x->path, y->path) == 0 &&
 	       strcmp(x->body_sha256, y->body_sha256) == 0 &&
 	       ((x->key == NULL && y->key == NULL) ||
-		(x->key != NULL && y->key != NULL && strcmp(x->key, y->key) == 0));
+	        (x->key != NULL && y->key != NULL && strcmp(x->key, y->key) == 0));
 }
 
 /* The key id of @a when it can be one (an edited journal may hold
@@ -172,13 +174,13 @@ static const char *task_id(const struct fa_attempt *a)
 
 /* The task of @a: found in @t[0..*@n) or added. */
 static size_t task_of(struct task **t, size_t *n, const struct fa_attempt *a,
-		      const struct fa_attempt *all, size_t n_all)
+                      const struct fa_attempt *all, size_t n_all)
 {
 	for (size_t i = 0; i < *n; i++) {
 		const struct fa_attempt *f = (*t)[i].first;
 
 		if (task_id(a) != NULL ? task_id(f) != NULL && strcmp(task_id(f), task_id(a)) == 0
-				       : task_id(f) == NULL && same_request(f, a))
+		                       : task_id(f) == NULL && same_request(f, a))
 			return i;
 	}
 	*t = fa_xrealloc(*t, (*n + 1) * sizeof(**t));
@@ -192,7 +194,8 @@ static size_t task_of(struct task **t, size_t *n, const struct fa_attempt *a,
 			bool used = false;
 
 			for (size_t i = 0; i < n_all && !used; i++)
-				used = task_id(&all[i]) != NULL && strcmp(task_id(&all[i]), id) == 0;
+				used = task_id(&all[i]) != NULL &&
+				       strcmp(task_id(&all[i]), id) == 0;
 			for (size_t i = 0; i < *n && !used; i++)
 				used = strcmp((*t)[i].id, id) == 0;
 			if (!used) {
@@ -275,7 +278,8 @@ static cJSON *make_routes(const struct kept *k, size_t n, size_t *n_routes)
 				    strcmp(k[j].tmpl, k[i].tmpl) != 0)
 					continue;
 				done[j] = true;
-				effect = effect || k[j].a->committed || k[j].a->client_reference != NULL;
+				effect = effect || k[j].a->committed ||
+				         k[j].a->client_reference != NULL;
 				r = response_for(k[j].a);
 				if (last != NULL && cJSON_Compare(last, r, true)) {
 					times++;
@@ -291,7 +295,7 @@ static cJSON *make_routes(const struct kept *k, size_t n, size_t *n_routes)
 		/* a write the provider committed, or whose client reference it
 		 * read: the route had an effect, and the write checks need it */
 		if (effect && (strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
-			       strcmp(method, "PATCH") == 0))
+		               strcmp(method, "PATCH") == 0))
 			cJSON_AddStringToObject(route, "effect", "create");
 		cJSON_AddItemToArray(routes, route);
 	}
@@ -305,7 +309,7 @@ static cJSON *make_routes(const struct kept *k, size_t n, size_t *n_routes)
 
 /* $.harness: each task sent at its first arrival's offset from @t0. */
 static enum fa_rc add_harness(cJSON *sc, const struct task *t, size_t n, int64_t t0,
-			      const char *name, struct fa_err *err)
+                              const char *name, struct fa_err *err)
 {
 	cJSON *harness = cJSON_AddObjectToObject(sc, "harness");
 	cJSON *tasks = cJSON_AddArrayToObject(harness, "tasks");
@@ -319,10 +323,12 @@ static enum fa_rc add_harness(cJSON *sc, const struct task *t, size_t n, int64_t
 		char *path = hx_draft_encode_path(f->path);
 
 		if (at_ms > HX_DRAFT_MAX_AT_MS) {
-			fa_err_set(err, "%s: seq %llu: task %s starts %lld ms after the first "
-				   "arrival, past the %d a scenario's at_ms allows: keep fewer "
-				   "attempts (--path-prefix)", name, (unsigned long long)f->seq,
-				   t[i].id, (long long)at_ms, HX_DRAFT_MAX_AT_MS);
+			fa_err_set(err,
+			           "%s: seq %llu: task %s starts %lld ms after the first "
+			           "arrival, past the %d a scenario's at_ms allows: keep fewer "
+			           "attempts (--path-prefix)",
+			           name, (unsigned long long)f->seq, t[i].id, (long long)at_ms,
+			           HX_DRAFT_MAX_AT_MS);
 			cJSON_Delete(task);
 			cJSON_Delete(ev);
 			free(path);
@@ -331,7 +337,8 @@ static enum fa_rc add_harness(cJSON *sc, const struct task *t, size_t n, int64_t
 		if (at_ms > last_ms)
 			last_ms = at_ms;
 		cJSON_AddStringToObject(task, "id", t[i].id);
-		cJSON_AddStringToObject(task, "key", key_id(f) != NULL ? key_id(f) : HX_DRAFT_KEY_ID);
+		cJSON_AddStringToObject(task, "key",
+		                        key_id(f) != NULL ? key_id(f) : HX_DRAFT_KEY_ID);
 		cJSON_AddStringToObject(task, "class", hx_draft_class(f->method));
 		cJSON_AddStringToObject(task, "method", f->method);
 		cJSON_AddStringToObject(task, "path", path);
@@ -339,7 +346,7 @@ static enum fa_rc add_harness(cJSON *sc, const struct task *t, size_t n, int64_t
 		cJSON_AddItemToArray(tasks, task);
 		cJSON_AddNumberToObject(ev, "at_ms", (double)at_ms);
 		cJSON_AddItemToObject(ev, "send",
-				      cJSON_CreateStringArray((const char *[]){ t[i].id }, 1));
+		                      cJSON_CreateStringArray((const char *[]){ t[i].id }, 1));
 		cJSON_AddItemToArray(events, ev);
 	}
 	cJSON_AddNumberToObject(harness, "timeout_s", hx_draft_timeout_s(last_ms));
@@ -357,8 +364,8 @@ static int by_arrival(const void *x, const void *y)
 }
 
 enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const char *name,
-				 const struct hx_draft_opts *opts, cJSON **out,
-				 struct hx_draft_warnings *warn, struct fa_err *err)
+                                 const struct hx_draft_opts *opts, cJSON **out,
+                                 struct hx_draft_warnings *warn, struct fa_err *err)
 {
 	struct kept *k = fa_xcalloc(n + 1, sizeof(*k));
 	const struct fa_attempt **order = fa_xcalloc(n + 1, sizeof(*order));
@@ -379,7 +386,7 @@ enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const cha
 		/* one attempt per line: attempt i is on line i + 1 */
 		if (a[i].status != 0 && (a[i].status < 100 || a[i].status > 599)) {
 			fa_err_set(err, "%s:%zu: $.status: expected integer 100..599, got %d", name,
-				   i + 1, a[i].status);
+			           i + 1, a[i].status);
 			goto out;
 		}
 	}
@@ -390,8 +397,8 @@ enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const cha
 		if (why != NULL) {
 			if (strcmp(why, "path prefix") != 0)
 				hx_draft_warn(warn, "%s: seq %llu: %s %s: %s, left out", name,
-					       (unsigned long long)a[i].seq, a[i].method, a[i].path,
-					       why);
+				              (unsigned long long)a[i].seq, a[i].method, a[i].path,
+				              why);
 			skipped++;
 			continue;
 		}
@@ -399,7 +406,7 @@ enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const cha
 		k[nk].tmpl = hx_draft_template(a[i].path, false);
 		if (k[nk].tmpl == NULL) {
 			fa_err_set(err, "%s: seq %llu: path %s: more than 16 id segments", name,
-				   (unsigned long long)a[i].seq, a[i].path);
+			           (unsigned long long)a[i].seq, a[i].path);
 			goto out;
 		}
 		if (nk == 0 || a[i].t_arrival_us < t0)
@@ -408,7 +415,7 @@ enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const cha
 	}
 	if (nk == 0) {
 		fa_err_set(err, "%s: no attempt to import (%zu read, %zu left out)", name, n,
-			   skipped);
+		           skipped);
 		goto out;
 	}
 	for (size_t i = 0; i < nk; i++)
@@ -429,21 +436,23 @@ enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const cha
 			goto out;
 		cJSON *ti;
 
-		cJSON_ArrayForEach(ti, cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "harness"), "tasks")) {
+		cJSON_ArrayForEach(ti,
+		                   cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "harness"), "tasks"))
+		{
 			cJSON *kid = cJSON_GetObjectItem(ti, "key");
 
 			if (!cJSON_HasObjectItem(keys, kid->valuestring))
 				cJSON_SetValuestring(kid, keys->child->string);
 		}
 	}
-	comment = fa_xasprintf("imported from %s (%zu attempt%s, %zu route%s, %zu task%s) by "
-			       "fakeapi-harness import-journal; a journal keeps no bodies, so "
-			       "answers carry stand-ins: {\"ok\": true} for a 2xx, "
-			       "{\"error\": {\"code\": ...}} for an error%s",
-			       hx_draft_basename(name), nk, nk == 1 ? "" : "s", n_routes,
-			       n_routes == 1 ? "" : "s", opts->no_harness ? 0 : nt,
-			       !opts->no_harness && nt == 1 ? "" : "s",
-			       skipped > 0 ? "; attempts the provider answers by itself left out" : "");
+	comment = fa_xasprintf(
+	        "imported from %s (%zu attempt%s, %zu route%s, %zu task%s) by "
+	        "fakeapi-harness import-journal; a journal keeps no bodies, so "
+	        "answers carry stand-ins: {\"ok\": true} for a 2xx, "
+	        "{\"error\": {\"code\": ...}} for an error%s",
+	        hx_draft_basename(name), nk, nk == 1 ? "" : "s", n_routes, n_routes == 1 ? "" : "s",
+	        opts->no_harness ? 0 : nt, !opts->no_harness && nt == 1 ? "" : "s",
+	        skipped > 0 ? "; attempts the provider answers by itself left out" : "");
 	cJSON_ReplaceItemInObject(sc, "comment", cJSON_CreateString(comment));
 	*out = sc;
 	sc = NULL;
@@ -462,9 +471,8 @@ out:
 	return rc;
 }
 
-enum fa_rc hx_recording_convert(const char *path, const struct hx_draft_opts *opts,
-				cJSON **out, struct hx_draft_warnings *warn,
-				struct fa_err *err)
+enum fa_rc hx_recording_convert(const char *path, const struct hx_draft_opts *opts, cJSON **out,
+                                struct hx_draft_warnings *warn, struct fa_err *err)
 {
 	struct fa_attempt *a = NULL;
 	struct fa_err chain = { { 0 } };

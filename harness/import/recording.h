@@ -30,8 +30,8 @@
  * no HTTP answer has; 0, none sent, is a drop: @a[i] is from line i + 1).
  */
 enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const char *name,
-				 const struct hx_draft_opts *opts, cJSON **out,
-				 struct hx_draft_warnings *warn, struct fa_err *err);
+                                 const struct hx_draft_opts *opts, cJSON **out,
+                                 struct hx_draft_warnings *warn, struct fa_err *err);
 
 /*
  * Read the JSONL journal at @path (a malformed line is FA_EINVAL
@@ -39,8 +39,7 @@ enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const cha
  * hash chain (a break is only a warning: the lines are imported as they
  * are) and hx_recording_scenario() it.
  */
-enum fa_rc hx_recording_convert(const char *path, const struct hx_draft_opts *opts,
-				cJSON **out, struct hx_draft_warnings *warn,
-				struct fa_err *err);
+enum fa_rc hx_recording_convert(const char *path, const struct hx_draft_opts *opts, cJSON **out,
+                                struct hx_draft_warnings *warn, struct fa_err *err);
 
 #endif

@@ -14,7 +14,7 @@
  * or digit, between a letter and a digit, and at camelCase boundaries
  * ("tokenString": token, string; "XApiKey": x, api, key). */
 #define MAX_WORDS 16
-#define WORD_LEN 32
+#define WORD_LEN  32
 
 struct words {
 	size_t n;
@@ -54,10 +54,10 @@ static void split_words(const char *s, size_t len, struct words *ws)
 				w[o++] = (char)(is_upper(s[i]) ? s[i] - 'A' + 'a' : s[i]);
 			i++;
 		} while (i < len && (is_alpha(s[i]) || is_digit(s[i])) &&
-			 is_digit(s[i]) == is_digit(s[i - 1]) &&
-			 !(is_upper(s[i]) && !is_upper(s[i - 1])) &&
-			 !(is_upper(s[i]) && i + 1 < len && is_alpha(s[i + 1]) &&
-			   !is_upper(s[i + 1]) && is_upper(s[i - 1])));
+		         is_digit(s[i]) == is_digit(s[i - 1]) &&
+		         !(is_upper(s[i]) && !is_upper(s[i - 1])) &&
+		         !(is_upper(s[i]) && i + 1 < len && is_alpha(s[i + 1]) &&
+		           !is_upper(s[i + 1]) && is_upper(s[i - 1])));
 		w[o] = '\0';
 		ws->n++;
 	}
@@ -67,17 +67,19 @@ static void split_words(const char *s, size_t len, struct words *ws)
  * as the end of a word ("clientsecret", "userpassword"); the short ones
  * only alone. */
 static const char *const strong[] = {
-	"authorization", "authorisation", "authenticate", "authentication", "password",
-	"passphrase", "passwd", "secret", "secrets", "apikey", "apikeys", "cookie", "cookies",
-	"bearer", "credential", "credentials", "signature", "assertion", "privatekey",
-	"accesskey", "sessionid", "accesstoken", "refreshtoken", NULL,
+	"authorization", "authorisation", "authenticate", "authentication",
+	"password",      "passphrase",    "passwd",       "secret",
+	"secrets",       "apikey",        "apikeys",      "cookie",
+	"cookies",       "bearer",        "credential",   "credentials",
+	"signature",     "assertion",     "privatekey",   "accesskey",
+	"sessionid",     "accesstoken",   "refreshtoken", NULL,
 };
 static const char *const strong_alone[] = { "jwt", "otp", "hmac", "pwd", NULL };
 
 /* Word pairs that name a credential wherever they stand: api key,
  * private key, access key, secret key, session id. */
 static const char *const pairs[][2] = {
-	{ "api", "key" }, { "api", "keys" }, { "private", "key" }, { "access", "key" },
+	{ "api", "key" },    { "api", "keys" },   { "private", "key" }, { "access", "key" },
 	{ "secret", "key" }, { "session", "id" }, { NULL, NULL },
 };
 
@@ -85,28 +87,30 @@ static const char *const pairs[][2] = {
  * is a plain[] one: "X-Auth-Token", "user_session", "sid", "tokenString"
  * (but "token_budget"). "token" and "auth" also end a word
  * ("accesstoken", "oauth"). */
-static const char *const weak[] = { "token", "auth", "session", "sid", "sig", "pin", "nonce",
-				    NULL };
+static const char *const weak[] = {
+	"token", "auth", "session", "sid", "sig", "pin", "nonce", NULL
+};
 
 /* Last words that say a name is about a credential, not one:
  * "token_budget", "session_count", "auth_provider", "token_type". */
 static const char *const plain[] = {
-	"count", "counts", "budget", "limit", "limits", "provider", "providers", "type", "kind",
-	"url", "uri", "endpoint", "name", "names", "id", "ids", "at", "time", "ttl", "expires",
-	"expiry", "expiration", "length", "len", "size", "format", "mode", "version", "method",
-	"scheme", "enabled", "required", "ms", "used", "remaining", "reset", "index", NULL,
+	"count", "counts", "budget",    "limit",    "limits", "provider",   "providers", "type",
+	"kind",  "url",    "uri",       "endpoint", "name",   "names",      "id",        "ids",
+	"at",    "time",   "ttl",       "expires",  "expiry", "expiration", "length",    "len",
+	"size",  "format", "mode",      "version",  "method", "scheme",     "enabled",   "required",
+	"ms",    "used",   "remaining", "reset",    "index",  NULL,
 };
 
 /* Words before a last word "token" that make it a cursor, not a
  * credential: "pagination_token", "nextPageToken". */
-static const char *const cursor[] = { "page", "pagination", "next", "prev", "previous",
-				      "continuation", "cursor", NULL };
+static const char *const cursor[] = { "page",     "pagination",   "next",   "prev",
+	                              "previous", "continuation", "cursor", NULL };
 
 /* Words that make "tokens" a count: "max_tokens", "X-RateLimit-Reset-Tokens". */
 static const char *const measure[] = {
-	"max", "min", "limit", "ratelimit", "remaining", "reset", "used", "usage", "total",
-	"count", "budget", "input", "output", "prompt", "completion", "cached", "reasoning",
-	"num", "n", NULL,
+	"max",        "min",    "limit",     "ratelimit", "remaining", "reset",  "used",
+	"usage",      "total",  "count",     "budget",    "input",     "output", "prompt",
+	"completion", "cached", "reasoning", "num",       "n",         NULL,
 };
 
 static bool in_list(const char *w, const char *const *list)
@@ -142,7 +146,8 @@ bool hx_redact_is_credential(const char *name, size_t len, unsigned flags)
 		if (in_list(ws.w[i], strong_alone))
 			return true;
 		for (size_t k = 0; i + 1 < ws.n && pairs[k][0] != NULL; k++)
-			if (strcmp(ws.w[i], pairs[k][0]) == 0 && strcmp(ws.w[i + 1], pairs[k][1]) == 0)
+			if (strcmp(ws.w[i], pairs[k][0]) == 0 &&
+			    strcmp(ws.w[i + 1], pairs[k][1]) == 0)
 				return true;
 	}
 	last = ws.w[ws.n - 1];
@@ -185,8 +190,8 @@ static void note(struct hx_redact_stats *st, const char *name, size_t len)
 	st->n++;
 	used = strlen(st->names);
 	if (used + len + 3 < sizeof(st->names))
-		snprintf(st->names + used, sizeof(st->names) - used, "%s%.*s",
-			 used > 0 ? ", " : "", (int)len, name);
+		snprintf(st->names + used, sizeof(st->names) - used, "%s%.*s", used > 0 ? ", " : "",
+		         (int)len, name);
 }
 
 /* Where a parameter's name or value ends in free text. */
@@ -209,16 +214,15 @@ static bool param_secret(const char *s, size_t n, const char *value)
 		if (s[i] == '%' && i + 2 < n && fa_route_hexval((unsigned char)s[i + 1]) >= 0 &&
 		    fa_route_hexval((unsigned char)s[i + 2]) >= 0) {
 			buf[o++] = (char)(fa_route_hexval((unsigned char)s[i + 1]) * 16 +
-					  fa_route_hexval((unsigned char)s[i + 2]));
+			                  fa_route_hexval((unsigned char)s[i + 2]));
 			i += 2;
 		} else {
 			buf[o++] = s[i];
 		}
 	}
-	return hx_redact_is_credential(buf, o, HX_REDACT_URL |
-				       (d > 0 && ends_value(value[d]) ? HX_REDACT_NUMBER : 0));
+	return hx_redact_is_credential(
+	        buf, o, HX_REDACT_URL | (d > 0 && ends_value(value[d]) ? HX_REDACT_NUMBER : 0));
 }
-
 
 /* Whether @p (in @text) starts the word @w (compared without letter
  * case): no letter or digit just before it. */
@@ -233,7 +237,7 @@ static bool at_word(const char *text, const char *p, const char *w)
 static void count_text(struct hx_redact_stats *st, const char *s, size_t len)
 {
 	if (st != NULL && !(len >= strlen(REDACTED) &&
-			    strncmp(s + len - strlen(REDACTED), REDACTED, strlen(REDACTED)) == 0))
+	                    strncmp(s + len - strlen(REDACTED), REDACTED, strlen(REDACTED)) == 0))
 		st->text++;
 }
 
@@ -325,7 +329,7 @@ char *hx_redact_text(const char *text, bool is_query, struct hx_redact_stats *st
 static bool looks_form(const char *s)
 {
 	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-			     "_-.[]%");
+	                     "_-.[]%");
 
 	return n > 0 && s[n] == '=' && strpbrk(s, " \t\r\n") == NULL && strstr(s, "://") == NULL;
 }
@@ -367,7 +371,7 @@ static cJSON *replace_member(cJSON *v, cJSON *c, struct hx_redact_stats *st)
 static bool member_secret(const char *name, const cJSON *c, unsigned flags)
 {
 	return hx_redact_is_credential(name, strlen(name),
-				       flags | (cJSON_IsNumber(c) ? HX_REDACT_NUMBER : 0));
+	                               flags | (cJSON_IsNumber(c) ? HX_REDACT_NUMBER : 0));
 }
 
 /* Whether @name's last word is "keys" ("keys", "sortKeys"). */
@@ -412,8 +416,8 @@ static void redact_json(cJSON *v, unsigned flags, struct hx_redact_stats *st)
 			free(s);
 			continue;
 		}
-		if (c->string != NULL && (strcmp(c->string, "logprobs") == 0 ||
-					  strcmp(c->string, "top_logprobs") == 0))
+		if (c->string != NULL &&
+		    (strcmp(c->string, "logprobs") == 0 || strcmp(c->string, "top_logprobs") == 0))
 			sub |= HX_REDACT_LOGPROBS; /* "token" is a piece of text there */
 		redact_json(c, sub, st);
 	}

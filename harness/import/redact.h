@@ -9,11 +9,11 @@
 
 /* What a redaction pass replaced. */
 struct hx_redact_stats {
-	size_t n;         /* parameter values replaced by "redacted", >= 0 */
-	size_t members;   /* JSON member values replaced by "redacted", >= 0 */
-	size_t userinfo;  /* "user:password@" parts removed from URLs, >= 0 */
-	size_t text;      /* "Bearer" and "Authorization:" values in free text, >= 0 */
-	char names[160];  /* the parameter names redacted, ", "-separated, cut to fit */
+	size_t n;        /* parameter values replaced by "redacted", >= 0 */
+	size_t members;  /* JSON member values replaced by "redacted", >= 0 */
+	size_t userinfo; /* "user:password@" parts removed from URLs, >= 0 */
+	size_t text;     /* "Bearer" and "Authorization:" values in free text, >= 0 */
+	char names[160]; /* the parameter names redacted, ", "-separated, cut to fit */
 };
 
 /* What is known of a name's value, for hx_redact_is_credential(). */

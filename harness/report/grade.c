@@ -1,4 +1,5 @@
-/* grade.c -- a whole run's level and exit code, from its scenarios' check verdicts; repeated runs combined. */
+/* grade.c -- a whole run's level and exit code, from its scenarios' check verdicts; repeated runs
+ * combined. */
 #include "grade.h"
 
 #include <inttypes.h>
@@ -13,13 +14,13 @@
 /* What hx_grade_run() and its reason read off a run. */
 struct grading {
 	size_t n_defs;
-	enum hx_verdict *suite;  /* owned: per check def, over its counted results */
-	bool *counted;           /* owned: per check def, required in some scenario */
-	size_t broken;           /* scenarios that could not run */
-	bool failed;             /* a counted check failed that the list does not forgive */
-	bool passed;             /* a counted check passed somewhere */
-	size_t n_known;          /* listed checks that failed, forgiven */
-	size_t n_passes_now;     /* listed checks whose suite verdict is pass */
+	enum hx_verdict *suite; /* owned: per check def, over its counted results */
+	bool *counted;          /* owned: per check def, required in some scenario */
+	size_t broken;          /* scenarios that could not run */
+	bool failed;            /* a counted check failed that the list does not forgive */
+	bool passed;            /* a counted check passed somewhere */
+	size_t n_known;         /* listed checks that failed, forgiven */
+	size_t n_passes_now;    /* listed checks whose suite verdict is pass */
 };
 
 static size_t def_index(const char *id, size_t n_defs)
@@ -71,8 +72,8 @@ static void grading_init(struct grading *g, const struct hx_run_result *r)
 		}
 	}
 	for (d = 0; d < g->n_defs; d++) {
-		bool listed = hx_known_failing_find(r->known_failing,
-						    hx_check_def_at(d)->id) != NULL;
+		bool listed =
+		        hx_known_failing_find(r->known_failing, hx_check_def_at(d)->id) != NULL;
 
 		if (g->suite[d] == HX_FAIL && listed)
 			g->n_known++;
@@ -123,8 +124,7 @@ void hx_grade_run(struct hx_run_result *r)
 	grading_release(&g);
 }
 
-enum hx_verdict hx_grade_suite_verdict(const struct hx_run_result *r, const char *id,
-				       bool *counted)
+enum hx_verdict hx_grade_suite_verdict(const struct hx_run_result *r, const char *id, bool *counted)
 {
 	enum hx_verdict v[2] = { HX_NA, HX_NA }; /* [0] counted only, [1] all */
 	bool any = false;
@@ -136,8 +136,7 @@ enum hx_verdict hx_grade_suite_verdict(const struct hx_run_result *r, const char
 		for (j = 0; j < s->n_checks; j++) {
 			const struct hx_check_result *c = &s->checks[j];
 
-			if (c->id == NULL || id == NULL || strcmp(c->id, id) != 0 ||
-			    c->uncovered)
+			if (c->id == NULL || id == NULL || strcmp(c->id, id) != 0 || c->uncovered)
 				continue;
 			if (counts(r, c))
 				any = true;
@@ -154,8 +153,7 @@ enum hx_verdict hx_grade_suite_verdict(const struct hx_run_result *r, const char
 	return any ? v[0] : v[1];
 }
 
-void hx_grade_profile(const struct hx_run_result *r, const char *id,
-		      struct hx_profile_entry *p)
+void hx_grade_profile(const struct hx_run_result *r, const char *id, struct hx_profile_entry *p)
 {
 	memset(p, 0, sizeof(*p));
 	for (size_t i = 0; i < r->n_scenarios; i++) {
@@ -222,8 +220,8 @@ static char *passes_now_reason(const struct hx_run_result *r, size_t n)
 		ids = next;
 	}
 	why = fa_xasprintf("known-failing %s %s pass%s now: remove %s from %s",
-			   n == 1 ? "entry" : "entries", ids, n == 1 ? "es" : "",
-			   n == 1 ? "it" : "them", kf->file);
+	                   n == 1 ? "entry" : "entries", ids, n == 1 ? "es" : "",
+	                   n == 1 ? "it" : "them", kf->file);
 	free(ids);
 	return why;
 }
@@ -237,14 +235,15 @@ static char *run_reason(const struct hx_run_result *r)
 	grading_init(&g, r);
 	if (r->exit_code == 0 && g.n_known > 0)
 		why = fa_xasprintf("no required check failed but %zu known failing, and at "
-				   "least one passed", g.n_known);
+		                   "least one passed",
+		                   g.n_known);
 	else if (r->exit_code == 0)
 		why = fa_xstrdup("no required check failed and at least one passed");
 	else if (r->exit_code == 2 && r->interrupted)
 		why = fa_xstrdup("interrupted");
 	else if (r->exit_code == 2)
 		why = fa_xasprintf("%zu scenario%s could not run", g.broken,
-				   g.broken == 1 ? "" : "s");
+		                   g.broken == 1 ? "" : "s");
 	else if (g.failed)
 		why = fa_xstrdup("a required check failed");
 	else if (g.n_passes_now > 0)
@@ -269,8 +268,8 @@ char *hx_grade_exit_reason(const struct hx_run_result *r)
 		return run_reason(r);
 	if (rep->exit_code == 0)
 		return fa_xasprintf("in each of %u runs: %s", rep->runs, rep->worst_reason);
-	return fa_xasprintf("run %u of %u (seed %" PRIu64 "): %s", rep->worst_run + 1,
-			    rep->runs, rep->first_seed + rep->worst_run, rep->worst_reason);
+	return fa_xasprintf("run %u of %u (seed %" PRIu64 "): %s", rep->worst_run + 1, rep->runs,
+	                    rep->first_seed + rep->worst_run, rep->worst_reason);
 }
 
 void hx_repeat_init(struct hx_repeat *rep, unsigned planned, uint64_t first_seed)

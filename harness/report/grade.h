@@ -1,4 +1,5 @@
-/* grade.h -- a whole run's level and exit code, from its scenarios' check verdicts; repeated runs combined. */
+/* grade.h -- a whole run's level and exit code, from its scenarios' check verdicts; repeated runs
+ * combined. */
 #ifndef HX_GRADE_H
 #define HX_GRADE_H
 
@@ -37,7 +38,7 @@ void hx_grade_run(struct hx_run_result *r);
  * (fail anywhere, else pass somewhere, else n/a). NULL @counted accepted.
  */
 enum hx_verdict hx_grade_suite_verdict(const struct hx_run_result *r, const char *id,
-				       bool *counted);
+                                       bool *counted);
 
 /* One check's conformance profile over a suite (docs/checks.md,
  * "Profile"): its results per kind, and the suite's value. */
@@ -50,8 +51,7 @@ struct hx_profile_entry {
 };
 
 /* Check @id's profile over @r into *@p. */
-void hx_grade_profile(const struct hx_run_result *r, const char *id,
-		      struct hx_profile_entry *p);
+void hx_grade_profile(const struct hx_run_result *r, const char *id, struct hx_profile_entry *p);
 
 /* Some scenario of @r covers check @id. */
 bool hx_grade_covered(const struct hx_run_result *r, const char *id);
@@ -81,8 +81,8 @@ char *hx_grade_exit_reason(const struct hx_run_result *r);
 
 /* One check's suite verdicts over the runs of a repeat. */
 struct hx_repeat_tally {
-	unsigned pass, fail, na;  /* runs with each suite verdict */
-	bool counted;             /* counted as required in at least one run */
+	unsigned pass, fail, na; /* runs with each suite verdict */
+	bool counted;            /* counted as required in at least one run */
 };
 
 /*
@@ -96,12 +96,12 @@ struct hx_repeat {
 	uint64_t first_seed;           /* seed of the first run; run i had first_seed + i */
 	struct hx_repeat_tally *tally; /* owned: one per hx_check_def_at(), definition order */
 	size_t n_tally;
-	int *levels;                   /* owned: the level of each run, in order (planned) */
-	int *exit_codes;               /* owned: the exit code of each run, in order */
-	int level;                     /* lowest level of the runs so far (0 before any) */
-	int exit_code;                 /* worst exit code so far (2 > 1 > 0) */
-	unsigned worst_run;            /* 0-based run that first got exit_code */
-	char *worst_reason;            /* owned: that run's hx_grade_exit_reason() */
+	int *levels;        /* owned: the level of each run, in order (planned) */
+	int *exit_codes;    /* owned: the exit code of each run, in order */
+	int level;          /* lowest level of the runs so far (0 before any) */
+	int exit_code;      /* worst exit code so far (2 > 1 > 0) */
+	unsigned worst_run; /* 0-based run that first got exit_code */
+	char *worst_reason; /* owned: that run's hx_grade_exit_reason() */
 };
 
 /* Start a repeat of @planned runs (clamped to 1..HX_REPEAT_MAX) from

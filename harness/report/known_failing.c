@@ -1,4 +1,5 @@
-/* known_failing.c -- the --known-failing list: checks a client is known to fail, each with its line and reason. */
+/* known_failing.c -- the --known-failing list: checks a client is known to fail, each with its line
+ * and reason. */
 #include "known_failing.h"
 
 #include <errno.h>
@@ -50,7 +51,7 @@ static char *quote(const char *s, size_t len)
 }
 
 static void add_entry(struct hx_known_failing *kf, const char *id, const char *reason,
-		      size_t reason_len, unsigned line)
+                      size_t reason_len, unsigned line)
 {
 	struct hx_known_entry *e;
 
@@ -65,8 +66,8 @@ static void add_entry(struct hx_known_failing *kf, const char *id, const char *r
  * One line (@len bytes at @p, no newline) numbered @line into @kf. FA_EINVAL
  * with the message in @err when it is not a comment, a blank or an entry.
  */
-static enum fa_rc parse_line(struct hx_known_failing *kf, const char *p, size_t len,
-			     unsigned line, struct fa_err *err)
+static enum fa_rc parse_line(struct hx_known_failing *kf, const char *p, size_t len, unsigned line,
+                             struct fa_err *err)
 {
 	const struct hx_check_def *d;
 	const struct hx_known_entry *dup;
@@ -77,7 +78,7 @@ static enum fa_rc parse_line(struct hx_known_failing *kf, const char *p, size_t 
 
 	if (len > HX_KNOWN_FAILING_MAX_LINE) {
 		fa_err_set(err, "%s:%u: line longer than %d bytes", kf->file, line,
-			   HX_KNOWN_FAILING_MAX_LINE);
+		           HX_KNOWN_FAILING_MAX_LINE);
 		goto out;
 	}
 	if (memchr(p, '\0', len) != NULL) {
@@ -100,8 +101,10 @@ static enum fa_rc parse_line(struct hx_known_failing *kf, const char *p, size_t 
 		;
 	if (rest < end && *rest != '#') {
 		q = quote(id, (size_t)(end - id));
-		fa_err_set(err, "%s:%u: expected a check id and an optional \"# reason\", "
-			   "got \"%s\"", kf->file, line, q);
+		fa_err_set(err,
+		           "%s:%u: expected a check id and an optional \"# reason\", "
+		           "got \"%s\"",
+		           kf->file, line, q);
 		goto out;
 	}
 	d = def_of(id, id_len);
@@ -112,8 +115,8 @@ static enum fa_rc parse_line(struct hx_known_failing *kf, const char *p, size_t 
 	}
 	dup = hx_known_failing_find(kf, d->id);
 	if (dup != NULL) {
-		fa_err_set(err, "%s:%u: duplicate check \"%s\" (first on line %u)", kf->file,
-			   line, d->id, dup->line);
+		fa_err_set(err, "%s:%u: duplicate check \"%s\" (first on line %u)", kf->file, line,
+		           d->id, dup->line);
 		goto out;
 	}
 	if (rest < end) /* the reason: after '#', trimmed */
@@ -127,7 +130,7 @@ out:
 }
 
 enum fa_rc hx_known_failing_parse(const char *file, const char *text, size_t len,
-				  struct hx_known_failing **out, struct fa_err *err)
+                                  struct hx_known_failing **out, struct fa_err *err)
 {
 	struct hx_known_failing *kf = fa_xcalloc(1, sizeof(*kf));
 	const char *p = text, *end = text + len;
@@ -156,7 +159,7 @@ out:
 }
 
 enum fa_rc hx_known_failing_load(const char *path, struct hx_known_failing **out,
-				 struct fa_err *err)
+                                 struct fa_err *err)
 {
 	FILE *f = NULL;
 	char *buf = NULL;
@@ -209,7 +212,7 @@ out:
 }
 
 const struct hx_known_entry *hx_known_failing_find(const struct hx_known_failing *kf,
-						   const char *id)
+                                                   const char *id)
 {
 	for (size_t i = 0; kf != NULL && id != NULL && i < kf->n_entries; i++)
 		if (strcmp(kf->entries[i].id, id) == 0)

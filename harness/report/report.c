@@ -1,4 +1,5 @@
-/* report.c -- what every report format says about a run: counts, suite verdicts, exit reason, journal lines. */
+/* report.c -- what every report format says about a run: counts, suite verdicts, exit reason,
+ * journal lines. */
 #include "report_facts.h"
 
 #include <errno.h>
@@ -45,7 +46,7 @@ void hx_report_count(const struct hx_run_result *r, struct hx_report_counts *t)
 }
 
 enum hx_verdict hx_report_suite_verdict(const struct hx_run_result *r, const char *id,
-					bool *required)
+                                        bool *required)
 {
 	return hx_grade_suite_verdict(r, id, required);
 }
@@ -102,23 +103,20 @@ char *hx_report_attempt_line(const struct fa_attempt *a)
 	/* a date already past (clock skew) names an instant before the answer */
 	if (a->retry_after != NULL && a->pause_until_us != -1 && a->pause_until_us < sent)
 		snprintf(pause, sizeof(pause), " (names %+.1f ms: in the past)",
-			 (double)a->pause_until_us / 1000.0);
+		         (double)a->pause_until_us / 1000.0);
 	else if (a->retry_after != NULL && a->pause_until_us != -1)
 		snprintf(pause, sizeof(pause), " (until +%.1f ms)",
-			 (double)a->pause_until_us / 1000.0);
+		         (double)a->pause_until_us / 1000.0);
 	return fa_xasprintf(
-		"seq %" PRIu64 "  +%.1f ms  task %s  %s %s  -> %s%s%s%s%s%s%s%s%s%s%s%s%s",
-		a->seq, (double)a->t_arrival_us / 1000.0, a->task ? a->task : "-",
-		a->method ? a->method : "-", a->path ? a->path : "-", status,
-		a->retry_after ? "  retry-after: " : "",
-		a->retry_after ? a->retry_after : "",
-		a->retry_after_ms ? "  retry-after-ms: " : "",
-		a->retry_after_ms ? a->retry_after_ms : "", pause,
-		a->scope ? "  scope " : "", a->scope ? a->scope : "",
-		show_fault ? "  fault " : "", show_fault ? a->fault : "",
-		a->idempotency_key ? "  key " : "",
-		a->idempotency_key ? a->idempotency_key : "",
-		a->committed ? "  committed" : "");
+	        "seq %" PRIu64 "  +%.1f ms  task %s  %s %s  -> %s%s%s%s%s%s%s%s%s%s%s%s%s", a->seq,
+	        (double)a->t_arrival_us / 1000.0, a->task ? a->task : "-",
+	        a->method ? a->method : "-", a->path ? a->path : "-", status,
+	        a->retry_after ? "  retry-after: " : "", a->retry_after ? a->retry_after : "",
+	        a->retry_after_ms ? "  retry-after-ms: " : "",
+	        a->retry_after_ms ? a->retry_after_ms : "", pause, a->scope ? "  scope " : "",
+	        a->scope ? a->scope : "", show_fault ? "  fault " : "", show_fault ? a->fault : "",
+	        a->idempotency_key ? "  key " : "", a->idempotency_key ? a->idempotency_key : "",
+	        a->committed ? "  committed" : "");
 }
 
 const char *hx_report_head(const struct hx_scenario_result *s)
@@ -188,8 +186,8 @@ const cJSON *hx_report_escalation(const struct hx_scenario_result *s, const char
 	for (i = s->n_msgs; task != NULL && i-- > 0;) {
 		const struct hx_client_msg *m = &s->msgs[i];
 
-		if (m->type != NULL && strcmp(m->type, "escalation") == 0 &&
-		    m->task != NULL && strcmp(m->task, task) == 0)
+		if (m->type != NULL && strcmp(m->type, "escalation") == 0 && m->task != NULL &&
+		    strcmp(m->task, task) == 0)
 			return cJSON_GetObjectItemCaseSensitive(m->json, "record");
 	}
 	return NULL;

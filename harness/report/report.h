@@ -13,12 +13,10 @@ void hx_report_text(FILE *out, const struct hx_run_result *r);
 
 /* Write the JSON report (schema in docs/report.md) to @path ("-" = stdout).
  * FA_EIO with "PATH: cannot write: reason" in @err on failure. */
-enum fa_rc hx_report_json(const char *path, const struct hx_run_result *r,
-			  struct fa_err *err);
+enum fa_rc hx_report_json(const char *path, const struct hx_run_result *r, struct fa_err *err);
 
 /* Write JUnit XML to @path: a testsuite per scenario, a testcase per check
  * (fail = <failure>, n/a = <skipped>). Errors as hx_report_json. */
-enum fa_rc hx_report_junit(const char *path, const struct hx_run_result *r,
-			   struct fa_err *err);
+enum fa_rc hx_report_junit(const char *path, const struct hx_run_result *r, struct fa_err *err);
 
 #endif

@@ -14,11 +14,11 @@
 
 /* What the exit code says, worked out as hx_grade_run() does. */
 struct hx_report_counts {
-	size_t pass, fail, na;   /* every (scenario, check) result */
-	size_t not_covered;      /* of the n/a, those not covered (coverage.h) */
-	size_t broken;           /* scenarios that could not run */
-	bool required_failed;    /* a required check failed somewhere */
-	bool required_passed;    /* a required check passed somewhere */
+	size_t pass, fail, na; /* every (scenario, check) result */
+	size_t not_covered;    /* of the n/a, those not covered (coverage.h) */
+	size_t broken;         /* scenarios that could not run */
+	bool required_failed;  /* a required check failed somewhere */
+	bool required_passed;  /* a required check passed somewhere */
 };
 
 /* Count @r's results into @t. */
@@ -28,7 +28,7 @@ void hx_report_count(const struct hx_run_result *r, struct hx_report_counts *t);
  * anywhere, else pass somewhere, else n/a), over the scenarios that
  * required it; over all of them when none did. *@required tells which. */
 enum hx_verdict hx_report_suite_verdict(const struct hx_run_result *r, const char *id,
-					bool *required);
+                                        bool *required);
 
 /* "stdio" or "exec"; static. */
 const char *hx_report_mode_str(enum hx_mode m);

@@ -1,4 +1,5 @@
-/* report_json.c -- the JSON report (docs/report.md): every verdict, its evidence and the journal heads, for machines. */
+/* report_json.c -- the JSON report (docs/report.md): every verdict, its evidence and the journal
+ * heads, for machines. */
 #include "report.h"
 
 #include <inttypes.h>
@@ -33,7 +34,7 @@ static void add_str(cJSON *obj, const char *name, const char *s)
 /* A client's text from scenario @sc: its canaries replaced
  * (hx_report_scrub), then as add_str(). */
 static void add_client_str(cJSON *obj, const char *name, const struct hx_scenario_result *sc,
-			   const char *s)
+                           const char *s)
 {
 	char *clean = hx_report_scrub(sc, s);
 
@@ -125,7 +126,7 @@ static size_t task_attempts(const struct hx_scenario_result *s, const char *id)
 
 /* The task's last escalation record (a scrubbed copy), or null. */
 static void add_escalation(cJSON *item, const struct hx_scenario_result *s,
-			   const struct hx_task_run *t)
+                           const struct hx_task_run *t)
 {
 	const cJSON *rec = hx_report_escalation(s, t->spec ? t->spec->id : NULL);
 	cJSON *copy;
@@ -195,14 +196,14 @@ static cJSON *json_scenario(const struct hx_run_result *r, const struct hx_scena
 			cJSON_AddNullToObject(item, "signal");
 		cJSON_AddBoolToObject(item, "timed_out", t->timed_out);
 		cJSON_AddNumberToObject(item, "attempts",
-					(double)task_attempts(s, t->spec ? t->spec->id : NULL));
+		                        (double)task_attempts(s, t->spec ? t->spec->id : NULL));
 		add_client_str(item, "error", s, t->error);
 		add_client_str(item, "outcome", s, t->outcome);
 		if (t->client_reference != NULL) /* a write task's only */
 			add_str(item, "client_reference", t->client_reference);
 		if (t->t_cancel_us >= 0)
 			cJSON_AddNumberToObject(item, "cancelled_at_ms",
-						(double)t->t_cancel_us / 1000.0);
+			                        (double)t->t_cancel_us / 1000.0);
 		else
 			cJSON_AddNullToObject(item, "cancelled_at_ms");
 		add_escalation(item, s, t);
@@ -217,7 +218,8 @@ static cJSON *json_scenario(const struct hx_run_result *r, const struct hx_scena
 		cJSON_AddNumberToObject(item, "t_ms", (double)rs->t_kill_us / 1000.0);
 		cJSON_AddBoolToObject(item, "restarted", rs->t_restart_us >= 0);
 		if (rs->t_restart_us >= 0)
-			cJSON_AddNumberToObject(item, "restart_t_ms", (double)rs->t_restart_us / 1000.0);
+			cJSON_AddNumberToObject(item, "restart_t_ms",
+			                        (double)rs->t_restart_us / 1000.0);
 		else
 			cJSON_AddNullToObject(item, "restart_t_ms");
 		cJSON_AddNumberToObject(item, "released", (double)rs->released);
@@ -312,7 +314,7 @@ static void add_known_failing(cJSON *root, const struct hx_run_result *r)
 		cJSON_AddNumberToObject(item, "line", e->line);
 		add_str(item, "reason", e->reason);
 		cJSON_AddStringToObject(item, "state",
-					known_state_str(hx_grade_known_state(r, e->id)));
+		                        known_state_str(hx_grade_known_state(r, e->id)));
 		cJSON_AddItemToArray(arr, item);
 	}
 }
@@ -343,10 +345,10 @@ static void add_repeat(cJSON *root, const struct hx_repeat *rep)
 		cJSON_AddNumberToObject(item, "fail", t->fail);
 		cJSON_AddNumberToObject(item, "n/a", t->na);
 		/* three decimals: 2/3 reads 0.667 */
-		cJSON_AddNumberToObject(item, "pass_rate",
-					rep->runs ? (double)((t->pass * 1000u + rep->runs / 2) /
-							     rep->runs) / 1000.0
-						  : 0.0);
+		cJSON_AddNumberToObject(
+		        item, "pass_rate",
+		        rep->runs ? (double)((t->pass * 1000u + rep->runs / 2) / rep->runs) / 1000.0
+		                  : 0.0);
 		cJSON_AddBoolToObject(item, "counted", t->counted);
 		cJSON_AddItemToObject(checks, hx_check_def_at(d)->id, item);
 	}
@@ -389,7 +391,7 @@ static char *json_text(const struct hx_run_result *r)
 	for (i = 0; i < r->n_scenarios; i++)
 		if (r->scenarios[i].sc != NULL)
 			add_str(obj, hx_report_scenario_id(&r->scenarios[i]),
-				r->scenarios[i].sc->sha256);
+			        r->scenarios[i].sc->sha256);
 	/* Raw so a 64-bit seed keeps every digit (a double would round it). */
 	snprintf(raw, sizeof(raw), "%" PRIu64, r->seed);
 	cJSON_AddRawToObject(root, "seed", raw);
@@ -431,7 +433,7 @@ static char *json_text(const struct hx_run_result *r)
 		cJSON_AddStringToObject(item, "verdict", hx_verdict_str(v));
 		cJSON_AddBoolToObject(item, "covered", hx_grade_covered(r, d->id));
 		cJSON_AddBoolToObject(item, "known_failing",
-				      hx_known_failing_find(r->known_failing, d->id) != NULL);
+		                      hx_known_failing_find(r->known_failing, d->id) != NULL);
 		cJSON_AddItemToArray(arr, item);
 	}
 	arr = cJSON_AddArrayToObject(root, "scenarios");
@@ -450,8 +452,7 @@ static char *json_text(const struct hx_run_result *r)
 	return text;
 }
 
-enum fa_rc hx_report_json(const char *path, const struct hx_run_result *r,
-			  struct fa_err *err)
+enum fa_rc hx_report_json(const char *path, const struct hx_run_result *r, struct fa_err *err)
 {
 	char *text = path != NULL ? json_text(r) : NULL;
 	FILE *f = NULL;

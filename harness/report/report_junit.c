@@ -1,4 +1,5 @@
-/* report_junit.c -- the JUnit XML report: a testsuite per scenario, a testcase per check, for CI. */
+/* report_junit.c -- the JUnit XML report: a testsuite per scenario, a testcase per check, for CI.
+ */
 #include "report.h"
 
 #include <inttypes.h>
@@ -68,7 +69,7 @@ static void put_client_xml(FILE *f, const struct hx_scenario_result *sc, const c
 
 /* The scenario's journal lines behind @c, one per line. */
 static void junit_evidence(FILE *f, const struct hx_scenario_result *s,
-			   const struct hx_check_result *c)
+                           const struct hx_check_result *c)
 {
 	size_t i;
 
@@ -104,7 +105,7 @@ static bool known(const struct hx_run_result *r, const struct hx_check_result *c
 }
 
 static void junit_scenario(FILE *f, const struct hx_run_result *r,
-			   const struct hx_scenario_result *s, struct totals *tot)
+                           const struct hx_scenario_result *s, struct totals *tot)
 {
 	size_t fail = 0, skip = 0, i;
 	size_t tests = s->n_checks + (s->error ? 1 : 0);
@@ -122,9 +123,10 @@ static void junit_scenario(FILE *f, const struct hx_run_result *r,
 	tot->skipped += skip;
 	fputs("  <testsuite name=\"", f);
 	put_xml(f, hx_report_scenario_id(s));
-	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%d\" skipped=\"%zu\" "
-		"time=\"%.3f\">\n", tests, fail, s->error ? 1 : 0, skip,
-		(double)s->duration_us / 1e6);
+	fprintf(f,
+	        "\" tests=\"%zu\" failures=\"%zu\" errors=\"%d\" skipped=\"%zu\" "
+	        "time=\"%.3f\">\n",
+	        tests, fail, s->error ? 1 : 0, skip, (double)s->duration_us / 1e6);
 	fputs("    <properties>\n", f);
 	junit_property(f, "file", s->sc ? s->sc->file : "");
 	junit_property(f, "sha256", s->sc ? s->sc->sha256 : "");
@@ -170,7 +172,7 @@ static void junit_scenario(FILE *f, const struct hx_run_result *r,
 			fputs("      <failure message=\"", f);
 			put_client_xml(f, s, c->detail);
 			fprintf(f, "\" type=\"L%d %s\">", c->level,
-				c->required || r->strict ? "required" : "recommended");
+			        c->required || r->strict ? "required" : "recommended");
 			junit_evidence(f, s, c);
 			fputs("</failure>\n", f);
 		} else if (c->verdict == HX_NA) {
@@ -205,8 +207,10 @@ static void junit_known_failing(FILE *f, const struct hx_run_result *r, struct t
 	tot->tests += kf->n_entries;
 	tot->failures += fail;
 	tot->skipped += skip;
-	fprintf(f, "  <testsuite name=\"known-failing\" tests=\"%zu\" failures=\"%zu\" "
-		"errors=\"0\" skipped=\"%zu\" time=\"0\">\n", kf->n_entries, fail, skip);
+	fprintf(f,
+	        "  <testsuite name=\"known-failing\" tests=\"%zu\" failures=\"%zu\" "
+	        "errors=\"0\" skipped=\"%zu\" time=\"0\">\n",
+	        kf->n_entries, fail, skip);
 	for (i = 0; i < kf->n_entries; i++) {
 		const struct hx_known_entry *e = &kf->entries[i];
 		enum hx_known_state k = hx_grade_known_state(r, e->id);
@@ -215,13 +219,16 @@ static void junit_known_failing(FILE *f, const struct hx_run_result *r, struct t
 		put_xml(f, hx_report_suite_id(r));
 		fprintf(f, ".known-failing\" name=\"%s\" time=\"0\">\n", e->id);
 		if (k == HX_KNOWN_PASSES_NOW) {
-			fprintf(f, "      <failure message=\"known-failing entry %s passes now: "
-				"remove it from ", e->id);
+			fprintf(f,
+			        "      <failure message=\"known-failing entry %s passes now: "
+			        "remove it from ",
+			        e->id);
 			put_xml(f, kf->file);
 			fprintf(f, "\" type=\"known-failing\">line %u</failure>\n", e->line);
 		} else {
-			fputs(k == HX_KNOWN_FAILING ? "      <skipped message=\"fails, as listed"
-						    : "      <skipped message=\"not shown by the run",
+			fputs(k == HX_KNOWN_FAILING
+			              ? "      <skipped message=\"fails, as listed"
+			              : "      <skipped message=\"not shown by the run",
 			      f);
 			if (e->reason != NULL) {
 				fputs(": ", f);
@@ -247,8 +254,8 @@ static void junit_repeat(FILE *f, const struct hx_run_result *r, struct totals *
 	n = rep->n_tally < hx_check_count() ? rep->n_tally : hx_check_count();
 	for (d = 0; d < n; d++) {
 		const struct hx_repeat_tally *t = &rep->tally[d];
-		bool listed = hx_known_failing_find(r->known_failing,
-						    hx_check_def_at(d)->id) != NULL;
+		bool listed =
+		        hx_known_failing_find(r->known_failing, hx_check_def_at(d)->id) != NULL;
 
 		if (t->fail > 0 && t->counted && !listed)
 			fail++;
@@ -258,8 +265,10 @@ static void junit_repeat(FILE *f, const struct hx_run_result *r, struct totals *
 	tot->tests += n;
 	tot->failures += fail;
 	tot->skipped += skip;
-	fprintf(f, "  <testsuite name=\"repeat\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
-		"skipped=\"%zu\" time=\"0\">\n", n, fail, skip);
+	fprintf(f,
+	        "  <testsuite name=\"repeat\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+	        "skipped=\"%zu\" time=\"0\">\n",
+	        n, fail, skip);
 	for (d = 0; d < n; d++) {
 		const struct hx_repeat_tally *t = &rep->tally[d];
 		const char *id = hx_check_def_at(d)->id;
@@ -267,26 +276,25 @@ static void junit_repeat(FILE *f, const struct hx_run_result *r, struct totals *
 		char tally[96];
 
 		snprintf(tally, sizeof(tally), "%u/%u pass, %u fail, %u n/a", t->pass, rep->runs,
-			 t->fail, t->na);
+		         t->fail, t->na);
 		fputs("    <testcase classname=\"", f);
 		put_xml(f, hx_report_suite_id(r));
 		fprintf(f, ".repeat\" name=\"%s\" time=\"0\">\n", id);
 		if (t->fail > 0 && t->counted && !listed)
 			fprintf(f, "      <failure message=\"%s\" type=\"L%d required\"/>\n", tally,
-				hx_check_def_at(d)->level);
+			        hx_check_def_at(d)->level);
 		else if (t->pass == 0)
 			fprintf(f, "      <skipped message=\"%s%s\"/>\n", tally,
-				listed ? " (known failing)" : "");
+			        listed ? " (known failing)" : "");
 		else
 			fprintf(f, "      <system-out>%s%s</system-out>\n", tally,
-				listed ? " (known failing)" : "");
+			        listed ? " (known failing)" : "");
 		fputs("    </testcase>\n", f);
 	}
 	fputs("  </testsuite>\n", f);
 }
 
-enum fa_rc hx_report_junit(const char *path, const struct hx_run_result *r,
-			   struct fa_err *err)
+enum fa_rc hx_report_junit(const char *path, const struct hx_run_result *r, struct fa_err *err)
 {
 	struct totals tot = { 0 };
 	char *body = NULL;
@@ -306,8 +314,8 @@ enum fa_rc hx_report_junit(const char *path, const struct hx_run_result *r,
 		goto out;
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"", f);
 	put_xml(f, hx_report_suite_id(r));
-	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\">\n",
-		tot.tests, tot.failures, tot.errors, tot.skipped);
+	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\">\n", tot.tests,
+	        tot.failures, tot.errors, tot.skipped);
 	fwrite(body, 1, len, f);
 	fputs("</testsuites>\n", f);
 	rc = hx_report_close(f, path, err);

@@ -1,4 +1,5 @@
-/* report_text.c -- the text report: per scenario, each check's verdict, detail and evidence, for people. */
+/* report_text.c -- the text report: per scenario, each check's verdict, detail and evidence, for
+ * people. */
 #include "report.h"
 
 #include <inttypes.h>
@@ -50,7 +51,7 @@ static void put_signal(FILE *out, int sig)
 /* After a task's outcome: when it was cancelled and its escalation's
  * reason. */
 static void text_task_extra(FILE *out, const struct hx_scenario_result *s,
-			    const struct hx_task_run *t)
+                            const struct hx_task_run *t)
 {
 	const cJSON *rec = hx_report_escalation(s, t->spec ? t->spec->id : NULL);
 	const cJSON *reason = cJSON_GetObjectItemCaseSensitive(rec, "reason");
@@ -65,7 +66,7 @@ static void text_task_extra(FILE *out, const struct hx_scenario_result *s,
 }
 
 static void text_task(FILE *out, const struct hx_scenario_result *s, enum hx_mode mode,
-		      const struct hx_task_run *t)
+                      const struct hx_task_run *t)
 {
 	fputs("  task ", out);
 	put_plain(out, t->spec ? t->spec->id : "?");
@@ -114,7 +115,8 @@ static void text_canaries(FILE *out, const struct hx_scenario_result *s)
 {
 	if (s->canary_search_incomplete)
 		fputs("  canary search incomplete: client output or state files past the "
-		      "search's bounds, or unreadable, were not searched\n", out);
+		      "search's bounds, or unreadable, were not searched\n",
+		      out);
 	if (s->n_canary_hits == 0)
 		return;
 	fprintf(out, "  canary hits: %zu:", s->n_canary_hits);
@@ -133,16 +135,18 @@ static void text_restarts(FILE *out, enum hx_mode mode, const struct hx_scenario
 	for (size_t i = 0; i < s->n_restarts; i++) {
 		const struct hx_restart *rs = &s->restarts[i];
 
-		fprintf(out, "  kill at +%.1f ms: %s killed (SIGKILL) and reaped, %zu held "
-			"answer%s let go", (double)rs->t_kill_us / 1000.0,
-			mode == HX_MODE_STDIO ? "client" : "task client",
-			rs->released, rs->released == 1 ? "" : "s");
+		fprintf(out,
+		        "  kill at +%.1f ms: %s killed (SIGKILL) and reaped, %zu held "
+		        "answer%s let go",
+		        (double)rs->t_kill_us / 1000.0,
+		        mode == HX_MODE_STDIO ? "client" : "task client", rs->released,
+		        rs->released == 1 ? "" : "s");
 		if (rs->t_restart_us < 0) {
 			fputs("; not restarted", out);
 		} else {
 			fprintf(out, "; restarted at +%.1f ms, tasks %s: ",
-				(double)rs->t_restart_us / 1000.0,
-				mode == HX_MODE_STDIO ? "re-sent" : "run again");
+			        (double)rs->t_restart_us / 1000.0,
+			        mode == HX_MODE_STDIO ? "re-sent" : "run again");
 			for (size_t k = 0; k < rs->n_tasks; k++) {
 				fputs(k ? " " : "", out);
 				put_plain(out, rs->tasks[k]);
@@ -168,15 +172,18 @@ static void text_hello(FILE *out, const struct hx_scenario_result *sc, const cJS
 	bool first = true;
 
 	fputs("client hello: ", out);
-	put_client(out, sc, cJSON_IsString(name) && name->valuestring[0] != '\0'
-				    ? name->valuestring : "(no name)");
+	put_client(out, sc,
+	           cJSON_IsString(name) && name->valuestring[0] != '\0' ? name->valuestring
+	                                                                : "(no name)");
 	fputc(' ', out);
-	put_client(out, sc, cJSON_IsString(version) && version->valuestring[0] != '\0'
-				    ? version->valuestring : "(no version)");
+	put_client(out, sc,
+	           cJSON_IsString(version) && version->valuestring[0] != '\0' ? version->valuestring
+	                                                                      : "(no version)");
 	if (cJSON_IsNumber(proto))
 		fprintf(out, ", protocol %.0f", proto->valuedouble);
 	fputs(", features: ", out);
-	cJSON_ArrayForEach(f, list) {
+	cJSON_ArrayForEach(f, list)
+	{
 		if (!cJSON_IsString(f))
 			continue;
 		fputs(first ? "" : " ", out);
@@ -206,7 +213,8 @@ static void text_client(FILE *out, const struct hx_scenario_result *s)
 	/* the listed ones, or all of them when some were only counted (an
 	 * "N more" entry stands for several) */
 	size_t n_errors = s->n_protocol_errors_seen > s->n_protocol_errors
-				  ? s->n_protocol_errors_seen : s->n_protocol_errors;
+	                          ? s->n_protocol_errors_seen
+	                          : s->n_protocol_errors;
 
 	if (n_errors > 0)
 		fprintf(out, "  protocol errors: %zu\n", n_errors);
@@ -230,17 +238,17 @@ static void text_client(FILE *out, const struct hx_scenario_result *s)
 	}
 }
 
-static void text_check(FILE *out, const struct hx_run_result *r,
-		       const struct hx_scenario_result *s, const struct hx_check_result *c)
+static void text_check(FILE *out, const struct hx_run_result *r, const struct hx_scenario_result *s,
+                       const struct hx_check_result *c)
 {
 	static const char *tags[] = { "PASS", "FAIL", "N/A " };
 	bool known = c->verdict == HX_FAIL && c->id != NULL &&
-		     hx_grade_known_state(r, c->id) == HX_KNOWN_FAILING;
+	             hx_grade_known_state(r, c->id) == HX_KNOWN_FAILING;
 	size_t i;
 
 	fprintf(out, "  %s  %-22s (L%d)%s%s  ", tags[c->verdict <= HX_NA ? c->verdict : HX_NA],
-		c->id ? c->id : "?", c->level,
-		c->required || r->strict ? "" : " recommended", known ? " known failing" : "");
+	        c->id ? c->id : "?", c->level, c->required || r->strict ? "" : " recommended",
+	        known ? " known failing" : "");
 	put_client(out, s, c->detail);
 	fputc('\n', out);
 	if (c->verdict != HX_FAIL)
@@ -251,7 +259,7 @@ static void text_check(FILE *out, const struct hx_run_result *r,
 
 		if (a == NULL) {
 			fprintf(out, "        seq %" PRIu64 "  (not in the journal copy)\n",
-				c->evidence[i]);
+			        c->evidence[i]);
 			continue;
 		}
 		line = hx_report_attempt_line(a);
@@ -268,24 +276,24 @@ static void text_grading(FILE *out, const struct hx_run_result *r)
 {
 	const struct hx_repeat *rep = r->repeat;
 
-	fprintf(out, "strict: %s\n", r->strict ? "yes (recommended checks count as required)"
-						: "no");
+	fprintf(out, "strict: %s\n",
+	        r->strict ? "yes (recommended checks count as required)" : "no");
 	if (r->known_failing != NULL) {
 		fputs("known failing: ", out);
 		put_plain(out, r->known_failing->file);
 		fprintf(out, " (%zu entr%s)\n", r->known_failing->n_entries,
-			r->known_failing->n_entries == 1 ? "y" : "ies");
+		        r->known_failing->n_entries == 1 ? "y" : "ies");
 	}
 	if (rep != NULL)
-		fprintf(out, "repeat: %u run%s of %u, seeds %" PRIu64 "..%" PRIu64
-			"; the scenarios below are the last run's\n", rep->runs,
-			rep->runs == 1 ? "" : "s", rep->planned, rep->first_seed,
-			rep->first_seed + (rep->runs ? rep->runs - 1 : 0));
+		fprintf(out,
+		        "repeat: %u run%s of %u, seeds %" PRIu64 "..%" PRIu64
+		        "; the scenarios below are the last run's\n",
+		        rep->runs, rep->runs == 1 ? "" : "s", rep->planned, rep->first_seed,
+		        rep->first_seed + (rep->runs ? rep->runs - 1 : 0));
 }
 
 /* A check's line in the summary over the suite. */
-static void text_suite_check(FILE *out, const struct hx_run_result *r,
-			     const struct hx_check_def *d)
+static void text_suite_check(FILE *out, const struct hx_run_result *r, const struct hx_check_def *d)
 {
 	const struct hx_known_entry *e = hx_known_failing_find(r->known_failing, d->id);
 	bool req;
@@ -295,8 +303,14 @@ static void text_suite_check(FILE *out, const struct hx_run_result *r,
 
 	bool covered = hx_grade_covered(r, d->id);
 
-	fprintf(out, "  %-4s  %-22s (L%d)%s", v == HX_NA ? "N/A" : v == HX_PASS ? "PASS" : "FAIL",
-		d->id, d->level, req ? "" : covered ? " not counted" : " not covered");
+	fprintf(out, "  %-4s  %-22s (L%d)%s",
+	        v == HX_NA     ? "N/A"
+	        : v == HX_PASS ? "PASS"
+	                       : "FAIL",
+	        d->id, d->level,
+	        req       ? ""
+	        : covered ? " not counted"
+	                  : " not covered");
 	switch (hx_grade_known_state(r, d->id)) {
 	case HX_KNOWN_FAILING:
 		fprintf(out, "%sknown failing", sep);
@@ -318,8 +332,7 @@ static void text_suite_check(FILE *out, const struct hx_run_result *r,
 			put_plain(out, e->reason);
 		}
 		break;
-	case HX_KNOWN_UNLISTED:
-		break;
+	case HX_KNOWN_UNLISTED: break;
 	}
 	fputc('\n', out);
 }
@@ -342,8 +355,10 @@ static void text_profile(FILE *out, const struct hx_run_result *r)
 			if (def->level != k)
 				continue;
 			hx_grade_profile(r, def->id, &p);
-			tag = !p.covered ? '-' : p.verdict == HX_PASS ? 'P'
-					 : p.verdict == HX_FAIL ? 'F' : '?';
+			tag = !p.covered             ? '-'
+			      : p.verdict == HX_PASS ? 'P'
+			      : p.verdict == HX_FAIL ? 'F'
+			                             : '?';
 			if (col + 3 + (int)strlen(def->id) > PROFILE_WIDTH)
 				col = fprintf(out, "\n    ");
 			col += fprintf(out, "  %s %c", def->id, tag);
@@ -391,9 +406,10 @@ void hx_report_text(FILE *out, const struct hx_run_result *r)
 	}
 	fprintf(out, "\nseed: %" PRIu64 "\n", r->seed);
 	if (r->time_scale > 1.0) {
-		fprintf(out, "time scale: %g (every time below is virtual: the provider's "
-			"clock and the client's ran %g times faster than real time)\n",
-			r->time_scale, r->time_scale);
+		fprintf(out,
+		        "time scale: %g (every time below is virtual: the provider's "
+		        "clock and the client's ran %g times faster than real time)\n",
+		        r->time_scale, r->time_scale);
 		fputs("client clock: ", out);
 		put_plain(out, r->clock_check ? r->clock_check : "-");
 		fputc('\n', out);
@@ -444,7 +460,7 @@ void hx_report_text(FILE *out, const struct hx_run_result *r)
 	if (t.not_covered > 0)
 		fprintf(out, " (%zu of them not covered)", t.not_covered);
 	fprintf(out, " (over %zu scenario%s)\nchecks over the suite:\n", r->n_scenarios,
-		r->n_scenarios == 1 ? "" : "s");
+	        r->n_scenarios == 1 ? "" : "s");
 	for (i = 0; i < hx_check_count(); i++)
 		text_suite_check(out, r, hx_check_def_at(i));
 	text_profile(out, r);

@@ -1,4 +1,5 @@
-/* event.c -- a scenario's harness events: what triggers each, when it fires, whether any still can. */
+/* event.c -- a scenario's harness events: what triggers each, when it fires, whether any still can.
+ */
 #include "event.h"
 
 #include <stdlib.h>
@@ -17,7 +18,7 @@ size_t hx_event_task_index(const struct fa_scenario *sc, const char *id)
 }
 
 void hx_event_init(struct hx_event_set *ev, const struct fa_scenario *sc, bool stdio,
-		   int64_t start_us)
+                   int64_t start_us)
 {
 	ev->sc = sc;
 	ev->stdio = stdio;
@@ -60,8 +61,7 @@ void hx_event_on_attempt(struct hx_event_set *ev, const struct fa_attempt *a)
 	}
 }
 
-void hx_event_on_client_saw(struct hx_event_set *ev, const char *id, int status,
-			    int64_t t_us)
+void hx_event_on_client_saw(struct hx_event_set *ev, const char *id, int status, int64_t t_us)
 {
 	const struct fa_harness_spec *h = &ev->sc->harness;
 
@@ -123,7 +123,7 @@ size_t hx_event_next_due(struct hx_event_set *ev, int64_t now_us)
 
 /* Some event other than @e, live in @live, sends task @id. */
 static bool sent_by_other(const struct fa_harness_spec *h, const bool *live, size_t e,
-			  const char *id)
+                          const char *id)
 {
 	for (size_t f = 0; f < h->n_events; f++) {
 		if (!live[f] || f == e)

@@ -1,4 +1,5 @@
-/* event.h -- a scenario's harness events: what triggers each, when it fires, whether any still can. */
+/* event.h -- a scenario's harness events: what triggers each, when it fires, whether any still can.
+ */
 #ifndef HX_EVENT_H
 #define HX_EVENT_H
 
@@ -43,7 +44,7 @@ size_t hx_event_task_index(const struct fa_scenario *sc, const char *id);
 /* Events of @sc (borrowed; it outlives @ev), none fired, at_ms counted
  * from @start_us (provider µs). Release with hx_event_release. */
 void hx_event_init(struct hx_event_set *ev, const struct fa_scenario *sc, bool stdio,
-		   int64_t start_us);
+                   int64_t start_us);
 
 /* Release what @ev owns. NULL accepted. */
 void hx_event_release(struct hx_event_set *ev);
@@ -61,8 +62,7 @@ void hx_event_on_attempt(struct hx_event_set *ev, const struct fa_attempt *a);
 /* Stdio mode: the client reported (action_result) @status for task @id,
  * read at @t_us (provider µs): its on: client_saw events are triggered, to
  * fire plus_ms later. */
-void hx_event_on_client_saw(struct hx_event_set *ev, const char *id, int status,
-			    int64_t t_us);
+void hx_event_on_client_saw(struct hx_event_set *ev, const char *id, int status, int64_t t_us);
 
 /*
  * The task whose held answer event @e waits for ("after": {"task", "held":

@@ -148,7 +148,6 @@ void hx_restart_fire(struct scen *s, size_t e)
 		restart_exec(s, rs);
 }
 
-
 void hx_restart_cancel(struct scen *s, size_t e)
 {
 	const struct fa_event_spec *ev = &s->sc->harness.events[e];
@@ -192,7 +191,7 @@ void hx_restart_quiet(struct scen *s)
 		if (margin_ms < 0)
 			margin_ms = (int)hx_expect_int(s->sc, "cancel.quiet", "margin_ms");
 		until = hx_cancel_quiet_until(s->seen, s->n_seen, msgs, n_msgs, tr->spec->id,
-					      tr->t_cancel_us, margin_ms);
+		                              tr->t_cancel_us, margin_ms);
 		if (until > tr->t_quiet_until_us)
 			tr->t_quiet_until_us = until;
 	}

@@ -30,8 +30,7 @@ struct runner {
 	size_t next;              /* next scenario to start */
 };
 
-static void progress(struct runner *rn, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+static void progress(struct runner *rn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void progress(struct runner *rn, const char *fmt, ...)
 {
@@ -74,13 +73,13 @@ static void run_scenario(struct runner *rn, size_t index)
 	if (out->error != NULL) {
 		char *plain = hx_client_log_plain(out->error, strlen(out->error));
 
-		progress(rn, "[%zu/%zu] %s ... error: %s (%.1f s)\n", index + 1,
-			 total, sc->id, plain, (double)out->duration_us / 1e6);
+		progress(rn, "[%zu/%zu] %s ... error: %s (%.1f s)\n", index + 1, total, sc->id,
+		         plain, (double)out->duration_us / 1e6);
 		free(plain);
 	} else {
-		progress(rn, "[%zu/%zu] %s ... %zu pass, %zu fail, %zu n/a (%.1f s)\n",
-			 index + 1, total, sc->id, n[HX_PASS], n[HX_FAIL], n[HX_NA],
-			 (double)out->duration_us / 1e6);
+		progress(rn, "[%zu/%zu] %s ... %zu pass, %zu fail, %zu n/a (%.1f s)\n", index + 1,
+		         total, sc->id, n[HX_PASS], n[HX_FAIL], n[HX_NA],
+		         (double)out->duration_us / 1e6);
 	}
 }
 
@@ -122,9 +121,8 @@ out:
 	return rc;
 }
 
-enum fa_rc hx_run_suite(const struct fa_suite *suite,
-			const struct hx_run_opts *opts,
-			struct hx_run_result *out, struct fa_err *err)
+enum fa_rc hx_run_suite(const struct fa_suite *suite, const struct hx_run_opts *opts,
+                        struct hx_run_result *out, struct fa_err *err)
 {
 	struct runner rn = { .suite = suite, .opts = opts, .res = out };
 	const char *tmp = getenv("TMPDIR");
@@ -141,8 +139,7 @@ enum fa_rc hx_run_suite(const struct fa_suite *suite,
 	rc = FA_EIO;
 	if (opts->journal_dir != NULL && ensure_dir(opts->journal_dir, err) != FA_OK)
 		goto out;
-	rn.tmp_root = fa_xasprintf("%s/fakeapi-harness-XXXXXX",
-				   tmp && *tmp ? tmp : P_tmpdir);
+	rn.tmp_root = fa_xasprintf("%s/fakeapi-harness-XXXXXX", tmp && *tmp ? tmp : P_tmpdir);
 	if (mkdtemp(rn.tmp_root) == NULL) {
 		fa_err_set(err, "%s: cannot create: %s", rn.tmp_root, strerror(errno));
 		goto out;
@@ -158,8 +155,8 @@ enum fa_rc hx_run_suite(const struct fa_suite *suite,
 	out->strict = opts->strict;
 	out->known_failing = opts->known_failing;
 	out->n_scenarios = suite->n_scenarios;
-	out->scenarios = fa_xcalloc(suite->n_scenarios ? suite->n_scenarios : 1,
-				    sizeof(*out->scenarios));
+	out->scenarios =
+	        fa_xcalloc(suite->n_scenarios ? suite->n_scenarios : 1, sizeof(*out->scenarios));
 	for (size_t i = 0; i < suite->n_scenarios; i++)
 		out->scenarios[i].sc = suite->scenarios[i];
 	rn.ran = fa_xcalloc(suite->n_scenarios + 1, sizeof(*rn.ran));
@@ -182,12 +179,12 @@ enum fa_rc hx_run_suite(const struct fa_suite *suite,
 		if (rn.ran[i] || out->scenarios[i].error != NULL)
 			continue;
 		if (atomic_load(&rn.client_broken)) {
-			out->scenarios[i].error = fa_xasprintf(
-				"%s: not run: the client failed to start",
-				suite->scenarios[i]->file);
+			out->scenarios[i].error =
+			        fa_xasprintf("%s: not run: the client failed to start",
+			                     suite->scenarios[i]->file);
 		} else {
-			out->scenarios[i].error = fa_xasprintf(
-				"%s: interrupted before it ran", suite->scenarios[i]->file);
+			out->scenarios[i].error = fa_xasprintf("%s: interrupted before it ran",
+			                                       suite->scenarios[i]->file);
 			atomic_store(&rn.cut, 1);
 		}
 	}

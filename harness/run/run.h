@@ -67,8 +67,7 @@
  * all (no client or two given, no temporary folder, journal folder
  * unusable), and then @out holds nothing to release.
  */
-enum fa_rc hx_run_suite(const struct fa_suite *suite,
-			const struct hx_run_opts *opts,
-			struct hx_run_result *out, struct fa_err *err);
+enum fa_rc hx_run_suite(const struct fa_suite *suite, const struct hx_run_opts *opts,
+                        struct hx_run_result *out, struct fa_err *err);
 
 #endif

@@ -1,4 +1,5 @@
-/* run_opts.c -- how a suite run goes (the options every scenario of it reads) and the request to stop it. */
+/* run_opts.c -- how a suite run goes (the options every scenario of it reads) and the request to
+ * stop it. */
 #include "run_opts.h"
 
 #include <stdatomic.h>

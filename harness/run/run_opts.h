@@ -1,4 +1,5 @@
-/* run_opts.h -- how a suite run goes (the options every scenario of it reads) and the request to stop it. */
+/* run_opts.h -- how a suite run goes (the options every scenario of it reads) and the request to
+ * stop it. */
 #ifndef HX_RUN_OPTS_H
 #define HX_RUN_OPTS_H
 

@@ -1,4 +1,5 @@
-/* scenario_run.c -- one scenario's run: its provider, the client's tasks, the events, the journal, the checks. */
+/* scenario_run.c -- one scenario's run: its provider, the client's tasks, the events, the journal,
+ * the checks. */
 #include "scenario_run.h"
 
 #include <errno.h>
@@ -37,8 +38,7 @@
 /* A scenario's timeout when it gives none, s. */
 #define SCENARIO_TIMEOUT_S 60
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-		    struct FTW *ftw)
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
 	(void)flag;
@@ -92,9 +92,11 @@ static void prepare_bodies(struct scen *s)
 
 		if (r != NULL) {
 			ref = hx_write_reference_new(s->sc->id, t->id);
-			ts->body = hx_write_body(t->body, r->client_reference_field
-								  ? r->client_reference_field
-								  : "client_reference", ref);
+			ts->body =
+			        hx_write_body(t->body,
+			                      r->client_reference_field ? r->client_reference_field
+			                                                : "client_reference",
+			                      ref);
 			if (ts->body != NULL)
 				s->out->tasks[i].client_reference = ref;
 			else
@@ -111,8 +113,8 @@ static void prepare_bodies(struct scen *s)
  * hx_client_env_free(). */
 static char **client_env(const struct scen *s, const char *key_id, char **extra)
 {
-	return hx_client_env_new(s->sc, s->base_url, s->state_dir, s->out->key_canary,
-				 key_id, extra);
+	return hx_client_env_new(s->sc, s->base_url, s->state_dir, s->out->key_canary, key_id,
+	                         extra);
 }
 
 /* Exec mode: start task @i's client. A client that cannot start is
@@ -134,7 +136,7 @@ void hx_scenario_start_exec_task(struct scen *s, size_t i)
 
 	/* everything the task says, in the environment and the placeholders */
 	hx_client_task_init(&ct, s->sc, t, url, ts->body_file, ts->headers_file,
-			    task_timeout_s(s->sc, t));
+	                    task_timeout_s(s->sc, t));
 	extra = hx_exec_vars_env(&ct.vars);
 	env = client_env(s, t->key, extra);
 	free(extra); /* its strings are env's now */
@@ -156,8 +158,8 @@ void hx_scenario_start_exec_task(struct scen *s, size_t i)
 		tr->t_exit_us = tr->t_sent_us;
 		tr->error = fa_xstrdup(err.msg);
 		if (s->out->error == NULL)
-			s->out->error = fa_xasprintf("%s: task %s: %s", s->sc->file,
-						     t->id, err.msg);
+			s->out->error =
+			        fa_xasprintf("%s: task %s: %s", s->sc->file, t->id, err.msg);
 	}
 	hx_client_env_free(env);
 	free(cmd);
@@ -305,7 +307,7 @@ static void drive_exec(struct scen *s, int64_t deadline)
 				running = true;
 		}
 		if (!running && (stop || (!hx_event_live(&s->ev, s->phase) &&
-					  !hx_event_quiet_open(s->out->tasks, h->n_tasks, now)))) {
+		                          !hx_event_quiet_open(s->out->tasks, h->n_tasks, now)))) {
 			if (quiet_since < 0)
 				quiet_since = now;
 			/* late attempts land, and may still trigger an event */
@@ -337,8 +339,8 @@ void hx_scenario_read_msgs(struct scen *s)
 			hx_event_on_client_saw(&s->ev, m->task, (int)v->valuedouble, m->t_us);
 		} else if (strcmp(m->type, "result") == 0) {
 			struct hx_task_run *tr = &s->out->tasks[i];
-			const char *outcome = cJSON_GetObjectItemCaseSensitive(m->json,
-									     "outcome")->valuestring;
+			const char *outcome =
+			        cJSON_GetObjectItemCaseSensitive(m->json, "outcome")->valuestring;
 
 			/* a late result is kept, but the task stays timed out */
 			s->ts[i].has_result = true;
@@ -461,7 +463,7 @@ enum fa_rc hx_scenario_start_client(struct scen *s, bool restart)
 	if (rc != FA_OK) {
 		if (s->out->error == NULL)
 			s->out->error = fa_xasprintf("%s: %s%s", s->sc->file,
-						     restart ? "restart: " : "", err.msg);
+			                             restart ? "restart: " : "", err.msg);
 		if (s->client != NULL) {
 			hx_stdio_kill(s->client);
 			while (!hx_stdio_finished(s->client))
@@ -491,7 +493,8 @@ static void collect_stdio(struct scen *s)
 		if (!tr->sent || s->ts[i].has_result || tr->timed_out)
 			continue;
 		if (s->client == NULL || s->restart_failed)
-			tr->error = fa_xstrdup("client could not be started again before reporting");
+			tr->error =
+			        fa_xstrdup("client could not be started again before reporting");
 		else if (e.early)
 			tr->error = fa_xasprintf("client %s before reporting", how);
 		else if (s->killed)
@@ -532,11 +535,11 @@ static void collect_exec(struct scen *s)
 		path = task_file(s, t->id, "stderr");
 		line = hx_exec_last_line(path);
 		tr->error = fa_xasprintf("client could not start: exit %d, no "
-					 "attempt made%s%s", tr->exit_code,
-					 line[0] ? ": " : "", line);
+		                         "attempt made%s%s",
+		                         tr->exit_code, line[0] ? ": " : "", line);
 		if (s->out->error == NULL)
-			s->out->error = fa_xasprintf("%s: task %s: %s", s->sc->file,
-						     t->id, tr->error);
+			s->out->error =
+			        fa_xasprintf("%s: task %s: %s", s->sc->file, t->id, tr->error);
 		free(line);
 		free(path);
 	}
@@ -545,12 +548,12 @@ static void collect_exec(struct scen *s)
 /* A journal sink for `run --journal -` and `--follow` (run.h): each
  * attempt of @ctx's scenario on opts->live as it completes, marked with
  * the scenario's id. */
-static void live_line(void *ctx, const struct fa_attempt *a, const char *line,
-		      size_t len)
+static void live_line(void *ctx, const struct fa_attempt *a, const char *line, size_t len)
 {
 	const struct scen *s = ctx;
-	struct fa_follow f = { .feed = s->opts->live, .text = s->opts->live_text,
-			       .scenario = s->sc->id };
+	struct fa_follow f = { .feed = s->opts->live,
+		               .text = s->opts->live_text,
+		               .scenario = s->sc->id };
 
 	fa_follow_sink(&f, a, line, len);
 }
@@ -576,8 +579,8 @@ static enum fa_rc set_up(struct scen *s, struct fa_err *err)
 		if (hx_exec_write_body(s->ts[i].body_file, body_of(s, i), err) != FA_OK)
 			goto out;
 		s->ts[i].headers_file = task_file(s, t->id, "headers");
-		if (hx_exec_write_headers(s->ts[i].headers_file, t->headers, t->n_headers,
-					  err) != FA_OK)
+		if (hx_exec_write_headers(s->ts[i].headers_file, t->headers, t->n_headers, err) !=
+		    FA_OK)
 			goto out;
 	}
 	if (s->opts->journal_dir != NULL)
@@ -615,31 +618,33 @@ static void search_canaries(struct scen *s)
 
 	if (s->stdio) {
 		texts[0] = (struct hx_client_text){ .buf = s->capture.out,
-						    .len = s->capture.out_len, .where = "stdout" };
+			                            .len = s->capture.out_len,
+			                            .where = "stdout" };
 		texts[1] = (struct hx_client_text){ .buf = s->capture.err,
-						    .len = s->capture.err_len, .where = "stderr" };
+			                            .len = s->capture.err_len,
+			                            .where = "stderr" };
 	}
 	/* what the capture's bound left out was never searched; but the
 	 * stderr tail was kept, and a leak at the very end is not lost */
 	if (s->stdio && s->capture.dropped > 0) {
 		s->out->canary_search_incomplete = true;
 		if (s->out->client_stderr != NULL)
-			texts[n++] = (struct hx_client_text){
-				.buf = s->out->client_stderr,
-				.len = strlen(s->out->client_stderr), .where = "stderr" };
+			texts[n++] = (struct hx_client_text){ .buf = s->out->client_stderr,
+				                              .len = strlen(s->out->client_stderr),
+				                              .where = "stderr" };
 	}
 	for (size_t k = 0; !s->stdio && k < n; k++) {
-		const char *id = s->sc->harness.tasks[k / 2].id, *stream = k % 2 ? "stderr" : "stdout";
+		const char *id = s->sc->harness.tasks[k / 2].id,
+		           *stream = k % 2 ? "stderr" : "stdout";
 
 		texts[k].path = task_file(s, id, stream);
 		texts[k].where = fa_xasprintf("%s of task %s", stream, id);
 		texts[k].task = id;
 	}
 	hx_client_log_search(s->out, texts, n, HX_STDIO_CAPTURE_MAX);
-	s->out->canary_bytes_searched += hx_canary_scan_dir(s->state_dir, s->out->key_canary,
-							    &s->out->canary_hits,
-							    &s->out->n_canary_hits,
-							    &s->out->canary_search_incomplete);
+	s->out->canary_bytes_searched +=
+	        hx_canary_scan_dir(s->state_dir, s->out->key_canary, &s->out->canary_hits,
+	                           &s->out->n_canary_hits, &s->out->canary_search_incomplete);
 	for (size_t k = 0; !s->stdio && k < n; k++) {
 		free((char *)texts[k].path);
 		free((char *)texts[k].where);
@@ -718,11 +723,12 @@ static void tear_down(struct scen *s, size_t n_tasks)
 }
 
 enum fa_rc hx_scenario_run(const struct fa_scenario *sc, const struct hx_run_opts *opts,
-			   const char *dir, struct hx_scenario_result *out, bool *cut)
+                           const char *dir, struct hx_scenario_result *out, bool *cut)
 {
 	const size_t n_tasks = sc->has_harness ? sc->harness.n_tasks : 0;
-	struct scen s = { .sc = sc, .opts = opts, .out = out, .dir = dir,
-			  .stdio = opts->client_cmd != NULL };
+	struct scen s = {
+		.sc = sc, .opts = opts, .out = out, .dir = dir, .stdio = opts->client_cmd != NULL
+	};
 	struct fa_err err = { { 0 } };
 	int64_t begin = fa_clock_mono_us(), deadline;
 	int timeout_s = sc->harness.timeout_s > 0 ? sc->harness.timeout_s : SCENARIO_TIMEOUT_S;
@@ -740,7 +746,8 @@ enum fa_rc hx_scenario_run(const struct fa_scenario *sc, const struct hx_run_opt
 	}
 	if (n_tasks == 0) {
 		out->error = fa_xasprintf("%s: $.harness: expected tasks for the "
-					  "client to run, got none", sc->file);
+		                          "client to run, got none",
+		                          sc->file);
 		goto out;
 	}
 	s.ts = fa_xcalloc(n_tasks, sizeof(*s.ts));

@@ -1,4 +1,5 @@
-/* scenario_run.h -- one scenario's run: its provider, the client's tasks, the events, the journal, the checks. */
+/* scenario_run.h -- one scenario's run: its provider, the client's tasks, the events, the journal,
+ * the checks. */
 #ifndef HX_SCENARIO_RUN_H
 #define HX_SCENARIO_RUN_H
 
@@ -36,6 +37,6 @@
  * no further scenario.
  */
 enum fa_rc hx_scenario_run(const struct fa_scenario *sc, const struct hx_run_opts *opts,
-			   const char *dir, struct hx_scenario_result *out, bool *cut);
+                           const char *dir, struct hx_scenario_result *out, bool *cut);
 
 #endif

@@ -1,4 +1,5 @@
-/* scenario_state.h -- one scenario while it runs, shared by scenario_run.c and restart.c (private to them). */
+/* scenario_state.h -- one scenario while it runs, shared by scenario_run.c and restart.c (private
+ * to them). */
 #ifndef HX_SCENARIO_STATE_H
 #define HX_SCENARIO_STATE_H
 
@@ -38,32 +39,32 @@ struct task_state {
 
 /* One scenario while it runs. hx_scenario_run() owns it. */
 struct scen {
-	const struct fa_scenario *sc;  /* borrowed: the scenario */
+	const struct fa_scenario *sc;   /* borrowed: the scenario */
 	const struct hx_run_opts *opts; /* borrowed: the client and the run's options */
 	struct hx_scenario_result *out; /* borrowed: what the run fills */
-	const char *dir;          /* this scenario's temporary folder */
-	char *state_dir;          /* owned: CLIENT_STATE_DIR */
-	char *base_url;           /* owned: "http://127.0.0.1:PORT" */
-	struct fa_journal *journal; /* owned: the provider's journal */
-	struct fa_provider *prov;  /* owned: the in-process provider */
-	struct fa_server *srv;     /* owned: its HTTP server; NULL once stopped */
-	int64_t t0_us;            /* monotonic origin of the provider's clock */
-	uint64_t since;           /* last journal seq looked at */
-	struct fa_attempt *seen;  /* owned: the journal entries read so far (n_seen), for
-	                             the quiet windows of cancelled tasks */
+	const char *dir;                /* this scenario's temporary folder */
+	char *state_dir;                /* owned: CLIENT_STATE_DIR */
+	char *base_url;                 /* owned: "http://127.0.0.1:PORT" */
+	struct fa_journal *journal;     /* owned: the provider's journal */
+	struct fa_provider *prov;       /* owned: the in-process provider */
+	struct fa_server *srv;          /* owned: its HTTP server; NULL once stopped */
+	int64_t t0_us;                  /* monotonic origin of the provider's clock */
+	uint64_t since;                 /* last journal seq looked at */
+	struct fa_attempt *seen;        /* owned: the journal entries read so far (n_seen), for
+	                                   the quiet windows of cancelled tasks */
 	size_t n_seen;
-	struct task_state *ts;    /* owned, one per task */
-	enum hx_task_phase *phase; /* owned, one per task */
-	struct hx_event_set ev;    /* the harness events and their triggers */
-	bool timed_out;           /* the scenario's own timeout struck */
-	bool interrupted;         /* the run was interrupted while it ran */
-	bool stdio;               /* stdio mode: one client session for the scenario */
-	struct hx_stdio *client;  /* owned: that session, or NULL */
-	size_t msgs_seen;         /* stdio mode: client messages already acted on */
-	unsigned session;         /* stdio mode: the client's process, 0 = the first;
-	                             each restart event starts the next */
-	bool killed;              /* stdio mode: a kill event without restart ended it */
-	bool restart_failed;      /* stdio mode: the client did not start again */
+	struct task_state *ts;           /* owned, one per task */
+	enum hx_task_phase *phase;       /* owned, one per task */
+	struct hx_event_set ev;          /* the harness events and their triggers */
+	bool timed_out;                  /* the scenario's own timeout struck */
+	bool interrupted;                /* the run was interrupted while it ran */
+	bool stdio;                      /* stdio mode: one client session for the scenario */
+	struct hx_stdio *client;         /* owned: that session, or NULL */
+	size_t msgs_seen;                /* stdio mode: client messages already acted on */
+	unsigned session;                /* stdio mode: the client's process, 0 = the first;
+	                                    each restart event starts the next */
+	bool killed;                     /* stdio mode: a kill event without restart ended it */
+	bool restart_failed;             /* stdio mode: the client did not start again */
 	struct hx_stdio_capture capture; /* stdio mode: every byte the sessions printed,
 	                                    searched for the canaries at the end */
 };

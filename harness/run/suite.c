@@ -1,4 +1,5 @@
-/* suite.c -- scenario and suite files as the harness loads them: the provider's loader, then $.harness.expect against the check registry. */
+/* suite.c -- scenario and suite files as the harness loads them: the provider's loader, then
+ * $.harness.expect against the check registry. */
 #include "suite.h"
 
 #include "expect.h"
@@ -17,7 +18,7 @@ enum fa_rc hx_suite_load(const char *path, struct fa_suite **out, struct fa_err 
 }
 
 enum fa_rc hx_suite_scenario_parse(const char *text, size_t len, const char *name,
-				   struct fa_scenario **out, struct fa_err *err)
+                                   struct fa_scenario **out, struct fa_err *err)
 {
 	enum fa_rc rc = fa_scenario_parse(text, len, name, out, err);
 

@@ -1,4 +1,5 @@
-/* suite.h -- scenario and suite files as the harness loads them: the provider's loader, then $.harness.expect against the check registry. */
+/* suite.h -- scenario and suite files as the harness loads them: the provider's loader, then
+ * $.harness.expect against the check registry. */
 #ifndef HX_SUITE_H
 #define HX_SUITE_H
 
@@ -21,6 +22,6 @@ enum fa_rc hx_suite_load(const char *path, struct fa_suite **out, struct fa_err 
  * then hx_expect_validate(). Errors as those; *@out NULL on failure. Free
  * with fa_scenario_free(). */
 enum fa_rc hx_suite_scenario_parse(const char *text, size_t len, const char *name,
-				   struct fa_scenario **out, struct fa_err *err);
+                                   struct fa_scenario **out, struct fa_err *err);
 
 #endif

@@ -1,4 +1,5 @@
-/* timescale.c -- a run on a scaled clock: libfaketime for the clients, and the checks that they follow it. */
+/* timescale.c -- a run on a scaled clock: libfaketime for the clients, and the checks that they
+ * follow it. */
 #include "timescale.h"
 
 #include <dirent.h>
@@ -81,9 +82,10 @@ static void sweep_stale(void)
 		long pid = 0;
 		int end = 0;
 		bool sem = sscanf(e->d_name, "sem.fakeapi-faketime-sem-%ld%n", &pid, &end) == 1 &&
-			   e->d_name[end] == '\0';
-		bool shm = !sem && sscanf(e->d_name, "fakeapi-faketime-shm-%ld%n", &pid, &end) == 1 &&
-			   e->d_name[end] == '\0';
+		           e->d_name[end] == '\0';
+		bool shm = !sem &&
+		           sscanf(e->d_name, "fakeapi-faketime-shm-%ld%n", &pid, &end) == 1 &&
+		           e->d_name[end] == '\0';
 
 		if ((!sem && !shm) || pid <= 0 || pid == (long)getpid() ||
 		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
@@ -145,14 +147,13 @@ static void build_env(const char *lib, double scale)
 {
 	const char *pre = getenv("LD_PRELOAD"), *asan = getenv("ASAN_OPTIONS");
 
-	env_entries[0] = pre != NULL && pre[0] != '\0'
-				 ? fa_xasprintf("LD_PRELOAD=%s:%s", lib, pre)
-				 : fa_xasprintf("LD_PRELOAD=%s", lib);
+	env_entries[0] = pre != NULL && pre[0] != '\0' ? fa_xasprintf("LD_PRELOAD=%s:%s", lib, pre)
+	                                               : fa_xasprintf("LD_PRELOAD=%s", lib);
 	env_entries[1] = fa_xasprintf("FAKETIME=+0 x%.10g", scale);
 	env_entries[2] = fa_xasprintf("FAKETIME_SHARED=%s %s", sem_name, shm_name);
 	env_entries[3] = asan != NULL && asan[0] != '\0'
-				 ? fa_xasprintf("ASAN_OPTIONS=%s:verify_asan_link_order=0", asan)
-				 : fa_xstrdup("ASAN_OPTIONS=verify_asan_link_order=0");
+	                         ? fa_xasprintf("ASAN_OPTIONS=%s:verify_asan_link_order=0", asan)
+	                         : fa_xstrdup("ASAN_OPTIONS=verify_asan_link_order=0");
 	env_entries[4] = NULL;
 }
 
@@ -218,7 +219,7 @@ static bool run_probe(char *const argv[], char *out, size_t cap, struct fa_err *
 
 		if (left <= 0) {
 			fa_err_set(err, "%s did not finish within %d s", argv[0],
-				   PROBE_TIMEOUT_US / 1000000);
+			           PROBE_TIMEOUT_US / 1000000);
 			break;
 		}
 		if (poll(&pf, 1, (int)(left / 1000) + 1) <= 0)
@@ -236,7 +237,7 @@ static bool run_probe(char *const argv[], char *out, size_t cap, struct fa_err *
 		;
 	if (ok && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
 		fa_err_set(err, "%s failed (status %d)", argv[0],
-			   WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		           WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 		ok = false;
 	}
 	return ok;
@@ -248,27 +249,28 @@ int64_t hx_timescale_margin_us(double scale, int64_t real_us)
 }
 
 enum fa_rc hx_timescale_check_reading(const char *who, double client_ms, int64_t from_us,
-				      int64_t to_us, struct fa_err *err)
+                                      int64_t to_us, struct fa_err *err)
 {
 	double c_us = client_ms * 1000.0;
 
 	if (c_us >= (double)(from_us - HX_TIMESCALE_SLACK_US) &&
 	    c_us <= (double)(to_us + HX_TIMESCALE_SLACK_US))
 		return FA_OK;
-	fa_err_set(err, "%s's clock does not follow --time-scale %g: it read %+.3f s "
-		   "from the harness's virtual clock at the moment it could first have read "
-		   "it, outside 0 to %+.3f s (within %d ms); a Go program, a statically "
-		   "linked one, or a runtime that reads time without the C library does "
-		   "not scale (docs/time-scale.md)", who, fa_clock_scale(),
-		   (c_us - (double)from_us) / 1e6, (double)(to_us - from_us) / 1e6,
-		   HX_TIMESCALE_SLACK_US / 1000);
+	fa_err_set(err,
+	           "%s's clock does not follow --time-scale %g: it read %+.3f s "
+	           "from the harness's virtual clock at the moment it could first have read "
+	           "it, outside 0 to %+.3f s (within %d ms); a Go program, a statically "
+	           "linked one, or a runtime that reads time without the C library does "
+	           "not scale (docs/time-scale.md)",
+	           who, fa_clock_scale(), (c_us - (double)from_us) / 1e6,
+	           (double)(to_us - from_us) / 1e6, HX_TIMESCALE_SLACK_US / 1000);
 	return FA_EINVAL;
 }
 
 /* Two readings @out ("ms\nms\n") around a 1 s sleep, taken within
  * [@from_us, @to_us]: on the timeline, and the sleep scaled. */
-static enum fa_rc check_pair(const char *who, const char *out, int64_t from_us,
-			     int64_t to_us, struct fa_err *err)
+static enum fa_rc check_pair(const char *who, const char *out, int64_t from_us, int64_t to_us,
+                             struct fa_err *err)
 {
 	double a, b, most = 1000.0 * (1.0 + (fa_clock_scale() - 1.0) / 2.0);
 
@@ -280,8 +282,10 @@ static enum fa_rc check_pair(const char *who, const char *out, int64_t from_us,
 	    hx_timescale_check_reading(who, b, from_us, to_us, err) != FA_OK)
 		return FA_EINVAL;
 	if (b - a < 1000.0 - HX_TIMESCALE_SLACK_US / 1000.0 || b - a > most) {
-		fa_err_set(err, "%s's sleep does not follow --time-scale %g: a 1 s sleep "
-			   "took %.3f s of virtual time", who, fa_clock_scale(), (b - a) / 1e3);
+		fa_err_set(err,
+		           "%s's sleep does not follow --time-scale %g: a 1 s sleep "
+		           "took %.3f s of virtual time",
+		           who, fa_clock_scale(), (b - a) / 1e3);
 		return FA_EINVAL;
 	}
 	return FA_OK;
@@ -306,9 +310,10 @@ static enum fa_rc probe(const char *who, char *const argv[], struct fa_err *err)
 	real_us = fa_clock_real_mono_us() - real0;
 	rc = check_pair(who, out, from, fa_clock_wall_us(), err);
 	if (rc == FA_OK && real_us >= 1000000) {
-		fa_err_set(err, "%s's sleep does not follow --time-scale %g: a 1 s sleep "
-			   "took %.3f s of real time, where the scale makes it %.3f s", who,
-			   fa_clock_scale(), (double)real_us / 1e6, 1.0 / fa_clock_scale());
+		fa_err_set(err,
+		           "%s's sleep does not follow --time-scale %g: a 1 s sleep "
+		           "took %.3f s of real time, where the scale makes it %.3f s",
+		           who, fa_clock_scale(), (double)real_us / 1e6, 1.0 / fa_clock_scale());
 		rc = FA_EINVAL;
 	}
 	return rc;
@@ -323,10 +328,11 @@ enum fa_rc hx_timescale_start(double scale, struct fa_err *err)
 	struct fa_err why = { { 0 } };
 
 	if (lib == NULL) {
-		fa_err_set(err, "--time-scale: libfaketime not found (%s): install Debian's "
-			   "faketime package (ci/install-deps does) or set FAKEAPI_LIBFAKETIME",
-			   getenv("FAKEAPI_LIBFAKETIME") ? getenv("FAKEAPI_LIBFAKETIME")
-							 : lib_globs[0]);
+		fa_err_set(err,
+		           "--time-scale: libfaketime not found (%s): install Debian's "
+		           "faketime package (ci/install-deps does) or set FAKEAPI_LIBFAKETIME",
+		           getenv("FAKEAPI_LIBFAKETIME") ? getenv("FAKEAPI_LIBFAKETIME")
+		                                         : lib_globs[0]);
 		return FA_EIO;
 	}
 	fa_clock_set_scale(scale);
@@ -336,12 +342,16 @@ enum fa_rc hx_timescale_start(double scale, struct fa_err *err)
 	}
 	build_env(lib, scale);
 	if (probe("libfaketime", argv, &why) != FA_OK) {
-		fa_err_set(err, "--time-scale: %s, under %s%s: %s", "the probe `sh -c 'date; sleep 1; "
-			   "date'` does not run on the virtual clock", lib,
-			   getenv("FAKEAPI_LIBFAKETIME") && *getenv("FAKEAPI_LIBFAKETIME")
-				   ? " (FAKEAPI_LIBFAKETIME names it: point it at libfaketimeMT.so.1 "
-				     "or unset it)"
-				   : "", why.msg);
+		fa_err_set(
+		        err, "--time-scale: %s, under %s%s: %s",
+		        "the probe `sh -c 'date; sleep 1; "
+		        "date'` does not run on the virtual clock",
+		        lib,
+		        getenv("FAKEAPI_LIBFAKETIME") && *getenv("FAKEAPI_LIBFAKETIME")
+		                ? " (FAKEAPI_LIBFAKETIME names it: point it at libfaketimeMT.so.1 "
+		                  "or unset it)"
+		                : "",
+		        why.msg);
 		free(lib);
 		hx_timescale_stop();
 		return FA_EIO;
@@ -457,21 +467,26 @@ static bool elf_dynamic(const unsigned char *m, size_t len)
 /* The interpreters the harness can probe, and how each reads its clock
  * around a 1 s sleep (ms, one reading per line). */
 static const struct {
-	const char *name;   /* basename, or its prefix when it ends in '*' */
+	const char *name; /* basename, or its prefix when it ends in '*' */
 	const char *flag;
 	const char *code;
 } probes[] = {
 	{ "sh", "-c", "date +%s%3N; sleep 1; date +%s%3N" },
 	{ "dash", "-c", "date +%s%3N; sleep 1; date +%s%3N" },
 	{ "bash", "-c", "date +%s%3N; sleep 1; date +%s%3N" },
-	{ "python3*", "-c", "import time; print(time.time() * 1000); time.sleep(1); "
-			    "print(time.time() * 1000)" },
-	{ "node", "-e", "console.log(Date.now()); setTimeout(() => console.log(Date.now()), 1000)" },
-	{ "nodejs", "-e", "console.log(Date.now()); setTimeout(() => console.log(Date.now()), 1000)" },
-	{ "php*", "-r", "echo microtime(true) * 1000, \"\\n\"; usleep(1000000); "
-			"echo microtime(true) * 1000, \"\\n\";" },
-	{ "perl", "-e", "use Time::HiRes qw(time sleep); print time() * 1000, \"\\n\"; "
-			"sleep 1; print time() * 1000, \"\\n\"" },
+	{ "python3*", "-c",
+	  "import time; print(time.time() * 1000); time.sleep(1); "
+	  "print(time.time() * 1000)" },
+	{ "node", "-e",
+	  "console.log(Date.now()); setTimeout(() => console.log(Date.now()), 1000)" },
+	{ "nodejs", "-e",
+	  "console.log(Date.now()); setTimeout(() => console.log(Date.now()), 1000)" },
+	{ "php*", "-r",
+	  "echo microtime(true) * 1000, \"\\n\"; usleep(1000000); "
+	  "echo microtime(true) * 1000, \"\\n\";" },
+	{ "perl", "-e",
+	  "use Time::HiRes qw(time sleep); print time() * 1000, \"\\n\"; "
+	  "sleep 1; print time() * 1000, \"\\n\"" },
 };
 
 static int probe_of(const char *path)
@@ -482,7 +497,7 @@ static int probe_of(const char *path)
 		size_t n = strlen(probes[i].name);
 
 		if (probes[i].name[n - 1] == '*' ? strncmp(base, probes[i].name, n - 1) == 0
-						 : strcmp(base, probes[i].name) == 0)
+		                                 : strcmp(base, probes[i].name) == 0)
 			return (int)i;
 	}
 	return -1;
@@ -496,7 +511,7 @@ static enum fa_rc follow(const char *word, char **prog, char **chain, struct fa_
 
 	if (path == NULL) {
 		fa_err_set(err, "'%s': no such program%s", word,
-			   strchr(word, '/') ? "" : " on PATH");
+		           strchr(word, '/') ? "" : " on PATH");
 		return FA_EINVAL;
 	}
 	text = fa_xstrdup("");
@@ -559,16 +574,17 @@ enum fa_rc hx_timescale_check_exec(const char *template, char **what, struct fa_
 	int k;
 
 	while (word != NULL && (is_assignment(word) || strcmp(word, "exec") == 0 ||
-				strcmp(word, "env") == 0 || strcmp(word, "command") == 0)) {
+	                        strcmp(word, "env") == 0 || strcmp(word, "command") == 0)) {
 		free(word);
 		word = next_word(&p);
 	}
 	*what = NULL;
 	if (word == NULL || strpbrk(word, "$`{}()<>|;&*?[") != NULL) {
-		fa_err_set(err, "--time-scale: cannot tell which program the exec template "
-			   "runs (its first word: '%s'), so not whether it follows the virtual "
-			   "clock: start the template with the program or a script",
-			   word != NULL ? word : "");
+		fa_err_set(err,
+		           "--time-scale: cannot tell which program the exec template "
+		           "runs (its first word: '%s'), so not whether it follows the virtual "
+		           "clock: start the template with the program or a script",
+		           word != NULL ? word : "");
 		goto out;
 	}
 	if (follow(word, &prog, &chain, &why) != FA_OK) {
@@ -576,19 +592,22 @@ enum fa_rc hx_timescale_check_exec(const char *template, char **what, struct fa_
 		goto out;
 	}
 	if (!map_file(prog, &m, &len) || memcmp(m, ELFMAG, SELFMAG) != 0) {
-		fa_err_set(err, "--time-scale: %s%s is no ELF program the harness can check",
-			   chain, prog);
+		fa_err_set(err, "--time-scale: %s%s is no ELF program the harness can check", chain,
+		           prog);
 		goto out;
 	}
 	if (!elf_dynamic(m, len)) {
-		fa_err_set(err, "--time-scale: %s%s is statically linked: libfaketime cannot "
-			   "reach its clock, so it would wait %g times too long", chain, prog,
-			   fa_clock_scale());
+		fa_err_set(err,
+		           "--time-scale: %s%s is statically linked: libfaketime cannot "
+		           "reach its clock, so it would wait %g times too long",
+		           chain, prog, fa_clock_scale());
 		goto out;
 	}
 	if (memmem(m, len, "\xff Go buildinf:", 14) != NULL) {
-		fa_err_set(err, "--time-scale: %s%s is a Go program: Go reads its clock "
-			   "without the C library, so libfaketime cannot scale it", chain, prog);
+		fa_err_set(err,
+		           "--time-scale: %s%s is a Go program: Go reads its clock "
+		           "without the C library, so libfaketime cannot scale it",
+		           chain, prog);
 		goto out;
 	}
 	k = probe_of(prog);
@@ -601,12 +620,13 @@ enum fa_rc hx_timescale_check_exec(const char *template, char **what, struct fa_
 		}
 	}
 	*what = fa_xasprintf("%s%s: dynamically linked, not Go%s; only this first program "
-			     "is checked: a program it starts that does not follow the scale "
-			     "(statically linked, Go, or run without LD_PRELOAD) waits %g times "
-			     "too long and is graded as if it chose to",
-			     chain, prog,
-			     k >= 0 ? ", probed: its clock and sleep follow the scale"
-				    : " (not probed)", fa_clock_scale());
+	                     "is checked: a program it starts that does not follow the scale "
+	                     "(statically linked, Go, or run without LD_PRELOAD) waits %g times "
+	                     "too long and is graded as if it chose to",
+	                     chain, prog,
+	                     k >= 0 ? ", probed: its clock and sleep follow the scale"
+	                            : " (not probed)",
+	                     fa_clock_scale());
 	rc = FA_OK;
 out:
 	if (m != NULL)

@@ -1,4 +1,5 @@
-/* timescale.h -- a run on a scaled clock: libfaketime for the clients, and the checks that they follow it. */
+/* timescale.h -- a run on a scaled clock: libfaketime for the clients, and the checks that they
+ * follow it. */
 #ifndef HX_TIMESCALE_H
 #define HX_TIMESCALE_H
 
@@ -65,7 +66,7 @@ const char *const *hx_timescale_env(void);
  * FA_EINVAL when it is not, @err naming @who and both clocks.
  */
 enum fa_rc hx_timescale_check_reading(const char *who, double client_ms, int64_t from_us,
-				      int64_t to_us, struct fa_err *err);
+                                      int64_t to_us, struct fa_err *err);
 
 /*
  * Exec mode: whether the program @template runs (its first word, through

@@ -1,4 +1,5 @@
-/* bad_corpus.c -- the bad-file corpus, tests/data/bad/: each NAME.json beside NAME.err, its exact message. */
+/* bad_corpus.c -- the bad-file corpus, tests/data/bad/: each NAME.json beside NAME.err, its exact
+ * message. */
 #include "bad_corpus.h"
 
 #include <dirent.h>

@@ -1,4 +1,5 @@
-/* bad_corpus.h -- the bad-file corpus, tests/data/bad/: each NAME.json beside NAME.err, its exact message. */
+/* bad_corpus.h -- the bad-file corpus, tests/data/bad/: each NAME.json beside NAME.err, its exact
+ * message. */
 #ifndef FX_BAD_CORPUS_H
 #define FX_BAD_CORPUS_H
 
@@ -8,12 +9,11 @@
 #define FX_BAD_DIR "tests/data/bad"
 
 /* A CUnit failure whose text is built at run time (CUnit copies it). */
-#define FX_FAILF(...)                                                       \
-	do {                                                                \
-		char msg_[4096];                                            \
-		snprintf(msg_, sizeof(msg_), __VA_ARGS__);                  \
-		CU_assertImplementation(CU_FALSE, __LINE__, msg_, __FILE__, \
-					"", CU_FALSE);                      \
+#define FX_FAILF(...)                                                                              \
+	do {                                                                                       \
+		char msg_[4096];                                                                   \
+		snprintf(msg_, sizeof(msg_), __VA_ARGS__);                                         \
+		CU_assertImplementation(CU_FALSE, __LINE__, msg_, __FILE__, "", CU_FALSE);         \
 	} while (0)
 
 /*

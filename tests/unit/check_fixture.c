@@ -78,7 +78,7 @@ void fx_say(struct fx *f, int64_t t_ms, const char *line)
 void fx_result(struct fx *f, int64_t t_ms, const char *task, const char *outcome)
 {
 	char *line = fa_xasprintf("{\"type\": \"result\", \"task\": \"%s\", \"outcome\": \"%s\"}",
-				  task, outcome);
+	                          task, outcome);
 
 	fx_say(f, t_ms, line);
 	free(line);
@@ -86,8 +86,9 @@ void fx_result(struct fx *f, int64_t t_ms, const char *task, const char *outcome
 
 void fx_escalation(struct fx *f, int64_t t_ms, const char *task, const char *record)
 {
-	char *line = fa_xasprintf("{\"type\": \"escalation\", \"task\": \"%s\"%s%s}", task,
-				  record != NULL ? ", \"record\": " : "", record != NULL ? record : "");
+	char *line =
+	        fa_xasprintf("{\"type\": \"escalation\", \"task\": \"%s\"%s%s}", task,
+	                     record != NULL ? ", \"record\": " : "", record != NULL ? record : "");
 
 	fx_say(f, t_ms, line);
 	free(line);
@@ -97,22 +98,29 @@ void fx_hit(struct fx *f, enum hx_canary_kind kind, const char *where, const cha
 {
 	CU_ASSERT_FATAL(f->n_hits < FX_HITS);
 	/* borrowed: fx_release never frees them */
-	f->hits[f->n_hits++] = (struct hx_canary_hit){ .kind = kind, .where = (char *)where,
-						       .task = (char *)task };
+	f->hits[f->n_hits++] = (struct hx_canary_hit){ .kind = kind,
+		                                       .where = (char *)where,
+		                                       .task = (char *)task };
 }
 
 struct hx_check_input fx_input(const struct fx *f, enum hx_mode mode)
 {
-	return (struct hx_check_input){ .sc = &f->sc, .attempts = f->a, .n_attempts = f->n,
-					.tasks = f->runs, .n_tasks = f->n_runs, .mode = mode,
-					.msgs = f->m, .n_msgs = f->n_msgs,
-					.canary_hits = f->hits, .n_canary_hits = f->n_hits,
-					.canary_bytes_searched = f->searched,
-					.canary_search_incomplete = f->incomplete };
+	return (struct hx_check_input){ .sc = &f->sc,
+		                        .attempts = f->a,
+		                        .n_attempts = f->n,
+		                        .tasks = f->runs,
+		                        .n_tasks = f->n_runs,
+		                        .mode = mode,
+		                        .msgs = f->m,
+		                        .n_msgs = f->n_msgs,
+		                        .canary_hits = f->hits,
+		                        .n_canary_hits = f->n_hits,
+		                        .canary_bytes_searched = f->searched,
+		                        .canary_search_incomplete = f->incomplete };
 }
 
 struct hx_check_result fx_judge(const struct fx *f, fx_check_fn *check, const char *id,
-				enum hx_mode mode)
+                                enum hx_mode mode)
 {
 	struct hx_check_input in = fx_input(f, mode);
 	struct hx_check_result r = { .id = id };

@@ -21,7 +21,7 @@
 #define FX_MSGS      8  /* client lines */
 #define FX_HITS      4  /* canary hits */
 #define FX_ROUTES    2
-#define FX_RESPONSES 5  /* across the routes; a test hands out its own slices */
+#define FX_RESPONSES 5 /* across the routes; a test hands out its own slices */
 
 /* A check's judge: budget.h, cancel.h, circuit.h, ... */
 typedef hx_check_judge_fn fx_check_fn;
@@ -34,22 +34,22 @@ typedef hx_check_judge_fn fx_check_fn;
  * it where fx_init put it, never copy it.
  */
 struct fx {
-	struct fa_scenario sc;                   /* sc.harness.tasks = tasks; sc.harness.expect
-	                                            owned; sc.routes NULL until a test sets it */
-	struct fa_task_spec tasks[FX_TASKS];     /* ids point into ids[] */
-	char ids[FX_TASKS][32];                  /* "t1", "t2", ... */
-	struct hx_task_run runs[FX_TASKS];       /* one per task, same order */
+	struct fa_scenario sc;               /* sc.harness.tasks = tasks; sc.harness.expect
+	                                        owned; sc.routes NULL until a test sets it */
+	struct fa_task_spec tasks[FX_TASKS]; /* ids point into ids[] */
+	char ids[FX_TASKS][32];              /* "t1", "t2", ... */
+	struct hx_task_run runs[FX_TASKS];   /* one per task, same order */
 	size_t n_runs;
-	struct fa_route_spec routes[FX_ROUTES];  /* for the test to fill and point sc.routes at */
+	struct fa_route_spec routes[FX_ROUTES]; /* for the test to fill and point sc.routes at */
 	struct fa_response_spec responses[FX_RESPONSES]; /* bodies owned */
-	struct fa_attempt a[FX_ATTEMPTS];        /* the journal, seq 1..n */
+	struct fa_attempt a[FX_ATTEMPTS];                /* the journal, seq 1..n */
 	size_t n;
-	struct hx_client_msg m[FX_MSGS];         /* stdio lines, in order */
+	struct hx_client_msg m[FX_MSGS]; /* stdio lines, in order */
 	size_t n_msgs;
-	struct hx_canary_hit hits[FX_HITS];      /* strings borrowed (literals), not released */
+	struct hx_canary_hit hits[FX_HITS]; /* strings borrowed (literals), not released */
 	size_t n_hits;
-	size_t searched;                         /* canary_bytes_searched of the input */
-	bool incomplete;                         /* canary_search_incomplete of the input */
+	size_t searched; /* canary_bytes_searched of the input */
+	bool incomplete; /* canary_search_incomplete of the input */
 };
 
 /*
@@ -105,7 +105,7 @@ struct hx_check_input fx_input(const struct fx *f, enum hx_mode mode);
  * hx_check_result_release.
  */
 struct hx_check_result fx_judge(const struct fx *f, fx_check_fn *check, const char *id,
-				enum hx_mode mode);
+                                enum hx_mode mode);
 
 /* @r has a detail that contains @s. */
 bool fx_has(const struct hx_check_result *r, const char *s);

@@ -9,48 +9,48 @@
  * (the declarations are strong), and ci/unit-suites, which the build runs
  * before linking, fails on a test file this list leaves out.
  */
-#define TEST_MODULES(X) \
-	X(retry_after) \
-	X(client_retry_after) \
-	X(scenario) \
-	X(task_spec) \
-	X(journal) \
-	X(route) \
-	X(provider) \
-	X(check) \
-	X(expect) \
-	X(report) \
-	X(exec) \
-	X(wave) \
-	X(tally) \
-	X(stdio) \
-	X(store) \
-	X(fault) \
-	X(evidence) \
-	X(write) \
-	X(event) \
-	X(budget) \
-	X(escalation) \
-	X(cancel) \
-	X(circuit) \
-	X(concurrency) \
-	X(pacing) \
-	X(interruption) \
-	X(canary) \
-	X(grade) \
-	X(known_failing) \
-	X(quota) \
-	X(quota_tokens) \
-	X(shape) \
-	X(chat) \
-	X(sse) \
-	X(messages) \
-	X(follow) \
-	X(livefeed) \
-	X(har) \
-	X(redact) \
-	X(recording) \
-	X(coverage) \
+#define TEST_MODULES(X)                                                                            \
+	X(retry_after)                                                                             \
+	X(client_retry_after)                                                                      \
+	X(scenario)                                                                                \
+	X(task_spec)                                                                               \
+	X(journal)                                                                                 \
+	X(route)                                                                                   \
+	X(provider)                                                                                \
+	X(check)                                                                                   \
+	X(expect)                                                                                  \
+	X(report)                                                                                  \
+	X(exec)                                                                                    \
+	X(wave)                                                                                    \
+	X(tally)                                                                                   \
+	X(stdio)                                                                                   \
+	X(store)                                                                                   \
+	X(fault)                                                                                   \
+	X(evidence)                                                                                \
+	X(write)                                                                                   \
+	X(event)                                                                                   \
+	X(budget)                                                                                  \
+	X(escalation)                                                                              \
+	X(cancel)                                                                                  \
+	X(circuit)                                                                                 \
+	X(concurrency)                                                                             \
+	X(pacing)                                                                                  \
+	X(interruption)                                                                            \
+	X(canary)                                                                                  \
+	X(grade)                                                                                   \
+	X(known_failing)                                                                           \
+	X(quota)                                                                                   \
+	X(quota_tokens)                                                                            \
+	X(shape)                                                                                   \
+	X(chat)                                                                                    \
+	X(sse)                                                                                     \
+	X(messages)                                                                                \
+	X(follow)                                                                                  \
+	X(livefeed)                                                                                \
+	X(har)                                                                                     \
+	X(redact)                                                                                  \
+	X(recording)                                                                               \
+	X(coverage)                                                                                \
 	X(clock)
 
 #define DECLARE(m) void test_##m##_register(void);
@@ -62,8 +62,7 @@ int main(void)
 	unsigned failures;
 
 	if (CU_initialize_registry() != CUE_SUCCESS) {
-		fprintf(stderr, "unit-tests: cannot initialise CUnit: %s\n",
-			CU_get_error_msg());
+		fprintf(stderr, "unit-tests: cannot initialise CUnit: %s\n", CU_get_error_msg());
 		return 2;
 	}
 #define CALL(m) test_##m##_register();

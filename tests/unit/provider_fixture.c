@@ -9,7 +9,7 @@
 #include "provider_fixture.h"
 
 struct fa_provider *fx_provider_start(const char *text, const char *name, uint64_t seed,
-				      struct fa_scenario **sc, struct fa_journal **j)
+                                      struct fa_scenario **sc, struct fa_journal **j)
 {
 	struct fa_err err = { 0 };
 
@@ -25,24 +25,28 @@ void fx_provider_stop(struct fa_provider *p, struct fa_journal *j, struct fa_sce
 	fa_scenario_free(sc);
 }
 
-void fx_decide_as(struct fa_provider *p, const char *secret, const char *method,
-		  const char *path, const char *body, struct fa_resp *r)
+void fx_decide_as(struct fa_provider *p, const char *secret, const char *method, const char *path,
+                  const char *body, struct fa_resp *r)
 {
 	char auth[64];
 	struct fa_header h = { .name = "Authorization", .value = auth };
-	struct fa_req q = { .method = method, .path = path, .conn_id = 1,
-			    .headers = &h, .n_headers = 1, .body = body,
-			    .body_len = body != NULL ? strlen(body) : 0,
-			    .t_arrival_us = fa_provider_now_us(p),
-			    .wall_us = fa_clock_wall_us() };
+	struct fa_req q = { .method = method,
+		            .path = path,
+		            .conn_id = 1,
+		            .headers = &h,
+		            .n_headers = 1,
+		            .body = body,
+		            .body_len = body != NULL ? strlen(body) : 0,
+		            .t_arrival_us = fa_provider_now_us(p),
+		            .wall_us = fa_clock_wall_us() };
 
 	snprintf(auth, sizeof(auth), "Bearer %s", secret);
 	memset(r, 0, sizeof(*r));
 	fa_provider_decide(p, &q, r);
 }
 
-void fx_decide(struct fa_provider *p, const char *method, const char *path,
-	       const char *body, struct fa_resp *r)
+void fx_decide(struct fa_provider *p, const char *method, const char *path, const char *body,
+               struct fa_resp *r)
 {
 	fx_decide_as(p, "s1", method, path, body, r);
 }
@@ -50,7 +54,7 @@ void fx_decide(struct fa_provider *p, const char *method, const char *path,
 void fx_done(struct fa_provider *p, struct fa_resp *r)
 {
 	fa_provider_finish(p, r, fa_provider_now_us(p), fa_provider_now_us(p),
-			   FA_DELIVERED_COMPLETE);
+	                   FA_DELIVERED_COMPLETE);
 	fa_resp_release(r);
 }
 

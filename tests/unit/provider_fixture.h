@@ -16,7 +16,7 @@
  * all three with fx_provider_stop().
  */
 struct fa_provider *fx_provider_start(const char *text, const char *name, uint64_t seed,
-				      struct fa_scenario **sc, struct fa_journal **j);
+                                      struct fa_scenario **sc, struct fa_journal **j);
 
 /* Free @p, then @j, then @sc. */
 void fx_provider_stop(struct fa_provider *p, struct fa_journal *j, struct fa_scenario *sc);
@@ -26,12 +26,12 @@ void fx_provider_stop(struct fa_provider *p, struct fa_journal *j, struct fa_sce
  * "Authorization: Bearer @secret", with @body (NULL: none), into @r
  * (cleared first); fx_done() ends it.
  */
-void fx_decide_as(struct fa_provider *p, const char *secret, const char *method,
-		  const char *path, const char *body, struct fa_resp *r);
+void fx_decide_as(struct fa_provider *p, const char *secret, const char *method, const char *path,
+                  const char *body, struct fa_resp *r);
 
 /* fx_decide_as() with secret "s1", the key the fixtures' scenarios give. */
-void fx_decide(struct fa_provider *p, const char *method, const char *path,
-	       const char *body, struct fa_resp *r);
+void fx_decide(struct fa_provider *p, const char *method, const char *path, const char *body,
+               struct fa_resp *r);
 
 /* Finish @r as delivered whole now (the journal gets its attempt) and
  * release it. */

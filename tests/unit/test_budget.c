@@ -5,13 +5,13 @@
 #include "check_fixture.h"
 
 /* A record that conforms to docs/escalation.schema.json. */
-#define RECORD                                                                       \
-	"{\"reason\": \"wait_exceeds_budget\", \"goal\": \"fetch report 7\","         \
-	" \"action\": \"retry 3 not sent\", \"provider\": \"http://127.0.0.1:1\","     \
-	" \"endpoint\": \"/v1/reports/{id}\", \"method\": \"GET\", \"scope\": \"user:a\"," \
-	" \"fingerprint\": \"sha256:" HEX64 "\", \"attempts\": [], \"budget\":"        \
-	" {\"max_attempts\": 4, \"max_wait_s\": 90, \"attempts_used\": 2,"            \
-	" \"waited_ms\": 1000}, \"idempotency_key\": null,"                           \
+#define RECORD                                                                                     \
+	"{\"reason\": \"wait_exceeds_budget\", \"goal\": \"fetch report 7\","                      \
+	" \"action\": \"retry 3 not sent\", \"provider\": \"http://127.0.0.1:1\","                 \
+	" \"endpoint\": \"/v1/reports/{id}\", \"method\": \"GET\", \"scope\": \"user:a\","         \
+	" \"fingerprint\": \"sha256:" HEX64 "\", \"attempts\": [], \"budget\":"                    \
+	" {\"max_attempts\": 4, \"max_wait_s\": 90, \"attempts_used\": 2,"                         \
+	" \"waited_ms\": 1000}, \"idempotency_key\": null,"                                        \
 	" \"provider_operation_id\": null, \"sent\": \"yes\", \"options\": [\"wait\"]}"
 #define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
@@ -58,9 +58,10 @@ static void budget__passes_a_task_that_stops_and_escalates(void)
 	escalate(&f, RECORD, "escalated");
 	r = judge(&f, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
-	CU_ASSERT_STRING_EQUAL(r.detail, "task t1 stopped within its budget (2 attempts, the "
-			       "last (seq 2) 2.0 s after the first; max_attempts 4, "
-			       "max_wait_s 90) and escalated (reason wait_exceeds_budget)");
+	CU_ASSERT_STRING_EQUAL(r.detail,
+	                       "task t1 stopped within its budget (2 attempts, the "
+	                       "last (seq 2) 2.0 s after the first; max_attempts 4, "
+	                       "max_wait_s 90) and escalated (reason wait_exceeds_budget)");
 	CU_ASSERT_EQUAL(r.n_evidence, 2);
 	hx_check_result_release(&r);
 	fx_release(&f);
@@ -78,7 +79,7 @@ static void budget__fails_attempts_past_max_attempts(void)
 	r = judge(&f, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
 	CU_ASSERT_STRING_EQUAL(r.detail, "task t1 made 6 attempts, budget max_attempts 4 "
-			       "(first past it: seq 5 at +4000.0 ms)");
+	                                 "(first past it: seq 5 at +4000.0 ms)");
 	CU_ASSERT_EQUAL(r.n_evidence, 2);
 	CU_ASSERT_EQUAL(r.evidence[0], 5);
 	CU_ASSERT_EQUAL(r.evidence[1], 6);
@@ -106,9 +107,10 @@ static void budget__fails_an_attempt_past_max_wait_s(void)
 	add(&f, "t1", 91600);
 	r = judge(&f, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
-	CU_ASSERT_STRING_EQUAL(r.detail, "task t1 kept going past its wait budget: seq 3 "
-			       "arrived at +91600.0 ms, 90.6 s after its first attempt (seq 1 "
-			       "at +1000.0 ms), budget max_wait_s 90 (tolerance 500 ms)");
+	CU_ASSERT_STRING_EQUAL(r.detail,
+	                       "task t1 kept going past its wait budget: seq 3 "
+	                       "arrived at +91600.0 ms, 90.6 s after its first attempt (seq 1 "
+	                       "at +1000.0 ms), budget max_wait_s 90 (tolerance 500 ms)");
 	CU_ASSERT_EQUAL(r.n_evidence, 1);
 	CU_ASSERT_EQUAL(r.evidence[0], 3);
 	hx_check_result_release(&r);
@@ -137,7 +139,7 @@ static void budget__fails_without_a_valid_escalation_and_result(void)
 	r = judge(&f, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
 	CU_ASSERT_STRING_EQUAL(r.detail, "task t1 stopped after 1 attempt but printed no "
-			       "escalation line (result failed)");
+	                                 "escalation line (result failed)");
 	CU_ASSERT_EQUAL(r.n_evidence, 1);
 	hx_check_result_release(&r);
 	fx_release(&f);
@@ -148,7 +150,7 @@ static void budget__fails_without_a_valid_escalation_and_result(void)
 	r = judge(&f, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
 	CU_ASSERT_STRING_EQUAL(r.detail, "task t1's escalation record breaks the schema: "
-			       "$.record: missing member \"goal\"");
+	                                 "$.record: missing member \"goal\"");
 	hx_check_result_release(&r);
 	fx_release(&f);
 
@@ -167,7 +169,7 @@ static void budget__fails_without_a_valid_escalation_and_result(void)
 	r = judge(&f, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
 	CU_ASSERT_STRING_EQUAL(r.detail, "task t1 printed an escalation record but reported "
-			       "result failed, not escalated");
+	                                 "result failed, not escalated");
 	hx_check_result_release(&r);
 	fx_release(&f);
 
@@ -250,15 +252,16 @@ static void budget__a_client_without_escalation_is_judged_on_the_budget(void)
 	escalate(&f, NULL, "failed");
 	r = judge_hello(&f, NO_ESCALATION);
 	CU_ASSERT_EQUAL(r.verdict, HX_NA);
-	CU_ASSERT_STRING_EQUAL(r.detail, "judged on the budget alone (the client's hello lists "
-			       "no \"escalation\" feature): task t1 stayed within its budget (2 "
-			       "attempts, the last (seq 2) 0.5 s after the first; max_attempts "
-			       "4, max_wait_s 90) and reported failed, not succeeded; no "
-			       "escalation record to judge");
+	CU_ASSERT_STRING_EQUAL(r.detail,
+	                       "judged on the budget alone (the client's hello lists "
+	                       "no \"escalation\" feature): task t1 stayed within its budget (2 "
+	                       "attempts, the last (seq 2) 0.5 s after the first; max_attempts "
+	                       "4, max_wait_s 90) and reported failed, not succeeded; no "
+	                       "escalation record to judge");
 	hx_check_result_release(&r);
 	/* a hello that lists it is held to the record */
 	r = judge_hello(&f, "{\"type\": \"hello\", \"protocol\": 1, \"features\": "
-			    "[\"escalation\"]}");
+	                    "[\"escalation\"]}");
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
 	CU_ASSERT_TRUE(fx_has(&r, "printed no escalation line"));
 	hx_check_result_release(&r);
@@ -270,7 +273,7 @@ static void budget__a_client_without_escalation_is_judged_on_the_budget(void)
 	r = judge_hello(&f, "{\"type\": \"hello\", \"protocol\": 1}");
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
 	CU_ASSERT_STRING_EQUAL(r.detail, "task t1 reported succeeded, but the provider answered "
-			       "none of its 1 attempt with a 2xx");
+	                                 "none of its 1 attempt with a 2xx");
 	CU_ASSERT_EQUAL(r.n_evidence, 1);
 	hx_check_result_release(&r);
 	fx_release(&f);
@@ -316,7 +319,7 @@ static void budget__is_na_without_a_judged_task(void)
 	r = judge(&f, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(r.verdict, HX_NA);
 	CU_ASSERT_STRING_EQUAL(r.detail, "task t2 has no budget (neither max_attempts nor "
-			       "max_wait_s): nothing to judge it against");
+	                                 "max_wait_s): nothing to judge it against");
 	hx_check_result_release(&r);
 	fx_release(&f);
 }
@@ -335,7 +338,7 @@ static void budget__a_task_that_succeeded_is_na(void)
 	r = judge(&f, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(r.verdict, HX_NA);
 	CU_ASSERT_STRING_EQUAL(r.detail, "task t1 got a 2xx answer (seq 2) within its budget: "
-			       "nothing ran out, nothing to escalate");
+	                                 "nothing ran out, nothing to escalate");
 	hx_check_result_release(&r);
 	for (int i = 2; i < 6; i++)
 		add(&f, "t1", i * 1000);
@@ -375,21 +378,21 @@ void test_budget_register(void)
 	if (s == NULL)
 		return;
 	CU_add_test(s, "budget__passes_a_task_that_stops_and_escalates",
-		    budget__passes_a_task_that_stops_and_escalates);
+	            budget__passes_a_task_that_stops_and_escalates);
 	CU_add_test(s, "budget__fails_attempts_past_max_attempts",
-		    budget__fails_attempts_past_max_attempts);
+	            budget__fails_attempts_past_max_attempts);
 	CU_add_test(s, "budget__fails_an_attempt_past_max_wait_s",
-		    budget__fails_an_attempt_past_max_wait_s);
+	            budget__fails_an_attempt_past_max_wait_s);
 	CU_add_test(s, "budget__fails_without_a_valid_escalation_and_result",
-		    budget__fails_without_a_valid_escalation_and_result);
+	            budget__fails_without_a_valid_escalation_and_result);
 	CU_add_test(s, "budget__names_the_first_failing_task_of_several",
-		    budget__names_the_first_failing_task_of_several);
+	            budget__names_the_first_failing_task_of_several);
 	CU_add_test(s, "budget__exec_mode_within_budget_is_na",
-		    budget__exec_mode_within_budget_is_na);
+	            budget__exec_mode_within_budget_is_na);
 	CU_add_test(s, "budget__a_client_without_escalation_is_judged_on_the_budget",
-		    budget__a_client_without_escalation_is_judged_on_the_budget);
+	            budget__a_client_without_escalation_is_judged_on_the_budget);
 	CU_add_test(s, "budget__is_na_without_a_judged_task", budget__is_na_without_a_judged_task);
 	CU_add_test(s, "budget__a_task_that_succeeded_is_na", budget__a_task_that_succeeded_is_na);
 	CU_add_test(s, "budget__a_wait_budget_alone_is_enough",
-		    budget__a_wait_budget_alone_is_enough);
+	            budget__a_wait_budget_alone_is_enough);
 }

@@ -69,21 +69,20 @@ static void canary__plant_replaces_every_token_in_string_values_only(void)
 {
 	const char *canary = "canary.0011223344556677@example.invalid";
 	cJSON *body = cJSON_Parse("{\"mail\": \"a {body_canary} b {body_canary}\","
-				  " \"{body_canary}\": 1,"
-				  " \"list\": [\"{body_canary}\", 5, {\"note\": \"none\"}],"
-				  " \"near\": \"{body_canary\"}");
+	                          " \"{body_canary}\": 1,"
+	                          " \"list\": [\"{body_canary}\", 5, {\"note\": \"none\"}],"
+	                          " \"near\": \"{body_canary\"}");
 	char *text;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(body);
 	CU_ASSERT_EQUAL(hx_canary_plant_body(body, canary), 2);
 	text = cJSON_PrintUnformatted(body);
-	CU_ASSERT_STRING_EQUAL(text,
-			       "{\"mail\":\"a canary.0011223344556677@example.invalid b "
-			       "canary.0011223344556677@example.invalid\","
-			       "\"{body_canary}\":1,"
-			       "\"list\":[\"canary.0011223344556677@example.invalid\",5,"
-			       "{\"note\":\"none\"}],"
-			       "\"near\":\"{body_canary\"}");
+	CU_ASSERT_STRING_EQUAL(text, "{\"mail\":\"a canary.0011223344556677@example.invalid b "
+	                             "canary.0011223344556677@example.invalid\","
+	                             "\"{body_canary}\":1,"
+	                             "\"list\":[\"canary.0011223344556677@example.invalid\",5,"
+	                             "{\"note\":\"none\"}],"
+	                             "\"near\":\"{body_canary\"}");
 	CU_ASSERT_EQUAL(hx_canary_plant_body(body, canary), 0); /* nothing left */
 	CU_ASSERT_EQUAL(hx_canary_plant_body(NULL, canary), 0);
 	free(text);
@@ -96,16 +95,18 @@ static void canary__scan_reports_each_canary_found_once(void)
 	struct hx_canary_hit *hits = NULL;
 	size_t n = 0;
 
-	CU_ASSERT_EQUAL(hx_canary_scan(buf, sizeof(buf) - 1, "kcAA", "body@x", "stderr", "t1",
-				       &hits, &n), sizeof(buf) - 1);
+	CU_ASSERT_EQUAL(
+	        hx_canary_scan(buf, sizeof(buf) - 1, "kcAA", "body@x", "stderr", "t1", &hits, &n),
+	        sizeof(buf) - 1);
 	CU_ASSERT_EQUAL_FATAL(n, 2);
 	CU_ASSERT_EQUAL(hits[0].kind, HX_CANARY_KEY);
 	CU_ASSERT_STRING_EQUAL(hits[0].where, "stderr");
 	CU_ASSERT_STRING_EQUAL(hits[0].task, "t1");
 	CU_ASSERT_EQUAL(hits[1].kind, HX_CANARY_BODY);
 	/* no body canary asked for: the key alone; a canary cut short is no hit */
-	CU_ASSERT_EQUAL(hx_canary_scan(buf, sizeof(buf) - 1, "kcAA", NULL, "stdout", NULL,
-				       &hits, &n), sizeof(buf) - 1);
+	CU_ASSERT_EQUAL(
+	        hx_canary_scan(buf, sizeof(buf) - 1, "kcAA", NULL, "stdout", NULL, &hits, &n),
+	        sizeof(buf) - 1);
 	CU_ASSERT_EQUAL_FATAL(n, 3);
 	CU_ASSERT_PTR_NULL(hits[2].task);
 	CU_ASSERT_EQUAL(hx_canary_scan(buf, 3, "kcAA", "body@x", "stdout", NULL, &hits, &n), 3);
@@ -147,7 +148,7 @@ static void canary__scan_dir_searches_files_for_the_key_never_through_symlinks(v
 	put(dir, "outside.txt", "key=sk.kcKEY\n");               /* 13 bytes, not searched */
 	put(state, "w1.json", "{\"auth\":\"Bearer sk.kcKEY\"}"); /* 26 bytes */
 	put(sub, "body.json", "{\"mail\":\"body@x\"}");          /* 17 bytes: body only */
-	put(sub, "clean", "nothing\n");                         /* 8 bytes */
+	put(sub, "clean", "nothing\n");                          /* 8 bytes */
 	path = fa_xasprintf("%s/link", state);
 	CU_ASSERT_EQUAL(symlink("../outside.txt", path), 0);
 	free(path);
@@ -166,7 +167,7 @@ static void canary__scan_dir_searches_files_for_the_key_never_through_symlinks(v
 	CU_ASSERT_EQUAL(hx_canary_scan_dir(state, "kcKEY", &hits, &n, NULL), 26 + 17 + 8 + 11);
 	CU_ASSERT_EQUAL_FATAL(n, 3);
 	CU_ASSERT_TRUE(strcmp(hits[1].where, "state dir file sub/deep.log") == 0 ||
-		       strcmp(hits[2].where, "state dir file sub/deep.log") == 0);
+	               strcmp(hits[2].where, "state dir file sub/deep.log") == 0);
 	CU_ASSERT_EQUAL(hx_canary_scan_dir("/nonexistent/fa-canary", "kcKEY", &hits, &n, NULL), 0);
 	free_hits(hits, n);
 
@@ -193,10 +194,10 @@ static void result_with_msgs(struct hx_scenario_result *out)
 	out->msgs = fa_xcalloc(3, sizeof(*out->msgs));
 	for (size_t i = 0; i < 3; i++) {
 		out->msgs[i].json = cJSON_Parse(lines[i]);
-		out->msgs[i].type = fa_xstrdup(cJSON_GetObjectItem(out->msgs[i].json,
-								    "type")->valuestring);
-		out->msgs[i].task = fa_xstrdup(cJSON_GetObjectItem(out->msgs[i].json,
-								    "task")->valuestring);
+		out->msgs[i].type =
+		        fa_xstrdup(cJSON_GetObjectItem(out->msgs[i].json, "type")->valuestring);
+		out->msgs[i].task =
+		        fa_xstrdup(cJSON_GetObjectItem(out->msgs[i].json, "task")->valuestring);
 	}
 }
 
@@ -255,7 +256,7 @@ static void canary__search_covers_texts_files_and_escalation_records(void)
 static void canary__scrub_leaves_no_canary_or_secret_in_client_text(void)
 {
 	struct fa_key keys[2] = { { .id = "k1", .secret = "sk-secret-1", .user = "u" },
-				  { .id = "k2", .secret = "sk-2", .user = "u" } };
+		                  { .id = "k2", .secret = "sk-2", .user = "u" } };
 	struct fa_scenario sc = { .keys = keys, .n_keys = 2 };
 	struct hx_task_run task = { .error = fa_xstrdup("client said sk-secret-1 and sk-2") };
 	struct hx_scenario_result out;
@@ -273,18 +274,19 @@ static void canary__scrub_leaves_no_canary_or_secret_in_client_text(void)
 	hx_client_log_scrub(&out, &sc);
 
 	CU_ASSERT_STRING_EQUAL(out.client_stderr, "auth [key secret].[key canary], alone "
-						  "[key canary], mail [body canary]\n");
+	                                          "[key canary], mail [body canary]\n");
 	CU_ASSERT_STRING_EQUAL(out.error, "x.json: client exited: [key secret].[key canary]");
 	CU_ASSERT_STRING_EQUAL(out.protocol_errors[0], "line 3: not a JSON object: [key canary]");
 	/* a secret of 8 characters or more goes; a short one could be any word */
 	CU_ASSERT_STRING_EQUAL(task.error, "client said [key secret] and sk-2");
 	line = cJSON_PrintUnformatted(out.msgs[0].json);
-	CU_ASSERT_STRING_EQUAL(line, "{\"type\":\"escalation\",\"task\":\"t1\",\"record\":"
-				     "{\"reason\":\"x\",\"note\":\"Bearer [key secret].[key canary]\"}}");
+	CU_ASSERT_STRING_EQUAL(line,
+	                       "{\"type\":\"escalation\",\"task\":\"t1\",\"record\":"
+	                       "{\"reason\":\"x\",\"note\":\"Bearer [key secret].[key canary]\"}}");
 	free(line);
 	line = cJSON_PrintUnformatted(out.hello);
 	CU_ASSERT_STRING_EQUAL(line, "{\"type\":\"hello\",\"client\":"
-				     "{\"[key canary]\":\"[body canary]\"}}");
+	                             "{\"[key canary]\":\"[body canary]\"}}");
 	free(line);
 	hx_task_run_release(&task);
 	out.tasks = NULL;
@@ -295,8 +297,8 @@ static void canary__scrub_leaves_no_canary_or_secret_in_client_text(void)
 /* ---- cut secrets, NUL escapes, escaped canaries, cut searches ---------- */
 
 #define SECRET "sk-live-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef" /* 40 characters */
-#define KEYC "kc0123456789abcdef01234567"                /* 26 */
-#define BODYC "canary.0011223344556677@example.invalid"
+#define KEYC   "kc0123456789abcdef01234567"               /* 26 */
+#define BODYC  "canary.0011223344556677@example.invalid"
 
 static void canary__redact_hides_pieces_of_eight_or_more_longest_first(void)
 {
@@ -339,7 +341,8 @@ static void canary__redact_hides_pieces_of_eight_or_more_longest_first(void)
 
 		if (want == NULL ? got != NULL : got == NULL || strcmp(got, want) != 0)
 			fprintf(stderr, "\ncase %zu: %s\n  expected %s\n  got      %s\n", i,
-				cases[i].in, want ? want : "(nothing hidden)", got ? got : "(null)");
+			        cases[i].in, want ? want : "(nothing hidden)",
+			        got ? got : "(null)");
 		CU_ASSERT(want == NULL ? got == NULL : got != NULL && strcmp(got, want) == 0);
 		free(got);
 	}
@@ -386,12 +389,14 @@ static void canary__scrub_hides_secrets_cut_before_it_ran(void)
 	struct fa_scenario sc = { .keys = keys, .n_keys = 1 };
 	struct hx_check_result check = {
 		.id = "budget.escalates",
-		.detail = fa_xstrdup("task t1's escalation record breaks the schema: "
-				     "$.record.attempts[0].ratelimit[\"sk-live-ABCDEFGHIJKLMNOPQRSTUVWXYZab"
-				     "cdef...\"]: expected string, got integer 5"),
+		.detail = fa_xstrdup(
+		        "task t1's escalation record breaks the schema: "
+		        "$.record.attempts[0].ratelimit[\"sk-live-ABCDEFGHIJKLMNOPQRSTUVWXYZab"
+		        "cdef...\"]: expected string, got integer 5"),
 	};
 	struct hx_task_run task = { .error = fa_xstrdup("client could not start: exit 127, no "
-							"attempt made: key is " SECRET ".kc0123456") };
+		                                        "attempt made: key is " SECRET
+		                                        ".kc0123456") };
 	struct hx_scenario_result out = { 0 };
 	char *line;
 
@@ -401,7 +406,7 @@ static void canary__scrub_hides_secrets_cut_before_it_ran(void)
 	out.client_stderr = fa_xstrdup("MNOPQRSTUVWXYZabcdef." KEYC "EEEE\n");
 	out.protocol_errors = fa_xcalloc(2, sizeof(char *));
 	out.protocol_errors[0] = fa_xstrdup("line 4: not a JSON object: xxxxxxxxxxxxxxxxxxxxxx"
-					    "xxxxxxxx sk-live-ABCDEFGHIJKLMNOPQRSTU...");
+	                                    "xxxxxxxx sk-live-ABCDEFGHIJKLMNOPQRSTU...");
 	out.protocol_errors[1] = fa_xstrdup("line 5: unknown type \"" SECRET ".kc0123456...\"");
 	out.n_protocol_errors = 2;
 	out.checks = &check;
@@ -409,22 +414,23 @@ static void canary__scrub_hides_secrets_cut_before_it_ran(void)
 	out.tasks = &task;
 	out.n_tasks = 1;
 	out.hello = cJSON_Parse("{\"type\":\"hello\",\"client\":{\"sk-live-ABCDEFGH\":"
-				"\"0011223344556677@example.invalid\"}}");
+	                        "\"0011223344556677@example.invalid\"}}");
 	hx_client_log_scrub(&out, &sc);
 
-	CU_ASSERT_STRING_EQUAL(check.detail, "task t1's escalation record breaks the schema: "
-			       "$.record.attempts[0].ratelimit[\"[key secret]...\"]: expected "
-			       "string, got integer 5");
+	CU_ASSERT_STRING_EQUAL(check.detail,
+	                       "task t1's escalation record breaks the schema: "
+	                       "$.record.attempts[0].ratelimit[\"[key secret]...\"]: expected "
+	                       "string, got integer 5");
 	CU_ASSERT_STRING_EQUAL(out.client_stderr, "[key secret].[key canary]EEEE\n");
 	CU_ASSERT_STRING_EQUAL(out.protocol_errors[0], "line 4: not a JSON object: xxxxxxxxxxxxx"
-			       "xxxxxxxxxxxxxxxxx [key secret]...");
+	                                               "xxxxxxxxxxxxxxxxx [key secret]...");
 	CU_ASSERT_STRING_EQUAL(out.protocol_errors[1],
-			       "line 5: unknown type \"[key secret].[key canary]...\"");
+	                       "line 5: unknown type \"[key secret].[key canary]...\"");
 	CU_ASSERT_STRING_EQUAL(task.error, "client could not start: exit 127, no attempt made: "
-			       "key is [key secret].[key canary]");
+	                                   "key is [key secret].[key canary]");
 	line = cJSON_PrintUnformatted(out.hello);
 	CU_ASSERT_STRING_EQUAL(line, "{\"type\":\"hello\",\"client\":"
-				     "{\"[key secret]\":\"[body canary]\"}}");
+	                             "{\"[key secret]\":\"[body canary]\"}}");
 	free(line);
 	hx_check_result_release(&check);
 	hx_task_run_release(&task);
@@ -462,25 +468,27 @@ static void canary__a_line_holding_a_nul_escape_is_refused_and_still_searched(vo
 	hx_client_log_task(&l, "t1");
 	/* the record's action hides the key behind a NUL */
 	line = fa_xasprintf("{\"type\":\"escalation\",\"task\":\"t1\",\"record\":{\"action\":"
-			    "\"stopped\\u0000 key=%s\"}}", key);
+	                    "\"stopped\\u0000 key=%s\"}}",
+	                    key);
 	CU_ASSERT_EQUAL(feed(&l, line), HX_CLIENT_LINE_ERROR);
 	free(line);
 	CU_ASSERT_EQUAL(l.n_msgs, 0);
 	CU_ASSERT_EQUAL_FATAL(l.n_errors, 1);
 	CU_ASSERT_STRING_EQUAL(l.errors[0], "line 2: a string holds \\u0000 (NUL), which the "
-					    "protocol does not allow");
+	                                    "protocol does not allow");
 	CU_ASSERT_EQUAL_FATAL(l.n_hits, 1);
 	CU_ASSERT_EQUAL(l.hits[0].kind, HX_CANARY_KEY);
 	CU_ASSERT_STRING_EQUAL(l.hits[0].where, "stdout line 2");
 	CU_ASSERT_STRING_EQUAL(l.hits[0].task, "t1");
 	/* in a member name too, and before the hello is nothing special */
 	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"action_sent\",\"task\":\"t1\",\"a\\u0000b\":1}"),
-			HX_CLIENT_LINE_ERROR);
+	                HX_CLIENT_LINE_ERROR);
 	/* an escaped backslash followed by u0000 is six plain characters */
 	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"action_sent\",\"task\":\"t1\",\"n\":\"\\\\u0000\"}"),
-			HX_CLIENT_LINE_MSG);
-	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"action_sent\",\"task\":\"t1\",\"n\":\"\\\\\\u0000\"}"),
-			HX_CLIENT_LINE_ERROR);
+	                HX_CLIENT_LINE_MSG);
+	CU_ASSERT_EQUAL(
+	        feed(&l, "{\"type\":\"action_sent\",\"task\":\"t1\",\"n\":\"\\\\\\u0000\"}"),
+	        HX_CLIENT_LINE_ERROR);
 	CU_ASSERT_EQUAL(l.n_errors, 3);
 	CU_ASSERT_EQUAL(l.n_msgs, 1);
 	hx_client_log_move(&l, &out);
@@ -505,12 +513,13 @@ static void canary__parsed_lines_are_searched_with_their_escapes_decoded(void)
 	free(line);
 	hx_client_log_task(&l, "t1");
 	line = fa_xasprintf("{\"type\":\"result\",\"task\":\"t1\",\"outcome\":\"failed\","
-			    "\"note\":\"%s\"}", key);
+	                    "\"note\":\"%s\"}",
+	                    key);
 	CU_ASSERT_EQUAL(feed(&l, line), HX_CLIENT_LINE_MSG);
 	free(line);
 	/* as printed: the search of stdout names it, not this one */
 	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"x\",\"task\":\"t1\",\"k\":\"" KEYC "\"}"),
-			HX_CLIENT_LINE_ERROR);
+	                HX_CLIENT_LINE_ERROR);
 	/* a refused line that parses is searched: an unknown task is none */
 	line = fa_xasprintf("{\"type\":\"action_sent\",\"task\":\"t9\",\"k\":\"%s\"}", key);
 	CU_ASSERT_EQUAL(feed(&l, line), HX_CLIENT_LINE_ERROR);
@@ -527,7 +536,7 @@ static void canary__parsed_lines_are_searched_with_their_escapes_decoded(void)
 	/* past the capture's bound, a line's own bytes are searched nowhere else */
 	l.raw_cut = true;
 	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"x\",\"task\":\"t1\",\"k\":\"" KEYC "\"}"),
-			HX_CLIENT_LINE_ERROR);
+	                HX_CLIENT_LINE_ERROR);
 	CU_ASSERT_EQUAL_FATAL(l.n_hits, 4);
 	CU_ASSERT_STRING_EQUAL(l.hits[3].where, "stdout line 5");
 	hx_client_log_move(&l, &out);
@@ -635,9 +644,13 @@ static void canary__searches_say_when_they_were_cut(void)
 static int status_for(struct fa_provider *p, const char *secret)
 {
 	struct fa_header h = { .name = "Authorization", .value = NULL };
-	struct fa_req q = { .method = "GET", .path = "/v1/records/1", .conn_id = 1,
-			    .t_arrival_us = fa_provider_now_us(p), .wall_us = fa_clock_wall_us(),
-			    .headers = &h, .n_headers = 1 };
+	struct fa_req q = { .method = "GET",
+		            .path = "/v1/records/1",
+		            .conn_id = 1,
+		            .t_arrival_us = fa_provider_now_us(p),
+		            .wall_us = fa_clock_wall_us(),
+		            .headers = &h,
+		            .n_headers = 1 };
 	struct fa_resp r = { 0 };
 	char *auth = fa_xasprintf("Bearer %s", secret);
 	int status;
@@ -646,7 +659,7 @@ static int status_for(struct fa_provider *p, const char *secret)
 	fa_provider_decide(p, &q, &r);
 	status = r.status;
 	fa_provider_finish(p, &r, fa_provider_now_us(p), fa_provider_now_us(p),
-			   FA_DELIVERED_COMPLETE);
+	                   FA_DELIVERED_COMPLETE);
 	fa_resp_release(&r);
 	free(auth);
 	return status;
@@ -655,9 +668,9 @@ static int status_for(struct fa_provider *p, const char *secret)
 static void canary__provider_accepts_the_canaried_secret_only(void)
 {
 	static const char text[] =
-		"{\"id\": \"unit\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"}}},"
-		" \"routes\": [{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/v1/records/{id}\","
-		"   \"responses\": [{\"status\": 200}]}]}";
+	        "{\"id\": \"unit\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"}}},"
+	        " \"routes\": [{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/v1/records/{id}\","
+	        "   \"responses\": [{\"status\": 200}]}]}";
 	struct fa_scenario *sc = NULL;
 	struct fa_journal *j = NULL;
 	struct fa_provider *p;
@@ -690,33 +703,33 @@ void test_canary_register(void)
 	if (s == NULL)
 		return;
 	CU_add_test(s, "canary__make_is_repeatable_and_differs_by_seed_and_scenario",
-		    canary__make_is_repeatable_and_differs_by_seed_and_scenario);
+	            canary__make_is_repeatable_and_differs_by_seed_and_scenario);
 	CU_add_test(s, "canary__secret_ends_in_a_dot_and_the_key_canary",
-		    canary__secret_ends_in_a_dot_and_the_key_canary);
+	            canary__secret_ends_in_a_dot_and_the_key_canary);
 	CU_add_test(s, "canary__plant_replaces_every_token_in_string_values_only",
-		    canary__plant_replaces_every_token_in_string_values_only);
+	            canary__plant_replaces_every_token_in_string_values_only);
 	CU_add_test(s, "canary__scan_reports_each_canary_found_once",
-		    canary__scan_reports_each_canary_found_once);
+	            canary__scan_reports_each_canary_found_once);
 	CU_add_test(s, "canary__scan_dir_searches_files_for_the_key_never_through_symlinks",
-		    canary__scan_dir_searches_files_for_the_key_never_through_symlinks);
+	            canary__scan_dir_searches_files_for_the_key_never_through_symlinks);
 	CU_add_test(s, "canary__search_covers_texts_files_and_escalation_records",
-		    canary__search_covers_texts_files_and_escalation_records);
+	            canary__search_covers_texts_files_and_escalation_records);
 	CU_add_test(s, "canary__scrub_leaves_no_canary_or_secret_in_client_text",
-		    canary__scrub_leaves_no_canary_or_secret_in_client_text);
+	            canary__scrub_leaves_no_canary_or_secret_in_client_text);
 	CU_add_test(s, "canary__redact_hides_pieces_of_eight_or_more_longest_first",
-		    canary__redact_hides_pieces_of_eight_or_more_longest_first);
+	            canary__redact_hides_pieces_of_eight_or_more_longest_first);
 	CU_add_test(s, "canary__redact_overlaps_go_to_the_longest_and_leave_no_long_rest",
-		    canary__redact_overlaps_go_to_the_longest_and_leave_no_long_rest);
+	            canary__redact_overlaps_go_to_the_longest_and_leave_no_long_rest);
 	CU_add_test(s, "canary__scrub_hides_secrets_cut_before_it_ran",
-		    canary__scrub_hides_secrets_cut_before_it_ran);
+	            canary__scrub_hides_secrets_cut_before_it_ran);
 	CU_add_test(s, "canary__a_line_holding_a_nul_escape_is_refused_and_still_searched",
-		    canary__a_line_holding_a_nul_escape_is_refused_and_still_searched);
+	            canary__a_line_holding_a_nul_escape_is_refused_and_still_searched);
 	CU_add_test(s, "canary__parsed_lines_are_searched_with_their_escapes_decoded",
-		    canary__parsed_lines_are_searched_with_their_escapes_decoded);
+	            canary__parsed_lines_are_searched_with_their_escapes_decoded);
 	CU_add_test(s, "canary__an_escalation_line_without_an_object_record_holds_no_record",
-		    canary__an_escalation_line_without_an_object_record_holds_no_record);
+	            canary__an_escalation_line_without_an_object_record_holds_no_record);
 	CU_add_test(s, "canary__searches_say_when_they_were_cut",
-		    canary__searches_say_when_they_were_cut);
+	            canary__searches_say_when_they_were_cut);
 	CU_add_test(s, "canary__provider_accepts_the_canaried_secret_only",
-		    canary__provider_accepts_the_canaried_secret_only);
+	            canary__provider_accepts_the_canaried_secret_only);
 }

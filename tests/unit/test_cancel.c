@@ -21,7 +21,7 @@ static void add(struct fx *f, const char *task, int64_t arr_ms, int status, int6
 static int64_t until(struct fx *f, const char *task, int64_t cancel_ms, int margin_ms)
 {
 	return hx_cancel_quiet_until(f->a, f->n, f->m, f->n_msgs, task, cancel_ms * FX_MS,
-				     margin_ms);
+	                             margin_ms);
 }
 
 static struct hx_check_result judge(struct fx *f, enum hx_mode mode)
@@ -65,19 +65,23 @@ static void quiet_until__covers_the_retry_the_client_scheduled(void)
 
 	setup(&f, NULL);
 	add(&f, "t1", 0, 503, -1);
-	fx_say(&f, 2, "{\"type\": \"retry_scheduled\", \"task\": \"t1\", \"attempt\": 2, "
-		   "\"due_in_ms\": 100}");
-	fx_say(&f, 3, "{\"type\": \"retry_scheduled\", \"task\": \"t1\", \"attempt\": 2, "
-		   "\"due_in_ms\": 4000}");
-	fx_say(&f, 4, "{\"type\": \"retry_scheduled\", \"task\": \"t2\", \"attempt\": 2, "
-		   "\"due_in_ms\": 90000}");
-	fx_say(&f, 900, "{\"type\": \"retry_scheduled\", \"task\": \"t1\", \"attempt\": 3, "
-		     "\"due_in_ms\": 90000}"); /* after the cancel */
+	fx_say(&f, 2,
+	       "{\"type\": \"retry_scheduled\", \"task\": \"t1\", \"attempt\": 2, "
+	       "\"due_in_ms\": 100}");
+	fx_say(&f, 3,
+	       "{\"type\": \"retry_scheduled\", \"task\": \"t1\", \"attempt\": 2, "
+	       "\"due_in_ms\": 4000}");
+	fx_say(&f, 4,
+	       "{\"type\": \"retry_scheduled\", \"task\": \"t2\", \"attempt\": 2, "
+	       "\"due_in_ms\": 90000}");
+	fx_say(&f, 900,
+	       "{\"type\": \"retry_scheduled\", \"task\": \"t1\", \"attempt\": 3, "
+	       "\"due_in_ms\": 90000}"); /* after the cancel */
 	/* the last before the cancel, counted from the cancel */
 	CU_ASSERT_EQUAL(until(&f, "t1", 500, 1000), (500 + 4000 + 1000) * FX_MS);
 	/* exec mode has no lines */
 	CU_ASSERT_EQUAL(hx_cancel_quiet_until(f.a, f.n, NULL, 0, "t1", 500 * FX_MS, 1000),
-			1500 * FX_MS);
+	                1500 * FX_MS);
 	fx_release(&f);
 }
 
@@ -109,9 +113,10 @@ static void cancel__passes_a_task_that_stays_quiet(void)
 	fx_result(&f, 310, "t1", "cancelled");
 	r = judge(&f, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
-	CU_ASSERT_STRING_EQUAL(r.detail, "task t1 was cancelled at +300.0 ms after 1 attempt "
-			       "and sent nothing more (watched until +11001.0 ms), result "
-			       "cancelled");
+	CU_ASSERT_STRING_EQUAL(r.detail,
+	                       "task t1 was cancelled at +300.0 ms after 1 attempt "
+	                       "and sent nothing more (watched until +11001.0 ms), result "
+	                       "cancelled");
 	CU_ASSERT_EQUAL(r.n_evidence, 1);
 	CU_ASSERT_EQUAL(r.evidence[0], 1);
 	hx_check_result_release(&r);
@@ -131,9 +136,10 @@ static void cancel__fails_a_retry_that_wakes_up(void)
 	fx_result(&f, 310, "t1", "cancelled");
 	r = judge(&f, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
-	CU_ASSERT_STRING_EQUAL(r.detail, "task t1 was cancelled at +300.0 ms and still sent "
-			       "seq 2 at +10002.0 ms, 9702.0 ms after the cancel (watched "
-			       "until +11001.0 ms; tolerance 50 ms)");
+	CU_ASSERT_STRING_EQUAL(r.detail,
+	                       "task t1 was cancelled at +300.0 ms and still sent "
+	                       "seq 2 at +10002.0 ms, 9702.0 ms after the cancel (watched "
+	                       "until +11001.0 ms; tolerance 50 ms)");
 	CU_ASSERT_EQUAL(r.n_evidence, 1);
 	CU_ASSERT_EQUAL(r.evidence[0], 2);
 	hx_check_result_release(&r);
@@ -226,8 +232,8 @@ static void cancel__a_task_finished_before_its_cancel_is_not_judged(void)
 	r = judge(&f, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(r.verdict, HX_NA);
 	CU_ASSERT_STRING_EQUAL(r.detail, "task t1 had already reported its result when its "
-			       "cancel went out at +300.0 ms, and sent nothing after it: "
-			       "nothing was left to stop");
+	                                 "cancel went out at +300.0 ms, and sent nothing after it: "
+	                                 "nothing was left to stop");
 	hx_check_result_release(&r);
 	fx_release(&f);
 
@@ -273,22 +279,22 @@ void test_cancel_register(void)
 	if (s == NULL)
 		return;
 	CU_add_test(s, "quiet_until__is_the_cancel_plus_the_margin_without_a_wait",
-		    quiet_until__is_the_cancel_plus_the_margin_without_a_wait);
+	            quiet_until__is_the_cancel_plus_the_margin_without_a_wait);
 	CU_add_test(s, "quiet_until__covers_a_pause_told_before_the_cancel",
-		    quiet_until__covers_a_pause_told_before_the_cancel);
+	            quiet_until__covers_a_pause_told_before_the_cancel);
 	CU_add_test(s, "quiet_until__covers_the_retry_the_client_scheduled",
-		    quiet_until__covers_the_retry_the_client_scheduled);
+	            quiet_until__covers_the_retry_the_client_scheduled);
 	CU_add_test(s, "quiet_until__margin_comes_from_the_scenario",
-		    quiet_until__margin_comes_from_the_scenario);
+	            quiet_until__margin_comes_from_the_scenario);
 	CU_add_test(s, "cancel__passes_a_task_that_stays_quiet",
-		    cancel__passes_a_task_that_stays_quiet);
+	            cancel__passes_a_task_that_stays_quiet);
 	CU_add_test(s, "cancel__fails_a_retry_that_wakes_up", cancel__fails_a_retry_that_wakes_up);
 	CU_add_test(s, "cancel__tolerates_an_attempt_already_on_its_way",
-		    cancel__tolerates_an_attempt_already_on_its_way);
+	            cancel__tolerates_an_attempt_already_on_its_way);
 	CU_add_test(s, "cancel__fails_a_missing_or_wrong_result",
-		    cancel__fails_a_missing_or_wrong_result);
+	            cancel__fails_a_missing_or_wrong_result);
 	CU_add_test(s, "cancel__is_na_without_a_cancel_or_in_exec_mode",
-		    cancel__is_na_without_a_cancel_or_in_exec_mode);
+	            cancel__is_na_without_a_cancel_or_in_exec_mode);
 	CU_add_test(s, "cancel__a_task_finished_before_its_cancel_is_not_judged",
-		    cancel__a_task_finished_before_its_cancel_is_not_judged);
+	            cancel__a_task_finished_before_its_cancel_is_not_judged);
 }

@@ -36,19 +36,23 @@ static void chat__parse_reads_model_stream_tokens_and_prompt(void)
 	char msg[160];
 
 	/* "hello there" 11 bytes -> 3; "é!" 3 bytes -> 1; parts "abcd" + "abcde" -> 1 + 2 */
-	CU_ASSERT_EQUAL_FATAL(parse("{\"model\": \"m-1\", \"stream\": true, \"max_tokens\": 50,"
-				    " \"messages\": [{\"role\": \"system\", \"content\": \"hello there\"},"
-				    " {\"role\": \"user\", \"content\": \"\xc3\xa9!\"},"
-				    " {\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"abcd\"},"
-				    "  {\"type\": \"text\", \"text\": \"abcde\"}]},"
-				    " {\"role\": \"assistant\", \"content\": null}]}", &r, msg), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(
+	        parse("{\"model\": \"m-1\", \"stream\": true, \"max_tokens\": 50,"
+	              " \"messages\": [{\"role\": \"system\", \"content\": \"hello there\"},"
+	              " {\"role\": \"user\", \"content\": \"\xc3\xa9!\"},"
+	              " {\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"abcd\"},"
+	              "  {\"type\": \"text\", \"text\": \"abcde\"}]},"
+	              " {\"role\": \"assistant\", \"content\": null}]}",
+	              &r, msg),
+	        FA_OK);
 	CU_ASSERT_STRING_EQUAL(r.model, "m-1");
 	CU_ASSERT_TRUE(r.stream);
 	CU_ASSERT_EQUAL(r.max_tokens, 50);
 	CU_ASSERT_EQUAL(r.prompt_tokens, 3 + 1 + 1 + 2);
 	fa_chat_req_release(&r);
-	CU_ASSERT_EQUAL_FATAL(parse("{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}]}",
-				    &r, msg), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(
+	        parse("{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}]}", &r, msg),
+	        FA_OK);
 	CU_ASSERT_STRING_EQUAL(r.model, FA_CHAT_DEFAULT_MODEL);
 	CU_ASSERT_FALSE(r.stream);
 	CU_ASSERT_EQUAL(r.max_tokens, 0);
@@ -80,7 +84,8 @@ static void chat__parse_refuses_what_is_no_chat_request(void)
 		  "'messages[0]' must be an object with a string 'role'" },
 		{ "{\"messages\": [{\"role\": \"user\", \"content\": 5}]}",
 		  "'messages[0].content' must be a string, an array of parts or null" },
-		{ "{\"messages\": [{\"role\": \"user\"}], \"model\": 3}", "'model' must be a string" },
+		{ "{\"messages\": [{\"role\": \"user\"}], \"model\": 3}",
+		  "'model' must be a string" },
 		{ "{\"messages\": [{\"role\": \"user\"}], \"stream\": \"yes\"}",
 		  "'stream' must be a boolean" },
 		{ "{\"messages\": [{\"role\": \"user\"}], \"max_tokens\": 0}",
@@ -128,7 +133,7 @@ static void chat__completion_has_every_field_and_usage(void)
 	CU_ASSERT_EQUAL(get(c, "index")->valuedouble, 0);
 	CU_ASSERT_STRING_EQUAL(get(get(c, "message"), "role")->valuestring, "assistant");
 	CU_ASSERT_STRING_EQUAL(get(get(c, "message"), "content")->valuestring,
-			       "Hello there, world");
+	                       "Hello there, world");
 	CU_ASSERT_STRING_EQUAL(get(c, "finish_reason")->valuestring, "stop");
 	u = get(o, "usage");
 	CU_ASSERT_EQUAL(get(u, "prompt_tokens")->valuedouble, 9);
@@ -197,7 +202,7 @@ static void chat__stream_reassembles_and_ends_with_stop_then_done(void)
 		CU_ASSERT_EQUAL(get(o, "created")->valuedouble, 100);
 		CU_ASSERT_TRUE(cJSON_IsNull(get(c, "finish_reason")));
 		strncat(text, get(get(c, "delta"), "content")->valuestring,
-			sizeof(text) - strlen(text) - 1);
+		        sizeof(text) - strlen(text) - 1);
 		cJSON_Delete(o);
 	}
 	CU_ASSERT_STRING_EQUAL(text, "Hello from the fake model.");
@@ -235,7 +240,8 @@ static void chat__longest_reply_streams_every_word_in_order(void)
 		const cJSON *piece = get(get(c, "delta"), "content");
 
 		CU_ASSERT_PTR_NOT_NULL_FATAL(o);
-		if (cJSON_IsString(piece) && tlen + strlen(piece->valuestring) <= FA_CHAT_REPLY_MAX) {
+		if (cJSON_IsString(piece) &&
+		    tlen + strlen(piece->valuestring) <= FA_CHAT_REPLY_MAX) {
 			memcpy(text + tlen, piece->valuestring, strlen(piece->valuestring));
 			tlen += strlen(piece->valuestring);
 		} else {
@@ -259,8 +265,9 @@ static void chat__error_frame_comes_last_after_n_chunks(void)
 	struct fa_chat_req r = { .model = "m" };
 	struct fa_sse_stream s;
 	cJSON *shape = cJSON_Parse("{\"error\": {\"code\": \"pool_exhausted\","
-				   " \"type\": \"server_error\", \"retryAfter\": 5}}");
-	cJSON *pacing = cJSON_Parse("{\"success\": false, \"error\": {\"code\": \"ai_pacing_limited\"}}");
+	                           " \"type\": \"server_error\", \"retryAfter\": 5}}");
+	cJSON *pacing =
+	        cJSON_Parse("{\"success\": false, \"error\": {\"code\": \"ai_pacing_limited\"}}");
 	cJSON *frame = fa_chat_error_frame(shape, 9), *frame2 = fa_chat_error_frame(pacing, 9);
 	char f[16][1024];
 
@@ -273,7 +280,7 @@ static void chat__error_frame_comes_last_after_n_chunks(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(f[0], "\"content\":\"a\""));
 	CU_ASSERT_PTR_NOT_NULL(strstr(f[1], "\"content\":\" b\""));
 	CU_ASSERT_STRING_EQUAL(f[2], "{\"error\":{\"code\":\"pool_exhausted\","
-				     "\"type\":\"server_error\",\"retryAfter\":5}}");
+	                             "\"type\":\"server_error\",\"retryAfter\":5}}");
 	CU_ASSERT_STRING_EQUAL(f[3], "[DONE]");
 	fa_sse_stream_release(&s);
 	/* more chunks asked than the reply has: all of them, then the error */
@@ -372,8 +379,7 @@ static void chat__stall_frame_is_stream_idle_timeout(void)
 	CU_ASSERT_STRING_EQUAL(get(e, "type")->valuestring, "server_error");
 	CU_ASSERT(cJSON_IsString(get(e, "message")));
 	CU_ASSERT_EQUAL(get(e, "retryAfter")->valuedouble, 2);
-	cJSON_ArrayForEach(it, f)
-		n++;
+	cJSON_ArrayForEach(it, f) n++;
 	CU_ASSERT_EQUAL(n, 1);
 	cJSON_Delete(f);
 }
@@ -384,23 +390,25 @@ static void chat__models_list_each_name(void)
 	cJSON *o = fa_chat_models(names, 2);
 	char *text = cJSON_PrintUnformatted(o);
 
-	CU_ASSERT_STRING_EQUAL(text, "{\"object\":\"list\",\"data\":["
-			       "{\"id\":\"a\",\"object\":\"model\",\"created\":0,\"owned_by\":\"fakeapi\"},"
-			       "{\"id\":\"b\",\"object\":\"model\",\"created\":0,\"owned_by\":\"fakeapi\"}]}");
+	CU_ASSERT_STRING_EQUAL(
+	        text,
+	        "{\"object\":\"list\",\"data\":["
+	        "{\"id\":\"a\",\"object\":\"model\",\"created\":0,\"owned_by\":\"fakeapi\"},"
+	        "{\"id\":\"b\",\"object\":\"model\",\"created\":0,\"owned_by\":\"fakeapi\"}]}");
 	free(text);
 	cJSON_Delete(o);
 }
 
 static const char *const scenario_text =
-	"{\"id\": \"c\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"s1\", \"user\": \"u\"}}},"
-	" \"routes\": ["
-	"  {\"id\": \"chat\", \"kind\": \"chat_completions\", \"method\": \"POST\","
-	"   \"path\": \"/v1/chat/completions\", \"reply\": \"one two\","
-	"   \"responses\": [{\"status\": 200, \"times\": 2},"
-	"    {\"shape\": \"db_transient\", \"error_after_chunks\": 1},"
-	"    {\"status\": 200, \"stop_after_chunks\": 1}]},"
-	"  {\"id\": \"models\", \"kind\": \"models\", \"method\": \"GET\", \"path\": \"/v1/models\","
-	"   \"responses\": [{\"status\": 200}]}]}";
+        "{\"id\": \"c\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"s1\", \"user\": \"u\"}}},"
+        " \"routes\": ["
+        "  {\"id\": \"chat\", \"kind\": \"chat_completions\", \"method\": \"POST\","
+        "   \"path\": \"/v1/chat/completions\", \"reply\": \"one two\","
+        "   \"responses\": [{\"status\": 200, \"times\": 2},"
+        "    {\"shape\": \"db_transient\", \"error_after_chunks\": 1},"
+        "    {\"status\": 200, \"stop_after_chunks\": 1}]},"
+        "  {\"id\": \"models\", \"kind\": \"models\", \"method\": \"GET\", \"path\": \"/v1/models\","
+        "   \"responses\": [{\"status\": 200}]}]}";
 
 #define MSG "\"messages\": [{\"role\": \"user\", \"content\": \"12345\"}]"
 
@@ -431,7 +439,7 @@ static void chat__provider_plays_the_endpoint(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"id\":\"chatcmpl-1\""));
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"content\":\"one two\""));
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"usage\":{\"prompt_tokens\":2,"
-				      "\"completion_tokens\":2,\"total_tokens\":4}"));
+	                                      "\"completion_tokens\":2,\"total_tokens\":4}"));
 	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "Content-Type"), "application/json");
 	fx_done(p, &r);
 	fx_decide(p, "POST", "/v1/chat/completions", "{\"stream\": true, " MSG "}", &r);
@@ -477,11 +485,11 @@ static void chat__provider_plays_the_endpoint(void)
 }
 
 static const char *const quota_text =
-	"{\"id\": \"q\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"s1\", \"user\": \"u\"}},"
-	" \"quota\": {\"per_key\": 1, \"per_user\": 10, \"period_s\": 60}},"
-	" \"routes\": [{\"id\": \"chat\", \"kind\": \"chat_completions\", \"method\": \"POST\","
-	"   \"path\": \"/c\", \"responses\": [{\"shape\": \"pool_exhausted\", \"times\": 2},"
-	"   {\"status\": 200}]}]}";
+        "{\"id\": \"q\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"s1\", \"user\": \"u\"}},"
+        " \"quota\": {\"per_key\": 1, \"per_user\": 10, \"period_s\": 60}},"
+        " \"routes\": [{\"id\": \"chat\", \"kind\": \"chat_completions\", \"method\": \"POST\","
+        "   \"path\": \"/c\", \"responses\": [{\"shape\": \"pool_exhausted\", \"times\": 2},"
+        "   {\"status\": 200}]}]}";
 
 /* the platform's rate-limit contract: a shape spends no quota, in a stream too;
  * a completed stream does */
@@ -514,16 +522,16 @@ static void chat__shaped_stream_spends_no_quota(void)
 }
 
 static const char *const paced_text =
-	"{\"id\": \"p\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"s1\", \"user\": \"u\"}}},"
-	" \"routes\": [{\"id\": \"chat\", \"kind\": \"chat_completions\", \"method\": \"POST\","
-	"   \"path\": \"/c\", \"reply\": \"one two three\", \"responses\": ["
-	"   {\"status\": 200, \"chunk_delay_ms\": 250},"
-	"   {\"status\": 200, \"stall_after_chunks\": 2, \"stall_ms\": 1500,"
-	"    \"retry_after_s\": 2, \"chunk_delay_ms\": 10},"
-	"   {\"status\": 200, \"stall_after_chunks\": 0},"
-	"   {\"shape\": \"pool_exhausted\", \"error_after_chunks\": 1, \"chunk_delay_ms\": 5},"
-	"   {\"status\": 200, \"stop_after_chunks\": 1},"
-	"   {\"status\": 200}]}]}";
+        "{\"id\": \"p\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"s1\", \"user\": \"u\"}}},"
+        " \"routes\": [{\"id\": \"chat\", \"kind\": \"chat_completions\", \"method\": \"POST\","
+        "   \"path\": \"/c\", \"reply\": \"one two three\", \"responses\": ["
+        "   {\"status\": 200, \"chunk_delay_ms\": 250},"
+        "   {\"status\": 200, \"stall_after_chunks\": 2, \"stall_ms\": 1500,"
+        "    \"retry_after_s\": 2, \"chunk_delay_ms\": 10},"
+        "   {\"status\": 200, \"stall_after_chunks\": 0},"
+        "   {\"shape\": \"pool_exhausted\", \"error_after_chunks\": 1, \"chunk_delay_ms\": 5},"
+        "   {\"status\": 200, \"stop_after_chunks\": 1},"
+        "   {\"status\": 200}]}]}";
 
 /* what the server needs to pace a stream and journal how it ended */
 static void chat__answer_plans_paced_and_stalling_streams(void)
@@ -593,14 +601,14 @@ static void chat__answer_plans_paced_and_stalling_streams(void)
 static void chat__answer_leaves_the_stream_body_to_render(void)
 {
 	struct fa_scenario *sc = NULL;
-	struct fa_err err = {{0}};
+	struct fa_err err = { { 0 } };
 	struct fa_chat_req creq = { .model = "m", .stream = true };
 	struct fa_sse_pending pending;
 	struct fa_resp r = { .status = 200 };
 	const struct fa_route_spec *rt;
 
-	CU_ASSERT_EQUAL_FATAL(fa_scenario_parse(paced_text, strlen(paced_text), "p.json",
-						&sc, &err), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(
+	        fa_scenario_parse(paced_text, strlen(paced_text), "p.json", &sc, &err), FA_OK);
 	rt = &sc->routes[0];
 	/* stop_after_chunks 1: cut, its length known only once rendered */
 	CU_ASSERT_FALSE(fa_chat_answer(rt, &rt->responses[4], &creq, 3, 100, &r, &pending));
@@ -634,39 +642,37 @@ void test_chat_register(void)
 	CU_pSuite suite = CU_add_suite("chat", NULL, NULL);
 
 	CU_add_test(suite, "chat__tokens_are_bytes_over_four_rounded_up",
-		    chat__tokens_are_bytes_over_four_rounded_up);
+	            chat__tokens_are_bytes_over_four_rounded_up);
 	CU_add_test(suite, "chat__parse_reads_model_stream_tokens_and_prompt",
-		    chat__parse_reads_model_stream_tokens_and_prompt);
+	            chat__parse_reads_model_stream_tokens_and_prompt);
 	CU_add_test(suite, "chat__parse_refuses_what_is_no_chat_request",
-		    chat__parse_refuses_what_is_no_chat_request);
+	            chat__parse_refuses_what_is_no_chat_request);
 	CU_add_test(suite, "chat__cost_is_prompt_plus_max_tokens_saturated",
-		    chat__cost_is_prompt_plus_max_tokens_saturated);
+	            chat__cost_is_prompt_plus_max_tokens_saturated);
 	CU_add_test(suite, "chat__completion_has_every_field_and_usage",
-		    chat__completion_has_every_field_and_usage);
+	            chat__completion_has_every_field_and_usage);
 	CU_add_test(suite, "chat__pieces_are_words_that_add_up_to_the_reply",
-		    chat__pieces_are_words_that_add_up_to_the_reply);
+	            chat__pieces_are_words_that_add_up_to_the_reply);
 	CU_add_test(suite, "chat__stream_reassembles_and_ends_with_stop_then_done",
-		    chat__stream_reassembles_and_ends_with_stop_then_done);
+	            chat__stream_reassembles_and_ends_with_stop_then_done);
 	CU_add_test(suite, "chat__longest_reply_streams_every_word_in_order",
-		    chat__longest_reply_streams_every_word_in_order);
+	            chat__longest_reply_streams_every_word_in_order);
 	CU_add_test(suite, "chat__error_frame_comes_last_after_n_chunks",
-		    chat__error_frame_comes_last_after_n_chunks);
+	            chat__error_frame_comes_last_after_n_chunks);
 	CU_add_test(suite, "chat__stop_after_cuts_at_a_frame_boundary_before_done",
-		    chat__stop_after_cuts_at_a_frame_boundary_before_done);
+	            chat__stop_after_cuts_at_a_frame_boundary_before_done);
 	CU_add_test(suite, "chat__frame_end_joins_done_to_the_frame_before",
-		    chat__frame_end_joins_done_to_the_frame_before);
+	            chat__frame_end_joins_done_to_the_frame_before);
 	CU_add_test(suite, "chat__chunks_sent_counts_whole_content_frames",
-		    chat__chunks_sent_counts_whole_content_frames);
+	            chat__chunks_sent_counts_whole_content_frames);
 	CU_add_test(suite, "chat__stall_frame_is_stream_idle_timeout",
-		    chat__stall_frame_is_stream_idle_timeout);
+	            chat__stall_frame_is_stream_idle_timeout);
 	CU_add_test(suite, "chat__answer_plans_paced_and_stalling_streams",
-		    chat__answer_plans_paced_and_stalling_streams);
+	            chat__answer_plans_paced_and_stalling_streams);
 	CU_add_test(suite, "chat__answer_leaves_the_stream_body_to_render",
-		    chat__answer_leaves_the_stream_body_to_render);
-	CU_add_test(suite, "chat__models_list_each_name",
-		    chat__models_list_each_name);
-	CU_add_test(suite, "chat__provider_plays_the_endpoint",
-		    chat__provider_plays_the_endpoint);
+	            chat__answer_leaves_the_stream_body_to_render);
+	CU_add_test(suite, "chat__models_list_each_name", chat__models_list_each_name);
+	CU_add_test(suite, "chat__provider_plays_the_endpoint", chat__provider_plays_the_endpoint);
 	CU_add_test(suite, "chat__shaped_stream_spends_no_quota",
-		    chat__shaped_stream_spends_no_quota);
+	            chat__shaped_stream_spends_no_quota);
 }

@@ -57,9 +57,8 @@ static void sc_release(struct sc *sc)
  * answered at @resp_ms (-1 = never) with @status; @ra is the Retry-After
  * sent (NULL = none) and @pause_ms the instant it named (-1 = none or
  * unparseable). Returns its seq. */
-static uint64_t add(struct jb *j, const char *task, const char *scope,
-		    int64_t arr_ms, int64_t resp_ms, int status, const char *ra,
-		    int64_t pause_ms)
+static uint64_t add(struct jb *j, const char *task, const char *scope, int64_t arr_ms,
+                    int64_t resp_ms, int status, const char *ra, int64_t pause_ms)
 {
 	struct fa_attempt *a;
 
@@ -95,8 +94,9 @@ static void jb_release(struct jb *j)
 /* Every check on @j under @sc; results in *@out (count asserted). */
 static struct hx_check_result *run(const struct sc *sc, const struct jb *j)
 {
-	struct hx_check_input in = { .sc = &sc->s, .attempts = j->a,
-				     .n_attempts = j->n, .mode = HX_MODE_EXEC };
+	struct hx_check_input in = {
+		.sc = &sc->s, .attempts = j->a, .n_attempts = j->n, .mode = HX_MODE_EXEC
+	};
 	struct hx_check_result *res = NULL;
 	size_t n = 0, i;
 
@@ -111,7 +111,7 @@ static struct hx_check_result *run(const struct sc *sc, const struct jb *j)
 /* Every check on @j under @sc in stdio mode, the harness having handed
  * task i to the client at @sent_ms[i] ms (-1: never); results as run(). */
 static struct hx_check_result *run_sent(const struct sc *sc, const struct jb *j,
-					const int64_t sent_ms[4])
+                                        const int64_t sent_ms[4])
 {
 	struct hx_task_run runs[4];
 	struct hx_check_input in;
@@ -127,16 +127,19 @@ static struct hx_check_result *run_sent(const struct sc *sc, const struct jb *j,
 		runs[i].t_quiet_until_us = -1;
 		runs[i].t_exit_us = -1;
 	}
-	in = (struct hx_check_input){ .sc = &sc->s, .attempts = j->a, .n_attempts = j->n,
-				      .tasks = runs, .n_tasks = 4, .mode = HX_MODE_STDIO };
+	in = (struct hx_check_input){ .sc = &sc->s,
+		                      .attempts = j->a,
+		                      .n_attempts = j->n,
+		                      .tasks = runs,
+		                      .n_tasks = 4,
+		                      .mode = HX_MODE_STDIO };
 	hx_check_run_all(&in, &res, &n);
 	CU_ASSERT_FATAL(res != NULL);
 	CU_ASSERT_FATAL(n == hx_check_count());
 	return res;
 }
 
-static const struct hx_check_result *get(const struct hx_check_result *res,
-					 const char *id)
+static const struct hx_check_result *get(const struct hx_check_result *res, const char *id)
 {
 	size_t i;
 
@@ -184,16 +187,24 @@ static void check__defines_every_check_in_order(void)
 		int level;
 		bool required;
 	} want[] = {
-		{ "attempts.bounded", 1, true },     { "wait.retry_after", 1, true },
-		{ "classify.no_retry_4xx", 1, true }, { "outcome.expected", 1, true },
+		{ "attempts.bounded", 1, true },
+		{ "wait.retry_after", 1, true },
+		{ "classify.no_retry_4xx", 1, true },
+		{ "outcome.expected", 1, true },
 		{ "wait.scope_pause", 2, true },
-		{ "wait.jitter", 2, true },          { "attempts.hidden", 2, true },
-		{ "write.key_stable", 3, true },     { "write.body_stable", 3, true },
+		{ "wait.jitter", 2, true },
+		{ "attempts.hidden", 2, true },
+		{ "write.key_stable", 3, true },
+		{ "write.body_stable", 3, true },
 		{ "write.no_duplicate", 3, true },
-		{ "write.reconcile_first", 3, true }, { "ambiguity.preserved", 3, true },
-		{ "wait.concurrency", 2, false },    { "wait.pacing", 2, false },
-		{ "budget.escalates", 4, true },     { "escalation.sanitised", 4, true },
-		{ "cancel.quiet", 4, true },         { "classify.circuit", 4, false },
+		{ "write.reconcile_first", 3, true },
+		{ "ambiguity.preserved", 3, true },
+		{ "wait.concurrency", 2, false },
+		{ "wait.pacing", 2, false },
+		{ "budget.escalates", 4, true },
+		{ "escalation.sanitised", 4, true },
+		{ "cancel.quiet", 4, true },
+		{ "classify.circuit", 4, false },
 		{ "stream.no_silent_retry", 4, false },
 	};
 	const size_t n = sizeof(want) / sizeof(want[0]);
@@ -266,7 +277,7 @@ static void check__unattributed_attempts_fail_bounded_and_nothing_else(void)
 		if (res[i].uncovered) {
 			CU_ASSERT_TRUE(detail_has(&res[i], "not judged here: "));
 		} else if (strcmp(res[i].id, "escalation.sanitised") != 0 &&
-			   strcmp(res[i].id, "outcome.expected") != 0) {
+		           strcmp(res[i].id, "outcome.expected") != 0) {
 			CU_ASSERT_TRUE(detail_has(&res[i], "2 unattributed"));
 		}
 		CU_ASSERT_EQUAL(res[i].uncovered, strcmp(res[i].id, "attempts.hidden") == 0);
@@ -353,9 +364,10 @@ static void param_row_matches(char *line, bool seen[][9], size_t *pairs)
 		CU_ASSERT_STRING_EQUAL(cell[2], kinds[p->kind]);
 		if (p->kind == HX_PARAM_INT)
 			snprintf(want, sizeof(want), "%lld..%lld", (long long)p->min,
-				 (long long)p->max);
+			         (long long)p->max);
 		else
-			snprintf(want, sizeof(want), "%s", p->kind == HX_PARAM_TASKS ? "non-empty" : "");
+			snprintf(want, sizeof(want), "%s",
+			         p->kind == HX_PARAM_TASKS ? "non-empty" : "");
 		CU_ASSERT_STRING_EQUAL(cell[3], want);
 		if (p == &hx_param_required)
 			snprintf(want, sizeof(want), "the check's");
@@ -436,10 +448,11 @@ static void check__strict_makes_every_check_required(void)
 	size_t n = 0, i;
 
 	sc_init(&sc, "{\"wait.scope_pause\": {\"required\": false}, "
-		     "\"classify.circuit\": {\"required\": true}}");
+	             "\"classify.circuit\": {\"required\": true}}");
 	add(&j, "t1", "user:a", 0, 1, 200, NULL, -1);
-	in = (struct hx_check_input){ .sc = &sc.s, .attempts = j.a, .n_attempts = j.n,
-				      .mode = HX_MODE_EXEC };
+	in = (struct hx_check_input){
+		.sc = &sc.s, .attempts = j.a, .n_attempts = j.n, .mode = HX_MODE_EXEC
+	};
 	/* without --strict: the defaults, and the scenario's word */
 	hx_check_run_all(&in, &res, &n);
 	CU_ASSERT_FALSE(get(res, "wait.concurrency")->required);
@@ -470,8 +483,8 @@ static void check__step_5_checks_reach_their_modules(void)
 	size_t n = 0, i;
 
 	sc_init(&sc, "{\"wait.concurrency\": {\"max_concurrent_requests\": 1}, "
-		     "\"classify.circuit\": {\"max_identical\": 1}, "
-		     "\"budget.escalates\": {\"tasks\": [\"t1\"]}}");
+	             "\"classify.circuit\": {\"max_identical\": 1}, "
+	             "\"budget.escalates\": {\"tasks\": [\"t1\"]}}");
 	sc.tasks[0].budget.max_attempts = 1;
 	for (i = 0; i < 4; i++) {
 		runs[i].spec = &sc.tasks[i];
@@ -484,10 +497,15 @@ static void check__step_5_checks_reach_their_modules(void)
 	add(&j, "t2", "user:a", 10, 20, 200, NULL, -1);
 	add(&j, "t1", "user:a", 200, 300, 422, NULL, -1);
 	add(&j, "t2", "user:a", 400, 401, 200, NULL, -1);
-	in = (struct hx_check_input){ .sc = &sc.s, .attempts = j.a, .n_attempts = j.n,
-				      .tasks = runs, .n_tasks = 4, .mode = HX_MODE_STDIO,
-				      .canary_hits = &hit, .n_canary_hits = 1,
-				      .canary_bytes_searched = 10 };
+	in = (struct hx_check_input){ .sc = &sc.s,
+		                      .attempts = j.a,
+		                      .n_attempts = j.n,
+		                      .tasks = runs,
+		                      .n_tasks = 4,
+		                      .mode = HX_MODE_STDIO,
+		                      .canary_hits = &hit,
+		                      .n_canary_hits = 1,
+		                      .canary_bytes_searched = 10 };
 	hx_check_run_all(&in, &res, &n);
 	CU_ASSERT_EQUAL(get(res, "wait.concurrency")->verdict, HX_FAIL);
 	CU_ASSERT_TRUE(detail_has(get(res, "wait.concurrency"), "2 attempts in flight"));
@@ -531,13 +549,17 @@ static void bounded__fails_a_client_killed_by_its_timeout(void)
 	runs[0].exit_code = -1;
 	runs[0].timeout_s = 17;
 	add(&j, "t1", "user:a", 0, 1, 429, "Sun, 06 Nov 1994 08:49:37 GMT", 0);
-	in = (struct hx_check_input){ .sc = &sc.s, .attempts = j.a, .n_attempts = j.n,
-				      .tasks = runs, .n_tasks = 4, .mode = HX_MODE_EXEC };
+	in = (struct hx_check_input){ .sc = &sc.s,
+		                      .attempts = j.a,
+		                      .n_attempts = j.n,
+		                      .tasks = runs,
+		                      .n_tasks = 4,
+		                      .mode = HX_MODE_EXEC };
 	hx_check_run_all(&in, &res, &n);
 	r = get(res, "attempts.bounded");
 	CU_ASSERT_EQUAL(r->verdict, HX_FAIL);
 	CU_ASSERT_TRUE(detail_has(r, "task t1 hung: its client was killed by its 17 s timeout, "
-				  "after 1 attempt (the last at +"));
+	                             "after 1 attempt (the last at +"));
 	CU_ASSERT_TRUE(detail_has(r, "still retrying, or waiting to, when the timeout passed"));
 	CU_ASSERT_TRUE(evidence_is(r, 1, 1));
 	free_results(res);
@@ -548,7 +570,7 @@ static void bounded__fails_a_client_killed_by_its_timeout(void)
 	r = get(res, "attempts.bounded");
 	CU_ASSERT_EQUAL(r->verdict, HX_FAIL);
 	CU_ASSERT_TRUE(detail_has(r, "task t1 hung: no result within its 17 s timeout, after 1 "
-				  "attempt"));
+	                             "attempt"));
 	CU_ASSERT_FALSE(detail_has(r, "killed"));
 	free_results(res);
 	in.mode = HX_MODE_EXEC;
@@ -753,7 +775,7 @@ static void retry_after__fails_an_early_retry_with_how_early(void)
 
 /* wait.retry_after on @j has @v and exactly @detail; @j is emptied. */
 static void retry_after_says(const struct sc *sc, struct jb *j, enum hx_verdict v,
-			     const char *detail)
+                             const char *detail)
 {
 	struct hx_check_result *res = run(sc, j);
 	const struct hx_check_result *r = get(res, "wait.retry_after");
@@ -778,29 +800,33 @@ static void retry_after__names_an_error_frame_pause_as_the_frames(void)
 	j.a[0].stream_end = fa_xstrdup("error_frame");
 	j.a[0].stream_chunks = 2;
 	add(&j, "t1", "user:a", 1234, 1235, 200, NULL, -1);
-	retry_after_says(&sc, &j, HX_PASS, "task t1 waited: seq 2 arrived at +1234.0 ms, the "
-			 "error frame's retryAfter of seq 1 named +1005.0 ms (tolerance 50 ms)");
+	retry_after_says(&sc, &j, HX_PASS,
+	                 "task t1 waited: seq 2 arrived at +1234.0 ms, the "
+	                 "error frame's retryAfter of seq 1 named +1005.0 ms (tolerance 50 ms)");
 
 	add(&j, "t1", "user:a", 0, 5, 200, NULL, 1005);
 	j.a[0].stream_end = fa_xstrdup("error_frame");
 	j.a[0].stream_chunks = 2;
 	add(&j, "t1", "user:a", 100, 101, 200, NULL, -1);
-	retry_after_says(&sc, &j, HX_FAIL, "task t1 retried 905.0 ms early: seq 2 arrived at "
-			 "+100.0 ms, the error frame's retryAfter of seq 1 named +1005.0 ms "
-			 "(tolerance 50 ms)");
+	retry_after_says(&sc, &j, HX_FAIL,
+	                 "task t1 retried 905.0 ms early: seq 2 arrived at "
+	                 "+100.0 ms, the error frame's retryAfter of seq 1 named +1005.0 ms "
+	                 "(tolerance 50 ms)");
 
 	add(&j, "t1", "user:a", 0, 5, 429, "1", 1005);
 	add(&j, "t1", "user:a", 100, 101, 200, NULL, -1);
-	retry_after_says(&sc, &j, HX_FAIL, "task t1 retried 905.0 ms early: seq 2 arrived at "
-			 "+100.0 ms, the Retry-After \"1\" of seq 1 named +1005.0 ms "
-			 "(tolerance 50 ms)");
+	retry_after_says(&sc, &j, HX_FAIL,
+	                 "task t1 retried 905.0 ms early: seq 2 arrived at "
+	                 "+100.0 ms, the Retry-After \"1\" of seq 1 named +1005.0 ms "
+	                 "(tolerance 50 ms)");
 
 	add(&j, "t1", "user:a", 0, 5, 429, "3", 2255);
 	j.a[0].retry_after_ms = fa_xstrdup("2250");
 	add(&j, "t1", "user:a", 2300, 2301, 200, NULL, -1);
-	retry_after_says(&sc, &j, HX_PASS, "task t1 waited: seq 2 arrived at +2300.0 ms, the "
-			 "retry-after-ms \"2250\" (Retry-After \"3\") of seq 1 named "
-			 "+2255.0 ms (tolerance 50 ms)");
+	retry_after_says(&sc, &j, HX_PASS,
+	                 "task t1 waited: seq 2 arrived at +2300.0 ms, the "
+	                 "retry-after-ms \"2250\" (Retry-After \"3\") of seq 1 named "
+	                 "+2255.0 ms (tolerance 50 ms)");
 	sc_release(&sc);
 }
 
@@ -817,30 +843,34 @@ static void retry_after__names_the_header_the_journal_took_the_pause_from(void)
 	j.a[0].retry_after_ms = fa_xstrdup("3000");
 	j.a[0].pause_from = fa_xstrdup("retry-after");
 	add(&j, "t1", "user:a", 100, 101, 200, NULL, -1);
-	retry_after_says(&sc, &j, HX_FAIL, "task t1 retried 2905.0 ms early: seq 2 arrived at "
-			 "+100.0 ms, the Retry-After \"3\" (delta-seconds; retry-after-ms "
-			 "\"3000\") of seq 1 named +3005.0 ms (tolerance 50 ms)");
+	retry_after_says(&sc, &j, HX_FAIL,
+	                 "task t1 retried 2905.0 ms early: seq 2 arrived at "
+	                 "+100.0 ms, the Retry-After \"3\" (delta-seconds; retry-after-ms "
+	                 "\"3000\") of seq 1 named +3005.0 ms (tolerance 50 ms)");
 
 	add(&j, "t1", "user:a", 0, 5, 429, "Sun, 06 Nov 1994 08:49:37 GMT", 2005);
 	j.a[0].pause_from = fa_xstrdup("retry-after-date");
 	add(&j, "t1", "user:a", 2100, 2101, 200, NULL, -1);
-	retry_after_says(&sc, &j, HX_PASS, "task t1 waited: seq 2 arrived at +2100.0 ms, the "
-			 "Retry-After \"Sun, 06 Nov 1994 08:49:37 GMT\" (HTTP-date) of seq 1 "
-			 "named +2005.0 ms (tolerance 50 ms)");
+	retry_after_says(&sc, &j, HX_PASS,
+	                 "task t1 waited: seq 2 arrived at +2100.0 ms, the "
+	                 "Retry-After \"Sun, 06 Nov 1994 08:49:37 GMT\" (HTTP-date) of seq 1 "
+	                 "named +2005.0 ms (tolerance 50 ms)");
 
 	add(&j, "t1", "user:a", 0, 5, 429, "3", 2255);
 	j.a[0].retry_after_ms = fa_xstrdup("2250");
 	j.a[0].pause_from = fa_xstrdup("retry-after-ms");
 	add(&j, "t1", "user:a", 2300, 2301, 200, NULL, -1);
-	retry_after_says(&sc, &j, HX_PASS, "task t1 waited: seq 2 arrived at +2300.0 ms, the "
-			 "retry-after-ms \"2250\" (Retry-After \"3\") of seq 1 named "
-			 "+2255.0 ms (tolerance 50 ms)");
+	retry_after_says(&sc, &j, HX_PASS,
+	                 "task t1 waited: seq 2 arrived at +2300.0 ms, the "
+	                 "retry-after-ms \"2250\" (Retry-After \"3\") of seq 1 named "
+	                 "+2255.0 ms (tolerance 50 ms)");
 
 	add(&j, "t1", "user:a", 0, 5, 200, NULL, 1005);
 	j.a[0].pause_from = fa_xstrdup("error-frame");
 	add(&j, "t1", "user:a", 1100, 1101, 200, NULL, -1);
-	retry_after_says(&sc, &j, HX_PASS, "task t1 waited: seq 2 arrived at +1100.0 ms, the "
-			 "error frame's retryAfter of seq 1 named +1005.0 ms (tolerance 50 ms)");
+	retry_after_says(&sc, &j, HX_PASS,
+	                 "task t1 waited: seq 2 arrived at +1100.0 ms, the "
+	                 "error frame's retryAfter of seq 1 named +1005.0 ms (tolerance 50 ms)");
 	sc_release(&sc);
 }
 
@@ -1046,8 +1076,12 @@ static void hidden__sums_what_each_client_process_reported(void)
 	m[2].task = "t1";
 	m[2].session = 1;
 	m[2].json = cJSON_Parse("{\"attempts\": 1}");
-	in = (struct hx_check_input){ .sc = &sc.s, .attempts = j.a, .n_attempts = j.n,
-				      .mode = HX_MODE_STDIO, .msgs = m, .n_msgs = 3 };
+	in = (struct hx_check_input){ .sc = &sc.s,
+		                      .attempts = j.a,
+		                      .n_attempts = j.n,
+		                      .mode = HX_MODE_STDIO,
+		                      .msgs = m,
+		                      .n_msgs = 3 };
 	hx_check_run_all(&in, &res, &n);
 	CU_ASSERT_EQUAL(get(res, "attempts.hidden")->verdict, HX_PASS);
 	free_results(res);
@@ -1055,7 +1089,8 @@ static void hidden__sums_what_each_client_process_reported(void)
 	m[0].session = 1;
 	hx_check_run_all(&in, &res, &n);
 	CU_ASSERT_EQUAL(get(res, "attempts.hidden")->verdict, HX_FAIL);
-	CU_ASSERT_TRUE(detail_has(get(res, "attempts.hidden"), "reported 1 attempt, the provider saw 2"));
+	CU_ASSERT_TRUE(
+	        detail_has(get(res, "attempts.hidden"), "reported 1 attempt, the provider saw 2"));
 	free_results(res);
 	cJSON_Delete(m[2].json);
 	jb_release(&j);
@@ -1085,9 +1120,9 @@ static void scope_pause__passes_when_the_scope_waits(void)
 	CU_ASSERT_TRUE(evidence_is(r, 2, 1, 5));
 	/* t2 was handed over before the pause: t3 is the one that shows it */
 	CU_ASSERT_TRUE(detail_has(r, "the earliest handed over while it ran, task t3 seq 5 "
-				     "(its first attempt; the task was handed over to the "
-				     "client 295.0 ms after the pausing answer), arrived at "
-				     "+10100.0 ms"));
+	                             "(its first attempt; the task was handed over to the "
+	                             "client 295.0 ms after the pausing answer), arrived at "
+	                             "+10100.0 ms"));
 	free_results(res);
 	jb_release(&j);
 	sc_release(&sc);
@@ -1115,9 +1150,9 @@ static void scope_pause__fails_another_task_inside_the_pause(void)
 	CU_ASSERT_TRUE(detail_has(r, "first: task t2 arrived 9500.0 ms inside"));
 	CU_ASSERT_TRUE(detail_has(r, "scope user:a"));
 	CU_ASSERT_TRUE(detail_has(r, "seq 2 at +505.0 ms (its first attempt; the task was "
-				     "handed over to the client 495.0 ms after the pausing "
-				     "answer), the pause told to task t1 at seq 1 at +5.0 ms "
-				     "lasts until +10005.0 ms"));
+	                             "handed over to the client 495.0 ms after the pausing "
+	                             "answer), the pause told to task t1 at seq 1 at +5.0 ms "
+	                             "lasts until +10005.0 ms"));
 	/* The told task itself waited. */
 	CU_ASSERT_EQUAL(get(res, "wait.retry_after")->verdict, HX_PASS);
 	free_results(res);
@@ -1158,9 +1193,9 @@ static void scope_pause__is_na_when_no_task_was_handed_over_inside_the_pause(voi
 	r = get(res, "wait.scope_pause");
 	CU_ASSERT_EQUAL(r->verdict, HX_NA);
 	CU_ASSERT_TRUE(detail_has(r, "no other task of scope user:a was handed over to the "
-				     "client while its pause ran (the pause told to task t1 "
-				     "at seq 1: +120.0 ms to +1120.0 ms; tasks handed over at "
-				     "t2 +0.0 ms, t3 +1200.0 ms)"));
+	                             "client while its pause ran (the pause told to task t1 "
+	                             "at seq 1: +120.0 ms to +1120.0 ms; tasks handed over at "
+	                             "t2 +0.0 ms, t3 +1200.0 ms)"));
 	free_results(res);
 	jb_release(&j);
 	sc_release(&sc);
@@ -1192,12 +1227,15 @@ static void scope_pause__spares_a_request_already_on_its_way(void)
 		}
 		if (round == 1)
 			runs[1].t_sent_us = 10 * MS; /* after the 429 went out */
-		in = (struct hx_check_input){ .sc = &sc.s, .attempts = j.a,
-					      .n_attempts = j.n, .tasks = runs,
-					      .n_tasks = 4, .mode = HX_MODE_STDIO };
+		in = (struct hx_check_input){ .sc = &sc.s,
+			                      .attempts = j.a,
+			                      .n_attempts = j.n,
+			                      .tasks = runs,
+			                      .n_tasks = 4,
+			                      .mode = HX_MODE_STDIO };
 		hx_check_run_all(&in, &res, &n);
 		CU_ASSERT_EQUAL(get(res, "wait.scope_pause")->verdict,
-				round == 0 ? HX_PASS : HX_FAIL);
+		                round == 0 ? HX_PASS : HX_FAIL);
 		free_results(res);
 	}
 	jb_release(&j);
@@ -1228,7 +1266,7 @@ static void scope_pause__spares_a_retry_that_crossed_the_answer(void)
 		CU_ASSERT_EQUAL(r->verdict, late == 30 ? HX_NA : HX_FAIL);
 		if (late == 30)
 			CU_ASSERT_TRUE(detail_has(r, "no other task of scope user:a was "
-						     "handed over"));
+			                             "handed over"));
 		if (late != 30)
 			CU_ASSERT_TRUE(detail_has(r, "task t2 arrived 9925.0 ms inside"));
 		free_results(res);
@@ -1287,14 +1325,14 @@ static void scope_pause__is_na_without_a_pause_or_another_task(void)
 /* A scenario result holding one verdict per check (definition order):
  * the first five, outcome.expected (the fourth) passing unless all the
  * others are n/a. */
-#define GS_N 5
+#define GS_N  5
 #define GS_SP 4 /* wait.scope_pause's index */
 struct gs {
 	struct hx_check_result c[GS_N];
 };
 
-static void gs_set(struct gs *g, enum hx_verdict b, enum hx_verdict ra,
-		   enum hx_verdict c4, enum hx_verdict sp)
+static void gs_set(struct gs *g, enum hx_verdict b, enum hx_verdict ra, enum hx_verdict c4,
+                   enum hx_verdict sp)
 {
 	bool none = b == HX_NA && ra == HX_NA && c4 == HX_NA && sp == HX_NA;
 	enum hx_verdict v[GS_N] = { b, ra, c4, none ? HX_NA : HX_PASS, sp };
@@ -1309,8 +1347,8 @@ static void gs_set(struct gs *g, enum hx_verdict b, enum hx_verdict ra,
 	}
 }
 
-static void grade(struct hx_run_result *r, struct hx_scenario_result *s,
-		  struct gs *g, size_t n, int min_level)
+static void grade(struct hx_run_result *r, struct hx_scenario_result *s, struct gs *g, size_t n,
+                  int min_level)
 {
 	size_t i;
 
@@ -1471,84 +1509,81 @@ void test_check_register(void)
 
 	if (s == NULL)
 		return;
-	CU_add_test(s, "check__defines_every_check_in_order",
-		    check__defines_every_check_in_order);
-	CU_add_test(s, "check__sources_name_the_references",
-		    check__sources_name_the_references);
+	CU_add_test(s, "check__defines_every_check_in_order", check__defines_every_check_in_order);
+	CU_add_test(s, "check__sources_name_the_references", check__sources_name_the_references);
 	CU_add_test(s, "check__docs_table_matches_the_definitions",
-		    check__docs_table_matches_the_definitions);
+	            check__docs_table_matches_the_definitions);
 	CU_add_test(s, "check__strict_makes_every_check_required",
-		    check__strict_makes_every_check_required);
+	            check__strict_makes_every_check_required);
 	CU_add_test(s, "check__step_5_checks_reach_their_modules",
-		    check__step_5_checks_reach_their_modules);
+	            check__step_5_checks_reach_their_modules);
 	CU_add_test(s, "check__unattributed_attempts_fail_bounded_and_nothing_else",
-		    check__unattributed_attempts_fail_bounded_and_nothing_else);
-	CU_add_test(s, "check__expect_overrides_required",
-		    check__expect_overrides_required);
+	            check__unattributed_attempts_fail_bounded_and_nothing_else);
+	CU_add_test(s, "check__expect_overrides_required", check__expect_overrides_required);
 	CU_add_test(s, "bounded__passes_within_budget", bounded__passes_within_budget);
 	CU_add_test(s, "bounded__fails_a_client_killed_by_its_timeout",
-		    bounded__fails_a_client_killed_by_its_timeout);
+	            bounded__fails_a_client_killed_by_its_timeout);
 	CU_add_test(s, "bounded__fails_over_budget_with_the_excess_as_evidence",
-		    bounded__fails_over_budget_with_the_excess_as_evidence);
+	            bounded__fails_over_budget_with_the_excess_as_evidence);
 	CU_add_test(s, "bounded__fails_a_tight_loop_after_a_past_retry_after",
-		    bounded__fails_a_tight_loop_after_a_past_retry_after);
+	            bounded__fails_a_tight_loop_after_a_past_retry_after);
 	CU_add_test(s, "bounded__fails_a_tight_loop_after_an_invalid_retry_after",
-		    bounded__fails_a_tight_loop_after_an_invalid_retry_after);
+	            bounded__fails_a_tight_loop_after_an_invalid_retry_after);
 	CU_add_test(s, "bounded__passes_a_small_delay_after_a_past_retry_after",
-		    bounded__passes_a_small_delay_after_a_past_retry_after);
+	            bounded__passes_a_small_delay_after_a_past_retry_after);
 	CU_add_test(s, "bounded__is_na_without_budget_or_bad_retry_after",
-		    bounded__is_na_without_budget_or_bad_retry_after);
+	            bounded__is_na_without_budget_or_bad_retry_after);
 	CU_add_test(s, "retry_after__passes_a_retry_after_the_pause",
-		    retry_after__passes_a_retry_after_the_pause);
+	            retry_after__passes_a_retry_after_the_pause);
 	CU_add_test(s, "retry_after__passes_inside_the_default_tolerance",
-		    retry_after__passes_inside_the_default_tolerance);
+	            retry_after__passes_inside_the_default_tolerance);
 	CU_add_test(s, "retry_after__fails_an_early_retry_with_how_early",
-		    retry_after__fails_an_early_retry_with_how_early);
+	            retry_after__fails_an_early_retry_with_how_early);
 	CU_add_test(s, "retry_after__takes_the_tolerance_from_expect",
-		    retry_after__takes_the_tolerance_from_expect);
+	            retry_after__takes_the_tolerance_from_expect);
 	CU_add_test(s, "retry_after__ignores_attempts_sent_before_the_answer",
-		    retry_after__ignores_attempts_sent_before_the_answer);
+	            retry_after__ignores_attempts_sent_before_the_answer);
 	CU_add_test(s, "retry_after__is_na_without_a_pause_or_a_retry",
-		    retry_after__is_na_without_a_pause_or_a_retry);
+	            retry_after__is_na_without_a_pause_or_a_retry);
 	CU_add_test(s, "retry_after__names_the_header_the_journal_took_the_pause_from",
-		    retry_after__names_the_header_the_journal_took_the_pause_from);
+	            retry_after__names_the_header_the_journal_took_the_pause_from);
 	CU_add_test(s, "retry_after__names_an_error_frame_pause_as_the_frames",
-		    retry_after__names_an_error_frame_pause_as_the_frames);
+	            retry_after__names_an_error_frame_pause_as_the_frames);
 	CU_add_test(s, "retry_after__ignores_a_pause_the_client_never_got",
-		    retry_after__ignores_a_pause_the_client_never_got);
+	            retry_after__ignores_a_pause_the_client_never_got);
 	CU_add_test(s, "no_retry_4xx__passes_when_the_task_stops",
-		    no_retry_4xx__passes_when_the_task_stops);
+	            no_retry_4xx__passes_when_the_task_stops);
 	CU_add_test(s, "no_retry_4xx__fails_a_retry_of_each_status",
-		    no_retry_4xx__fails_a_retry_of_each_status);
+	            no_retry_4xx__fails_a_retry_of_each_status);
 	CU_add_test(s, "no_retry_4xx__is_na_without_such_a_status",
-		    no_retry_4xx__is_na_without_such_a_status);
+	            no_retry_4xx__is_na_without_such_a_status);
 	CU_add_test(s, "no_retry_4xx__asking_something_else_after_a_404_is_no_retry",
-		    no_retry_4xx__asking_something_else_after_a_404_is_no_retry);
+	            no_retry_4xx__asking_something_else_after_a_404_is_no_retry);
 	CU_add_test(s, "hidden__sums_what_each_client_process_reported",
-		    hidden__sums_what_each_client_process_reported);
+	            hidden__sums_what_each_client_process_reported);
 	CU_add_test(s, "scope_pause__spares_a_request_already_on_its_way",
-		    scope_pause__spares_a_request_already_on_its_way);
+	            scope_pause__spares_a_request_already_on_its_way);
 	CU_add_test(s, "scope_pause__spares_a_retry_that_crossed_the_answer",
-		    scope_pause__spares_a_retry_that_crossed_the_answer);
+	            scope_pause__spares_a_retry_that_crossed_the_answer);
 	CU_add_test(s, "scope_pause__passes_when_the_scope_waits",
-		    scope_pause__passes_when_the_scope_waits);
+	            scope_pause__passes_when_the_scope_waits);
 	CU_add_test(s, "scope_pause__fails_another_task_inside_the_pause",
-		    scope_pause__fails_another_task_inside_the_pause);
+	            scope_pause__fails_another_task_inside_the_pause);
 	CU_add_test(s, "scope_pause__is_na_when_no_task_was_handed_over_inside_the_pause",
-		    scope_pause__is_na_when_no_task_was_handed_over_inside_the_pause);
+	            scope_pause__is_na_when_no_task_was_handed_over_inside_the_pause);
 	CU_add_test(s, "scope_pause__takes_the_tolerance_from_expect",
-		    scope_pause__takes_the_tolerance_from_expect);
+	            scope_pause__takes_the_tolerance_from_expect);
 	CU_add_test(s, "scope_pause__is_na_without_a_pause_or_another_task",
-		    scope_pause__is_na_without_a_pause_or_another_task);
+	            scope_pause__is_na_without_a_pause_or_another_task);
 	CU_add_test(s, "grade__all_pass_reaches_l2_and_exits_0",
-		    grade__all_pass_reaches_l2_and_exits_0);
+	            grade__all_pass_reaches_l2_and_exits_0);
 	CU_add_test(s, "grade__write_checks_reach_l3", grade__write_checks_reach_l3);
 	CU_add_test(s, "grade__checks_combine_across_scenarios",
-		    grade__checks_combine_across_scenarios);
+	            grade__checks_combine_across_scenarios);
 	CU_add_test(s, "grade__na_blocks_a_level_but_not_the_exit_code",
-		    grade__na_blocks_a_level_but_not_the_exit_code);
+	            grade__na_blocks_a_level_but_not_the_exit_code);
 	CU_add_test(s, "grade__nothing_passed_exits_1", grade__nothing_passed_exits_1);
 	CU_add_test(s, "grade__recommended_failure_does_not_count",
-		    grade__recommended_failure_does_not_count);
+	            grade__recommended_failure_does_not_count);
 	CU_add_test(s, "grade__scenario_error_exits_2", grade__scenario_error_exits_2);
 }

@@ -17,29 +17,36 @@ static void setup(struct fx *f, const char *expect)
 
 	fx_init(f, expect, "q", 6);
 	on_search[0] = (struct fa_response_spec){
-		.status = 422, .body = cJSON_Parse("{\"error\": {\"code\": \"unsupported_filter\","
-						   " \"message\": \"no\"}}") };
+		.status = 422,
+		.body = cJSON_Parse("{\"error\": {\"code\": \"unsupported_filter\","
+		                    " \"message\": \"no\"}}")
+	};
 	on_search[1] = (struct fa_response_spec){
-		.status = 422, .body = cJSON_Parse("{\"error\": {\"code\": \"too_many\"}}") };
-	on_search[2] = (struct fa_response_spec){
-		.status = 400, .body = cJSON_Parse("{\"error\": \"bad_json\"}") };
+		.status = 422, .body = cJSON_Parse("{\"error\": {\"code\": \"too_many\"}}")
+	};
+	on_search[2] =
+	        (struct fa_response_spec){ .status = 400,
+		                           .body = cJSON_Parse("{\"error\": \"bad_json\"}") };
 	on_search[3] = (struct fa_response_spec){ .status = 429 };
 	on_read[0] = (struct fa_response_spec){ .status = 404 };
-	f->routes[0] = (struct fa_route_spec){ .id = "search", .method = "POST",
-					       .path = "/v1/search", .responses = on_search,
-					       .n_responses = 4 };
-	f->routes[1] = (struct fa_route_spec){ .id = "read", .method = "GET",
-					       .path = "/v1/records/{id}", .responses = on_read,
-					       .n_responses = 1 };
+	f->routes[0] = (struct fa_route_spec){ .id = "search",
+		                               .method = "POST",
+		                               .path = "/v1/search",
+		                               .responses = on_search,
+		                               .n_responses = 4 };
+	f->routes[1] = (struct fa_route_spec){ .id = "read",
+		                               .method = "GET",
+		                               .path = "/v1/records/{id}",
+		                               .responses = on_read,
+		                               .n_responses = 1 };
 	f->sc.routes = f->routes;
 	f->sc.n_routes = 2;
 }
 
 /* An attempt of @task on @route (NULL: none; then @path) at @arr_ms that
  * got response @idx of it with @status. */
-static struct fa_attempt *add(struct fx *f, const char *task, const char *route,
-			      const char *method, const char *path, int64_t arr_ms, int idx,
-			      int status)
+static struct fa_attempt *add(struct fx *f, const char *task, const char *route, const char *method,
+                              const char *path, int64_t arr_ms, int idx, int status)
 {
 	struct fa_attempt *a = fx_add(f, task, arr_ms, status);
 
@@ -53,8 +60,7 @@ static struct fa_attempt *add(struct fx *f, const char *task, const char *route,
 
 static struct fa_attempt *search(struct fx *f, const char *task, int64_t arr_ms, int idx)
 {
-	return add(f, task, "search", "POST", "/v1/search", arr_ms, idx,
-		   f->responses[idx].status);
+	return add(f, task, "search", "POST", "/v1/search", arr_ms, idx, f->responses[idx].status);
 }
 
 static struct hx_check_result judge(struct fx *f)
@@ -76,9 +82,10 @@ static void circuit__passes_up_to_the_count(void)
 	search(&f, "q4", 300, 1); /* another code: another failure */
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
-	CU_ASSERT_STRING_EQUAL(r.detail, "the most repeated failure, POST /v1/search (route "
-			       "search) 422 \"unsupported_filter\" was answered 3 times (tasks "
-			       "q1, q2, q3), at most 3 allowed");
+	CU_ASSERT_STRING_EQUAL(r.detail,
+	                       "the most repeated failure, POST /v1/search (route "
+	                       "search) 422 \"unsupported_filter\" was answered 3 times (tasks "
+	                       "q1, q2, q3), at most 3 allowed");
 	CU_ASSERT_EQUAL(r.n_evidence, 4);
 	hx_check_result_release(&r);
 	fx_release(&f);
@@ -97,10 +104,11 @@ static void circuit__fails_past_the_count_across_tasks(void)
 	search(&f, "q4", 300, 1);
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
-	CU_ASSERT_STRING_EQUAL(r.detail, "POST /v1/search (route search) 422 "
-			       "\"unsupported_filter\" was answered 4 times, at most 3 allowed "
-			       "(tasks q1, q2, q3; seq 4, the first past the count, arrived at "
-			       "+200.0 ms)");
+	CU_ASSERT_STRING_EQUAL(r.detail,
+	                       "POST /v1/search (route search) 422 "
+	                       "\"unsupported_filter\" was answered 4 times, at most 3 allowed "
+	                       "(tasks q1, q2, q3; seq 4, the first past the count, arrived at "
+	                       "+200.0 ms)");
 	/* the repeated failures, not the other one */
 	CU_ASSERT_EQUAL(r.n_evidence, 4);
 	CU_ASSERT_EQUAL(r.evidence[3], 4);
@@ -133,7 +141,7 @@ static void circuit__groups_by_method_route_status_and_code(void)
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
 	CU_ASSERT_TRUE(fx_has(&r, "POST /v1/search (route search) 400 \"bad_json\" was "
-				  "answered 2 times"));
+	                          "answered 2 times"));
 	hx_check_result_release(&r);
 	fx_release(&f);
 }
@@ -157,7 +165,7 @@ static void circuit__attempts_without_a_route_group_by_path(void)
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
 	CU_ASSERT_TRUE(fx_has(&r, "GET /v1/records/{id} (route read) 404 was answered "
-				  "3 times"));
+	                          "3 times"));
 	hx_check_result_release(&r);
 	add(&f, "q6", NULL, "GET", "/v1/nowhere", 60, -1, 404);
 	r = judge(&f);
@@ -183,7 +191,7 @@ static void circuit__unrouted_answers_group_by_template(void)
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
 	CU_ASSERT_TRUE(fx_has(&r, "GET /v1/records/{id} (route read) 401 was answered "
-				  "3 times"));
+	                          "3 times"));
 	hx_check_result_release(&r);
 	fx_release(&f);
 }
@@ -200,7 +208,7 @@ static void circuit__is_na_below_the_count(void)
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_NA);
 	CU_ASSERT_TRUE(fx_has(&r, "answered 2 times (tasks q1, q2): fewer than the 3 "
-				  "after which the circuit must open"));
+	                          "after which the circuit must open"));
 	hx_check_result_release(&r);
 	search(&f, "q3", 200, 0);
 	r = judge(&f);
@@ -244,14 +252,14 @@ void test_circuit_register(void)
 		return;
 	CU_add_test(s, "circuit__passes_up_to_the_count", circuit__passes_up_to_the_count);
 	CU_add_test(s, "circuit__fails_past_the_count_across_tasks",
-		    circuit__fails_past_the_count_across_tasks);
+	            circuit__fails_past_the_count_across_tasks);
 	CU_add_test(s, "circuit__groups_by_method_route_status_and_code",
-		    circuit__groups_by_method_route_status_and_code);
+	            circuit__groups_by_method_route_status_and_code);
 	CU_add_test(s, "circuit__attempts_without_a_route_group_by_path",
-		    circuit__attempts_without_a_route_group_by_path);
+	            circuit__attempts_without_a_route_group_by_path);
 	CU_add_test(s, "circuit__unrouted_answers_group_by_template",
-		    circuit__unrouted_answers_group_by_template);
+	            circuit__unrouted_answers_group_by_template);
 	CU_add_test(s, "circuit__is_na_below_the_count", circuit__is_na_below_the_count);
 	CU_add_test(s, "circuit__is_na_without_a_count_or_a_failure",
-		    circuit__is_na_without_a_count_or_a_failure);
+	            circuit__is_na_without_a_count_or_a_failure);
 }

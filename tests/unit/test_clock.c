@@ -104,9 +104,9 @@ void test_clock_register(void)
 
 	CU_add_test(s, "clock__unscaled_is_real_time", clock__unscaled_is_real_time);
 	CU_add_test(s, "clock__scaled_runs_s_times_faster_from_its_origin",
-		    clock__scaled_runs_s_times_faster_from_its_origin);
+	            clock__scaled_runs_s_times_faster_from_its_origin);
 	CU_add_test(s, "clock__real_durations_divide_and_round_up",
-		    clock__real_durations_divide_and_round_up);
+	            clock__real_durations_divide_and_round_up);
 	CU_add_test(s, "clock__real_deadline_of_a_virtual_instant",
-		    clock__real_deadline_of_a_virtual_instant);
+	            clock__real_deadline_of_a_virtual_instant);
 }

@@ -14,8 +14,8 @@ static void setup(struct fx *f, const char *expect)
 }
 
 /* An attempt of @task in @scope in flight from @arr_ms to @resp_ms. */
-static struct fa_attempt *add(struct fx *f, const char *task, const char *scope,
-			      int64_t arr_ms, int64_t resp_ms)
+static struct fa_attempt *add(struct fx *f, const char *task, const char *scope, int64_t arr_ms,
+                              int64_t resp_ms)
 {
 	struct fa_attempt *a = fx_add(f, task, arr_ms, 200);
 
@@ -45,9 +45,10 @@ static void concurrency__passes_a_client_that_keeps_the_cap(void)
 	add(&f, "r4", "user:a", 305, 605);
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
-	CU_ASSERT_STRING_EQUAL(r.detail, "at most 2 attempts of a scope in flight at once "
-			       "(max_concurrent_requests 2); busiest: scope user:a at +5.0 ms, "
-			       "seq 1, 2 (tasks r1, r2)");
+	CU_ASSERT_STRING_EQUAL(r.detail,
+	                       "at most 2 attempts of a scope in flight at once "
+	                       "(max_concurrent_requests 2); busiest: scope user:a at +5.0 ms, "
+	                       "seq 1, 2 (tasks r1, r2)");
 	CU_ASSERT_EQUAL(r.n_evidence, 2);
 	hx_check_result_release(&r);
 	fx_release(&f);
@@ -66,8 +67,9 @@ static void concurrency__fails_above_the_cap(void)
 	add(&f, "r4", "user:a", 400, 700);
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
-	CU_ASSERT_STRING_EQUAL(r.detail, "scope user:a had 3 attempts in flight at +299.0 ms: "
-			       "seq 1, 2, 4 (tasks r1, r2, r3); max_concurrent_requests 2");
+	CU_ASSERT_STRING_EQUAL(r.detail,
+	                       "scope user:a had 3 attempts in flight at +299.0 ms: "
+	                       "seq 1, 2, 4 (tasks r1, r2, r3); max_concurrent_requests 2");
 	CU_ASSERT_EQUAL(r.n_evidence, 3);
 	CU_ASSERT_EQUAL(r.evidence[0], 1);
 	CU_ASSERT_EQUAL(r.evidence[1], 2);
@@ -165,10 +167,10 @@ void test_concurrency_register(void)
 	if (s == NULL)
 		return;
 	CU_add_test(s, "concurrency__passes_a_client_that_keeps_the_cap",
-		    concurrency__passes_a_client_that_keeps_the_cap);
+	            concurrency__passes_a_client_that_keeps_the_cap);
 	CU_add_test(s, "concurrency__fails_above_the_cap", concurrency__fails_above_the_cap);
 	CU_add_test(s, "concurrency__an_abandoned_answer_frees_its_slot",
-		    concurrency__an_abandoned_answer_frees_its_slot);
+	            concurrency__an_abandoned_answer_frees_its_slot);
 	CU_add_test(s, "concurrency__is_na_without_a_cap_or_a_chance_to_overlap",
-		    concurrency__is_na_without_a_cap_or_a_chance_to_overlap);
+	            concurrency__is_na_without_a_cap_or_a_chance_to_overlap);
 }

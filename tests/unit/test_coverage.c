@@ -1,4 +1,5 @@
-/* test_coverage.c -- which checks a scenario and a mode cover, the level over covered checks, the profile. */
+/* test_coverage.c -- which checks a scenario and a mode cover, the level over covered checks, the
+ * profile. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +19,12 @@ static struct fa_scenario *load(const char *responses, const char *harness)
 	struct fa_scenario *sc = NULL;
 	struct fa_err err = { "" };
 	char *text = fa_xasprintf(
-		"{\"id\": \"c\", \"provider\": {\"keys\": {"
-		"\"k1\": {\"secret\": \"sk-c-1\", \"user\": \"u\"},"
-		"\"k2\": {\"secret\": \"sk-c-2\", \"user\": \"u\"}}},"
-		"\"routes\": [{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/v1/records/{id}\","
-		"\"responses\": %s}], \"harness\": %s}", responses, harness);
+	        "{\"id\": \"c\", \"provider\": {\"keys\": {"
+	        "\"k1\": {\"secret\": \"sk-c-1\", \"user\": \"u\"},"
+	        "\"k2\": {\"secret\": \"sk-c-2\", \"user\": \"u\"}}},"
+	        "\"routes\": [{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/v1/records/{id}\","
+	        "\"responses\": %s}], \"harness\": %s}",
+	        responses, harness);
 
 	if (fa_scenario_parse(text, strlen(text), "c.json", &sc, &err) != FA_OK)
 		fprintf(stderr, "test_coverage: %s\n", err.msg);
@@ -31,13 +33,14 @@ static struct fa_scenario *load(const char *responses, const char *harness)
 	return sc;
 }
 
-#define TASK(id, key) "{\"id\": \"" id "\", \"key\": \"" key "\", \"method\": \"GET\", " \
-		      "\"path\": \"/v1/records/1\"}"
+#define TASK(id, key)                                                                              \
+	"{\"id\": \"" id "\", \"key\": \"" key "\", \"method\": \"GET\", "                         \
+	"\"path\": \"/v1/records/1\"}"
 #define PAUSE "[{\"times\": 1, \"status\": 429, \"retry_after\": 2}, {\"status\": 200}]"
 
 /* Whether check @id is covered by @sc in @mode; its why into @why. */
 static bool covered(const struct fa_scenario *sc, enum hx_mode mode, const char *id,
-		    const char **why)
+                    const char **why)
 {
 	struct hx_check_input in = { .sc = sc, .mode = mode };
 	struct hx_check_ctx c;
@@ -53,22 +56,34 @@ static bool covered(const struct fa_scenario *sc, enum hx_mode mode, const char 
 static void coverage__scope_pause_needs_a_later_release(void)
 {
 	const char *why = NULL;
-	struct fa_scenario *later = load(PAUSE,
-		"{\"tasks\": [" TASK("t1", "k1") "," TASK("t2", "k2") "],"
-		"\"events\": [{\"at_ms\": 0, \"send\": [\"t1\"]},"
-		"{\"after\": {\"task\": \"t1\", \"status\": 429}, \"send\": [\"t2\"]}]}");
-	struct fa_scenario *at_once = load(PAUSE,
-		"{\"tasks\": [" TASK("t1", "k1") "," TASK("t2", "k2") "],"
-		"\"events\": [{\"at_ms\": 0, \"send\": [\"t1\", \"t2\"]}]}");
-	struct fa_scenario *delayed = load(PAUSE,
-		"{\"tasks\": [" TASK("t1", "k1") "," TASK("t2", "k2") "],"
-		"\"events\": [{\"at_ms\": 0, \"send\": [\"t1\"]}, {\"at_ms\": 300, \"send\": [\"t2\"]}]}");
-	struct fa_scenario *alone = load(PAUSE,
-		"{\"tasks\": [" TASK("t1", "k1") "], \"events\": [{\"at_ms\": 0, \"send\": [\"t1\"]}]}");
-	struct fa_scenario *no_pause = load("[{\"status\": 503}]",
-		"{\"tasks\": [" TASK("t1", "k1") "," TASK("t2", "k2") "],"
-		"\"events\": [{\"at_ms\": 0, \"send\": [\"t1\"]},"
-		"{\"after\": {\"task\": \"t1\", \"status\": 503}, \"send\": [\"t2\"]}]}");
+	struct fa_scenario *later = load(
+	        PAUSE,
+	        "{\"tasks\": [" TASK("t1", "k1") "," TASK(
+	                "t2",
+	                "k2") "],"
+	                      "\"events\": [{\"at_ms\": 0, \"send\": [\"t1\"]},"
+	                      "{\"after\": {\"task\": \"t1\", \"status\": 429}, \"send\": [\"t2\"]}]}");
+	struct fa_scenario *at_once = load(
+	        PAUSE,
+	        "{\"tasks\": [" TASK("t1", "k1") "," TASK(
+	                "t2", "k2") "],"
+	                            "\"events\": [{\"at_ms\": 0, \"send\": [\"t1\", \"t2\"]}]}");
+	struct fa_scenario *delayed = load(
+	        PAUSE,
+	        "{\"tasks\": [" TASK("t1", "k1") "," TASK(
+	                "t2",
+	                "k2") "],"
+	                      "\"events\": [{\"at_ms\": 0, \"send\": [\"t1\"]}, {\"at_ms\": 300, \"send\": [\"t2\"]}]}");
+	struct fa_scenario *alone = load(
+	        PAUSE, "{\"tasks\": [" TASK(
+	                       "t1", "k1") "], \"events\": [{\"at_ms\": 0, \"send\": [\"t1\"]}]}");
+	struct fa_scenario *no_pause = load(
+	        "[{\"status\": 503}]",
+	        "{\"tasks\": [" TASK("t1", "k1") "," TASK(
+	                "t2",
+	                "k2") "],"
+	                      "\"events\": [{\"at_ms\": 0, \"send\": [\"t1\"]},"
+	                      "{\"after\": {\"task\": \"t1\", \"status\": 503}, \"send\": [\"t2\"]}]}");
 
 	CU_ASSERT_TRUE(covered(later, HX_MODE_EXEC, "wait.scope_pause", &why));
 	CU_ASSERT_EQUAL(hx_coverage_release_ms(later, "t1"), 0);
@@ -76,10 +91,10 @@ static void coverage__scope_pause_needs_a_later_release(void)
 	CU_ASSERT_TRUE(covered(delayed, HX_MODE_STDIO, "wait.scope_pause", &why));
 	CU_ASSERT_FALSE(covered(at_once, HX_MODE_STDIO, "wait.scope_pause", &why));
 	CU_ASSERT_STRING_EQUAL(why, "every task of the scope starts at 0 ms, so whether one "
-				    "starts inside the pause is start-up luck");
+	                            "starts inside the pause is start-up luck");
 	CU_ASSERT_FALSE(covered(alone, HX_MODE_STDIO, "wait.scope_pause", &why));
 	CU_ASSERT_STRING_EQUAL(why, "no scope has two tasks: a pause told to one task holds "
-				    "no other");
+	                            "no other");
 	CU_ASSERT_FALSE(covered(no_pause, HX_MODE_STDIO, "wait.scope_pause", &why));
 	CU_ASSERT_PTR_NOT_NULL(strstr(why, "announces a pause"));
 	/* the same pause-less scenario: nothing to wait for, no 4xx */
@@ -99,11 +114,16 @@ static void coverage__scope_pause_needs_a_later_release(void)
 static void coverage__mode_and_prerequisites(void)
 {
 	const char *why = NULL;
-	struct fa_scenario *sc = load("[{\"status\": 400}]",
-		"{\"tasks\": [" TASK("t1", "k1") "], \"events\": [{\"at_ms\": 0, \"send\": [\"t1\"]},"
-		"{\"after\": {\"task\": \"t1\", \"status\": 400}, \"cancel\": [\"t1\"]}]}");
-	struct fa_scenario *plain = load("[{\"status\": 200}]",
-		"{\"tasks\": [" TASK("t1", "k1") "], \"events\": [{\"at_ms\": 0, \"send\": [\"t1\"]}]}");
+	struct fa_scenario *sc = load(
+	        "[{\"status\": 400}]",
+	        "{\"tasks\": [" TASK(
+	                "t1",
+	                "k1") "], \"events\": [{\"at_ms\": 0, \"send\": [\"t1\"]},"
+	                      "{\"after\": {\"task\": \"t1\", \"status\": 400}, \"cancel\": [\"t1\"]}]}");
+	struct fa_scenario *plain =
+	        load("[{\"status\": 200}]",
+	             "{\"tasks\": [" TASK(
+	                     "t1", "k1") "], \"events\": [{\"at_ms\": 0, \"send\": [\"t1\"]}]}");
 
 	CU_ASSERT_FALSE(covered(sc, HX_MODE_EXEC, "attempts.hidden", &why));
 	CU_ASSERT_STRING_EQUAL(why, "an exec client reports no attempt count");
@@ -127,8 +147,10 @@ static void coverage__mode_and_prerequisites(void)
 /* The engine does not judge a check it does not cover. */
 static void coverage__engine_marks_not_covered(void)
 {
-	struct fa_scenario *plain = load("[{\"status\": 200}]",
-		"{\"tasks\": [" TASK("t1", "k1") "], \"events\": [{\"at_ms\": 0, \"send\": [\"t1\"]}]}");
+	struct fa_scenario *plain =
+	        load("[{\"status\": 200}]",
+	             "{\"tasks\": [" TASK(
+	                     "t1", "k1") "], \"events\": [{\"at_ms\": 0, \"send\": [\"t1\"]}]}");
 	struct hx_check_input in = { .sc = plain, .mode = HX_MODE_EXEC };
 	struct hx_check_result *res = NULL;
 	size_t n = 0;
@@ -139,7 +161,7 @@ static void coverage__engine_marks_not_covered(void)
 			CU_ASSERT_TRUE(res[i].uncovered);
 			CU_ASSERT_EQUAL(res[i].verdict, HX_NA);
 			CU_ASSERT_STRING_EQUAL(res[i].detail, "not judged here: an exec client "
-							      "reports no attempt count");
+			                                      "reports no attempt count");
 		}
 		if (strcmp(res[i].id, "attempts.bounded") == 0)
 			CU_ASSERT_FALSE(res[i].uncovered);
@@ -287,13 +309,13 @@ void test_coverage_register(void)
 	if (s == NULL)
 		return;
 	CU_add_test(s, "coverage__scope_pause_needs_a_later_release",
-		    coverage__scope_pause_needs_a_later_release);
+	            coverage__scope_pause_needs_a_later_release);
 	CU_add_test(s, "coverage__mode_and_prerequisites", coverage__mode_and_prerequisites);
 	CU_add_test(s, "coverage__engine_marks_not_covered", coverage__engine_marks_not_covered);
 	CU_add_test(s, "coverage__exec_mode_reaches_l2_without_attempts_hidden",
-		    coverage__exec_mode_reaches_l2_without_attempts_hidden);
+	            coverage__exec_mode_reaches_l2_without_attempts_hidden);
 	CU_add_test(s, "coverage__covered_na_blocks_the_level",
-		    coverage__covered_na_blocks_the_level);
+	            coverage__covered_na_blocks_the_level);
 	CU_add_test(s, "coverage__level_with_only_uncovered_checks_is_not_reached",
-		    coverage__level_with_only_uncovered_checks_is_not_reached);
+	            coverage__level_with_only_uncovered_checks_is_not_reached);
 }

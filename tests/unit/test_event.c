@@ -1,4 +1,5 @@
-/* test_event.c -- harness events: status and held triggers, kill and cancel events, liveness, quiet windows. */
+/* test_event.c -- harness events: status and held triggers, kill and cancel events, liveness, quiet
+ * windows. */
 #include <string.h>
 
 #include <CUnit/CUnit.h>
@@ -26,12 +27,17 @@ static void sc_init(struct sc *sc, int status)
 	sc->send_w1[0] = "w1";
 	sc->send_t2[0] = "t2";
 	sc->events[0] = (struct fa_event_spec){ .at_ms = 0, .send = sc->send_w1, .n_send = 1 };
-	sc->events[1] = (struct fa_event_spec){ .at_ms = -1, .after_task = "w1",
-						.after_held = true, .plus_ms = 5,
-						.kill = true, .restart = true };
-	sc->events[2] = (struct fa_event_spec){ .at_ms = -1, .after_task = "w1",
-						.after_status = status, .send = sc->send_t2,
-						.n_send = 1 };
+	sc->events[1] = (struct fa_event_spec){ .at_ms = -1,
+		                                .after_task = "w1",
+		                                .after_held = true,
+		                                .plus_ms = 5,
+		                                .kill = true,
+		                                .restart = true };
+	sc->events[2] = (struct fa_event_spec){ .at_ms = -1,
+		                                .after_task = "w1",
+		                                .after_status = status,
+		                                .send = sc->send_t2,
+		                                .n_send = 1 };
 	sc->s.harness.tasks = sc->tasks;
 	sc->s.harness.n_tasks = 2;
 	sc->s.harness.events = sc->events;
@@ -126,9 +132,12 @@ static void event__cancel_only_event_lives_like_any_other(void)
 	char *cancel_w1[1] = { "w1" };
 
 	sc_init(&sc, 503);
-	sc.events[1] = (struct fa_event_spec){ .at_ms = -1, .after_task = "w1",
-						.after_status = 503, .plus_ms = 300,
-						.cancel = cancel_w1, .n_cancel = 1 };
+	sc.events[1] = (struct fa_event_spec){ .at_ms = -1,
+		                               .after_task = "w1",
+		                               .after_status = 503,
+		                               .plus_ms = 300,
+		                               .cancel = cancel_w1,
+		                               .n_cancel = 1 };
 	sc.s.harness.n_events = 2;
 	hx_event_init(&ev, &sc.s, false, 0);
 	CU_ASSERT_EQUAL(hx_event_next_due(&ev, 0), 0);
@@ -167,13 +176,13 @@ void test_event_register(void)
 	if (s == NULL)
 		return;
 	CU_add_test(s, "event__held_trigger_fires_on_a_held_answer_only",
-		    event__held_trigger_fires_on_a_held_answer_only);
+	            event__held_trigger_fires_on_a_held_answer_only);
 	CU_add_test(s, "event__status_zero_trigger_is_not_a_held_one",
-		    event__status_zero_trigger_is_not_a_held_one);
+	            event__status_zero_trigger_is_not_a_held_one);
 	CU_add_test(s, "event__held_event_is_live_while_its_task_runs",
-		    event__held_event_is_live_while_its_task_runs);
+	            event__held_event_is_live_while_its_task_runs);
 	CU_add_test(s, "event__cancel_only_event_lives_like_any_other",
-		    event__cancel_only_event_lives_like_any_other);
+	            event__cancel_only_event_lives_like_any_other);
 	CU_add_test(s, "event__quiet_window_keeps_the_scenario_open_until_it_ends",
-		    event__quiet_window_keeps_the_scenario_open_until_it_ends);
+	            event__quiet_window_keeps_the_scenario_open_until_it_ends);
 }

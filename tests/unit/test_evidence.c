@@ -97,11 +97,11 @@ void test_evidence_register(void)
 	CU_pSuite s = CU_add_suite("evidence", NULL, NULL);
 
 	CU_add_test(s, "evidence__is_given_ascending_without_repeats",
-		    evidence__is_given_ascending_without_repeats);
+	            evidence__is_given_ascending_without_repeats);
 	CU_add_test(s, "evidence__empty_list_leaves_no_evidence",
-		    evidence__empty_list_leaves_no_evidence);
+	            evidence__empty_list_leaves_no_evidence);
 	CU_add_test(s, "evidence__grows_past_its_first_block",
-		    evidence__grows_past_its_first_block);
+	            evidence__grows_past_its_first_block);
 	CU_add_test(s, "evidence__arrival_order_is_by_time_then_seq",
-		    evidence__arrival_order_is_by_time_then_seq);
+	            evidence__arrival_order_is_by_time_then_seq);
 }

@@ -19,8 +19,7 @@
 /* A scratch folder per test case, removed after. */
 static char tmpdir[256];
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-		    struct FTW *ftw)
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
 	(void)flag;
@@ -32,8 +31,7 @@ static int setup(void)
 {
 	const char *base = getenv("TMPDIR");
 
-	snprintf(tmpdir, sizeof(tmpdir), "%s/test-exec-XXXXXX",
-		 base && *base ? base : P_tmpdir);
+	snprintf(tmpdir, sizeof(tmpdir), "%s/test-exec-XXXXXX", base && *base ? base : P_tmpdir);
 	return mkdtemp(tmpdir) ? 0 : -1;
 }
 
@@ -66,8 +64,7 @@ static char *slurp(const char *path)
 }
 
 /* Run @cmd to the end with @env and @timeout_ms; stdout lands in "out". */
-static void run(struct hx_exec_proc *p, const char *cmd, const char *const *env,
-		int timeout_ms)
+static void run(struct hx_exec_proc *p, const char *cmd, const char *const *env, int timeout_ms)
 {
 	char *out = scratch("out");
 	char *err = scratch("err");
@@ -128,8 +125,7 @@ static int group_alive(long pgid)
 		if (f == NULL)
 			continue;
 		rp = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-		if (rp != NULL &&
-		    sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 &&
+		if (rp != NULL && sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 &&
 		    pgrp == pgid && state != 'Z' && state != 'X')
 			n++;
 		fclose(f);
@@ -189,11 +185,13 @@ static void exec__quote_escapes_a_single_quote(void)
 
 static void exec__expand_replaces_the_three_placeholders(void)
 {
-	struct hx_exec_vars v = { .url = "http://h/v1/x?fa_task=t1", .method = "POST", .body_file = "/d/t1.body" };
+	struct hx_exec_vars v = { .url = "http://h/v1/x?fa_task=t1",
+		                  .method = "POST",
+		                  .body_file = "/d/t1.body" };
 	char *s = hx_exec_expand("c -X {method} -d @{body_file} {url} {url}", &v);
 
 	CU_ASSERT_STRING_EQUAL(s, "c -X 'POST' -d @'/d/t1.body' "
-				  "'http://h/v1/x?fa_task=t1' 'http://h/v1/x?fa_task=t1'");
+	                          "'http://h/v1/x?fa_task=t1' 'http://h/v1/x?fa_task=t1'");
 	free(s);
 }
 
@@ -255,8 +253,8 @@ static void exec__environment_is_set_and_replaces_inherited_names(void)
 	char *got;
 
 	setenv("FAKEAPI_KEY", "inherited", 1);
-	run(&p, "printf '%s,%s,%s' \"$FAKEAPI_KEY\" \"$FAKEAPI_TASK\" \"${PATH:+path}\"",
-	    env, 5000);
+	run(&p, "printf '%s,%s,%s' \"$FAKEAPI_KEY\" \"$FAKEAPI_TASK\" \"${PATH:+path}\"", env,
+	    5000);
 	unsetenv("FAKEAPI_KEY");
 	got = slurp(out);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
@@ -348,9 +346,9 @@ static void exec__process_that_left_its_group_dies_with_the_client(void)
 {
 	/* a new session (setsid) escapes the group kill; the marker does not */
 	char *cmd = fa_xasprintf("setsid sh -c 'echo $$ > \"$0.tmp\"; mv \"$0.tmp\" \"$0\"; "
-				 "exec sleep 30' '%s/escaped.pid' & "
-				 "while [ ! -s '%s/escaped.pid' ]; do sleep 0.01; done; exit 0",
-				 tmpdir, tmpdir);
+	                         "exec sleep 30' '%s/escaped.pid' & "
+	                         "while [ ! -s '%s/escaped.pid' ]; do sleep 0.01; done; exit 0",
+	                         tmpdir, tmpdir);
 	struct hx_exec_proc p;
 	int64_t t0 = fa_clock_mono_us();
 	long escaped;
@@ -519,21 +517,31 @@ static void exec__stop_ends_a_running_client(void)
 
 /* Every value a task can have, for the placeholder and variable tests. */
 static const struct hx_exec_vars all_vars = {
-	.url = "http://h/v1/x?fa_task=t1", .method = "POST", .body_file = "/d/t1.body",
-	.task = "t1", .max_attempts = "4", .max_retries = "3", .max_wait_s = "90",
-	.timeout_s = "105", .rpm = "60", .tpm = "40000", .period_s = "60",
-	.headers_file = "/d/t1.headers", .headers_json = "{\"Idempotency-Key\":\"k 1\"}",
+	.url = "http://h/v1/x?fa_task=t1",
+	.method = "POST",
+	.body_file = "/d/t1.body",
+	.task = "t1",
+	.max_attempts = "4",
+	.max_retries = "3",
+	.max_wait_s = "90",
+	.timeout_s = "105",
+	.rpm = "60",
+	.tpm = "40000",
+	.period_s = "60",
+	.headers_file = "/d/t1.headers",
+	.headers_json = "{\"Idempotency-Key\":\"k 1\"}",
 };
 
 static void exec__expand_replaces_every_placeholder_quoted(void)
 {
 	char *s = hx_exec_expand("c {task} {max_attempts} {max_retries} {max_wait_s} "
-				 "{timeout_s} {rpm} {tpm} {period_s} -H @{headers_file} "
-				 "-X {method} -d @{body_file} {url}", &all_vars);
+	                         "{timeout_s} {rpm} {tpm} {period_s} -H @{headers_file} "
+	                         "-X {method} -d @{body_file} {url}",
+	                         &all_vars);
 
 	CU_ASSERT_STRING_EQUAL(s, "c 't1' '4' '3' '90' '105' '60' '40000' '60' "
-				  "-H @'/d/t1.headers' -X 'POST' -d @'/d/t1.body' "
-				  "'http://h/v1/x?fa_task=t1'");
+	                          "-H @'/d/t1.headers' -X 'POST' -d @'/d/t1.body' "
+	                          "'http://h/v1/x?fa_task=t1'");
 	free(s);
 }
 
@@ -543,7 +551,8 @@ static void exec__expand_gives_unset_values_as_empty_words_and_keeps_unknown_one
 {
 	struct hx_exec_vars v = { .url = "u", .task = "t1" };
 	char *s = hx_exec_expand("x {max_attempts} {rpm}{tpm} {task} {max_attempt} {TASK} "
-				 "{headers} {timeout_s}", &v);
+	                         "{headers} {timeout_s}",
+	                         &v);
 
 	CU_ASSERT_STRING_EQUAL(s, "x '' '''' 't1' {max_attempt} {TASK} {headers} ''");
 	free(s);
@@ -554,11 +563,19 @@ static void exec__expand_gives_unset_values_as_empty_words_and_keeps_unknown_one
 static void exec__vars_env_names_every_value_set(void)
 {
 	static const char *const want[] = {
-		"FAKEAPI_METHOD=POST", "FAKEAPI_BODY_FILE=/d/t1.body", "FAKEAPI_TASK=t1",
-		"FAKEAPI_MAX_ATTEMPTS=4", "FAKEAPI_MAX_RETRIES=3", "FAKEAPI_MAX_WAIT_S=90",
-		"FAKEAPI_TIMEOUT_S=105", "FAKEAPI_RPM=60", "FAKEAPI_TPM=40000",
-		"FAKEAPI_PERIOD_S=60", "FAKEAPI_HEADERS_FILE=/d/t1.headers",
-		"FAKEAPI_HEADERS={\"Idempotency-Key\":\"k 1\"}", NULL,
+		"FAKEAPI_METHOD=POST",
+		"FAKEAPI_BODY_FILE=/d/t1.body",
+		"FAKEAPI_TASK=t1",
+		"FAKEAPI_MAX_ATTEMPTS=4",
+		"FAKEAPI_MAX_RETRIES=3",
+		"FAKEAPI_MAX_WAIT_S=90",
+		"FAKEAPI_TIMEOUT_S=105",
+		"FAKEAPI_RPM=60",
+		"FAKEAPI_TPM=40000",
+		"FAKEAPI_PERIOD_S=60",
+		"FAKEAPI_HEADERS_FILE=/d/t1.headers",
+		"FAKEAPI_HEADERS={\"Idempotency-Key\":\"k 1\"}",
+		NULL,
 	};
 	struct hx_exec_vars some = { .url = "u", .method = "GET", .timeout_s = "20" };
 	char **env = hx_exec_vars_env(&all_vars);
@@ -625,7 +642,8 @@ static void exec__headers_file_has_one_line_per_header(void)
 	free(got);
 	free(path);
 	CU_ASSERT_EQUAL(hx_exec_write_headers("/nonexistent/dir/h", h, 2, &err), FA_EIO);
-	CU_ASSERT_STRING_EQUAL(err.msg, "/nonexistent/dir/h: cannot write: No such file or directory");
+	CU_ASSERT_STRING_EQUAL(err.msg,
+	                       "/nonexistent/dir/h: cannot write: No such file or directory");
 }
 
 /* A scenario with task "w" (budget, headers) and task "r" (neither),
@@ -633,16 +651,16 @@ static void exec__headers_file_has_one_line_per_header(void)
 static struct fa_scenario *task_scenario(bool pacing)
 {
 	char *text = fa_xasprintf(
-		"{\"id\": \"s\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"sk-x\", \"user\": \"u\"}}},"
-		" \"routes\": [{\"id\": \"r\", \"method\": \"POST\", \"path\": \"/v1/r\","
-		"   \"responses\": [{\"status\": 200}]}],"
-		" \"harness\": {\"tasks\": ["
-		"   {\"id\": \"w\", \"key\": \"k1\", \"method\": \"POST\", \"path\": \"/v1/r\","
-		"    \"headers\": {\"Idempotency-Key\": \"it's 1\", \"Accept\": \"*/*\"},"
-		"    \"budget\": {\"max_attempts\": 1, \"max_wait_s\": 0}},"
-		"   {\"id\": \"r\", \"key\": \"k1\", \"method\": \"POST\", \"path\": \"/v1/r\"}],"
-		"  \"events\": [{\"at_ms\": 0, \"send\": [\"w\", \"r\"]}]%s}}",
-		pacing ? ", \"pacing\": {\"tpm\": 3000}" : "");
+	        "{\"id\": \"s\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"sk-x\", \"user\": \"u\"}}},"
+	        " \"routes\": [{\"id\": \"r\", \"method\": \"POST\", \"path\": \"/v1/r\","
+	        "   \"responses\": [{\"status\": 200}]}],"
+	        " \"harness\": {\"tasks\": ["
+	        "   {\"id\": \"w\", \"key\": \"k1\", \"method\": \"POST\", \"path\": \"/v1/r\","
+	        "    \"headers\": {\"Idempotency-Key\": \"it's 1\", \"Accept\": \"*/*\"},"
+	        "    \"budget\": {\"max_attempts\": 1, \"max_wait_s\": 0}},"
+	        "   {\"id\": \"r\", \"key\": \"k1\", \"method\": \"POST\", \"path\": \"/v1/r\"}],"
+	        "  \"events\": [{\"at_ms\": 0, \"send\": [\"w\", \"r\"]}]%s}}",
+	        pacing ? ", \"pacing\": {\"tpm\": 3000}" : "");
 	struct fa_scenario *sc = NULL;
 	struct fa_err err = { { 0 } };
 
@@ -675,7 +693,7 @@ static void exec__client_task_carries_budget_timeout_pacing_and_headers(void)
 	CU_ASSERT_STRING_EQUAL(ct.vars.tpm, "3000");
 	CU_ASSERT_STRING_EQUAL(ct.vars.period_s, "60"); /* the default without a quota */
 	CU_ASSERT_STRING_EQUAL(ct.vars.headers_json,
-			       "{\"Idempotency-Key\":\"it's 1\",\"Accept\":\"*/*\"}");
+	                       "{\"Idempotency-Key\":\"it's 1\",\"Accept\":\"*/*\"}");
 	hx_client_task_release(&ct);
 	hx_client_task_init(&ct, sc, &sc->harness.tasks[1], "U", "B", "H", 60);
 	CU_ASSERT_PTR_NULL(ct.vars.max_attempts);
@@ -713,17 +731,19 @@ static void exec__client_reads_the_task_from_env_and_placeholders_never_the_key_
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
 	CU_ASSERT_EQUAL_FATAL(hx_exec_write_headers(hdrs, sc->harness.tasks[0].headers,
-						    sc->harness.tasks[0].n_headers, &err), FA_OK);
-	hx_client_task_init(&ct, sc, &sc->harness.tasks[0], "http://h/v1/r?fa_task=w", "/d/b",
-			    hdrs, 15);
+	                                            sc->harness.tasks[0].n_headers, &err),
+	                      FA_OK);
+	hx_client_task_init(&ct, sc, &sc->harness.tasks[0], "http://h/v1/r?fa_task=w", "/d/b", hdrs,
+	                    15);
 	extra = hx_exec_vars_env(&ct.vars);
 	env = hx_client_env_new(sc, "http://h", "/d/state", "kc0123", "k1", extra);
 	free(extra);
 	cmd = hx_exec_expand("printf '%s|%s|%s|%s|' {task} {max_retries} {tpm} {rpm}; "
-			     "printf '%s|%s|%s|%s|%s|' \"$FAKEAPI_MAX_ATTEMPTS\" "
-			     "\"$FAKEAPI_MAX_WAIT_S\" \"$FAKEAPI_TIMEOUT_S\" \"$FAKEAPI_PERIOD_S\" "
-			     "\"${FAKEAPI_RPM-unset}\"; printf '%s|' \"$FAKEAPI_HEADERS\"; "
-			     "cat {headers_file}", &ct.vars);
+	                     "printf '%s|%s|%s|%s|%s|' \"$FAKEAPI_MAX_ATTEMPTS\" "
+	                     "\"$FAKEAPI_MAX_WAIT_S\" \"$FAKEAPI_TIMEOUT_S\" \"$FAKEAPI_PERIOD_S\" "
+	                     "\"${FAKEAPI_RPM-unset}\"; printf '%s|' \"$FAKEAPI_HEADERS\"; "
+	                     "cat {headers_file}",
+	                     &ct.vars);
 	CU_ASSERT_PTR_NULL(strstr(cmd, "sk-x"));
 	setenv("FAKEAPI_RPM", "999", 1); /* the harness's own: never the task's */
 	run(&p, cmd, (const char *const *)env, 5000);
@@ -732,8 +752,8 @@ static void exec__client_reads_the_task_from_env_and_placeholders_never_the_key_
 	CU_ASSERT_EQUAL(p.exit_code, 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
 	CU_ASSERT_STRING_EQUAL(got, "w|0|3000||1|0|15|60|unset|"
-				    "{\"Idempotency-Key\":\"it's 1\",\"Accept\":\"*/*\"}|"
-				    "Idempotency-Key: it's 1\nAccept: */*\n");
+	                            "{\"Idempotency-Key\":\"it's 1\",\"Accept\":\"*/*\"}|"
+	                            "Idempotency-Key: it's 1\nAccept: */*\n");
 	free(got);
 	got = slurp(hdrs);
 	CU_ASSERT_PTR_NULL(strstr(got, "sk-x"));
@@ -755,49 +775,51 @@ void test_exec_register(void)
 	CU_add_test(s, "exec__quote_wraps_in_single_quotes", exec__quote_wraps_in_single_quotes);
 	CU_add_test(s, "exec__quote_escapes_a_single_quote", exec__quote_escapes_a_single_quote);
 	CU_add_test(s, "exec__expand_replaces_the_three_placeholders",
-		    exec__expand_replaces_the_three_placeholders);
+	            exec__expand_replaces_the_three_placeholders);
 	CU_add_test(s, "exec__expand_leaves_unknown_braces_as_written",
-		    exec__expand_leaves_unknown_braces_as_written);
+	            exec__expand_leaves_unknown_braces_as_written);
 	CU_add_test(s, "exec__expand_with_empty_values_gives_empty_words",
-		    exec__expand_with_empty_values_gives_empty_words);
+	            exec__expand_with_empty_values_gives_empty_words);
 	CU_add_test(s, "exec__task_url_appends_fa_task_as_query_or_parameter",
-		    exec__task_url_appends_fa_task_as_query_or_parameter);
+	            exec__task_url_appends_fa_task_as_query_or_parameter);
 	CU_add_test(s, "exec__quoted_values_reach_the_client_verbatim",
-		    exec__quoted_values_reach_the_client_verbatim);
+	            exec__quoted_values_reach_the_client_verbatim);
 	CU_add_test(s, "exec__environment_is_set_and_replaces_inherited_names",
-		    exec__environment_is_set_and_replaces_inherited_names);
+	            exec__environment_is_set_and_replaces_inherited_names);
 	CU_add_test(s, "exec__each_client_gets_a_fresh_marker_in_its_environment",
-		    exec__each_client_gets_a_fresh_marker_in_its_environment);
+	            exec__each_client_gets_a_fresh_marker_in_its_environment);
 	CU_add_test(s, "exec__client_env_puts_the_extras_then_a_fresh_marker_on_top",
-		    exec__client_env_puts_the_extras_then_a_fresh_marker_on_top);
+	            exec__client_env_puts_the_extras_then_a_fresh_marker_on_top);
 	CU_add_test(s, "exec__environment_keeps_a_marker_the_harness_inherited_out",
-		    exec__environment_keeps_a_marker_the_harness_inherited_out);
+	            exec__environment_keeps_a_marker_the_harness_inherited_out);
 	CU_add_test(s, "exec__process_that_left_its_group_dies_with_the_client",
-		    exec__process_that_left_its_group_dies_with_the_client);
+	            exec__process_that_left_its_group_dies_with_the_client);
 	CU_add_test(s, "exec__exit_status_is_recorded", exec__exit_status_is_recorded);
 	CU_add_test(s, "exec__missing_command_exits_127", exec__missing_command_exits_127);
 	CU_add_test(s, "exec__stdin_is_empty_and_stderr_is_captured",
-		    exec__stdin_is_empty_and_stderr_is_captured);
+	            exec__stdin_is_empty_and_stderr_is_captured);
 	CU_add_test(s, "exec__client_inherits_no_descriptor_above_2",
-		    exec__client_inherits_no_descriptor_above_2);
+	            exec__client_inherits_no_descriptor_above_2);
 	CU_add_test(s, "exec__timeout_stops_a_hung_sleep", exec__timeout_stops_a_hung_sleep);
 	CU_add_test(s, "exec__sigkill_follows_when_sigterm_is_ignored",
-		    exec__sigkill_follows_when_sigterm_is_ignored);
+	            exec__sigkill_follows_when_sigterm_is_ignored);
 	CU_add_test(s, "exec__timeout_kills_the_whole_group", exec__timeout_kills_the_whole_group);
 	CU_add_test(s, "exec__background_child_dies_with_the_leader",
-		    exec__background_child_dies_with_the_leader);
+	            exec__background_child_dies_with_the_leader);
 	CU_add_test(s, "exec__stop_ends_a_running_client", exec__stop_ends_a_running_client);
 	CU_add_test(s, "exec__expand_replaces_every_placeholder_quoted",
-		    exec__expand_replaces_every_placeholder_quoted);
+	            exec__expand_replaces_every_placeholder_quoted);
 	CU_add_test(s, "exec__expand_gives_unset_values_as_empty_words_and_keeps_unknown_ones",
-		    exec__expand_gives_unset_values_as_empty_words_and_keeps_unknown_ones);
-	CU_add_test(s, "exec__vars_env_names_every_value_set", exec__vars_env_names_every_value_set);
+	            exec__expand_gives_unset_values_as_empty_words_and_keeps_unknown_ones);
+	CU_add_test(s, "exec__vars_env_names_every_value_set",
+	            exec__vars_env_names_every_value_set);
 	CU_add_test(s, "exec__bare_name_unsets_an_inherited_variable",
-		    exec__bare_name_unsets_an_inherited_variable);
+	            exec__bare_name_unsets_an_inherited_variable);
 	CU_add_test(s, "exec__headers_file_has_one_line_per_header",
-		    exec__headers_file_has_one_line_per_header);
+	            exec__headers_file_has_one_line_per_header);
 	CU_add_test(s, "exec__client_task_carries_budget_timeout_pacing_and_headers",
-		    exec__client_task_carries_budget_timeout_pacing_and_headers);
-	CU_add_test(s, "exec__client_reads_the_task_from_env_and_placeholders_never_the_key_in_argv",
-		    exec__client_reads_the_task_from_env_and_placeholders_never_the_key_in_argv);
+	            exec__client_task_carries_budget_timeout_pacing_and_headers);
+	CU_add_test(s,
+	            "exec__client_reads_the_task_from_env_and_placeholders_never_the_key_in_argv",
+	            exec__client_reads_the_task_from_env_and_placeholders_never_the_key_in_argv);
 }

@@ -1,4 +1,5 @@
-/* test_expect.c -- each check's parameters: the registry's tables, validation when the harness loads a scenario, reading. */
+/* test_expect.c -- each check's parameters: the registry's tables, validation when the harness
+ * loads a scenario, reading. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +18,13 @@
 static char *scenario_text(const char *expect)
 {
 	return fa_xasprintf(
-		"{\"id\": \"s1\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"sk-1\", "
-		"\"user\": \"u1\"}}}, \"routes\": [{\"id\": \"r\", \"method\": \"GET\", "
-		"\"path\": \"/a\", \"responses\": [{\"status\": 200}]}], \"harness\": {"
-		"\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"},"
-		" {\"id\": \"b\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"}],"
-		" \"events\": [{\"at_ms\": 0, \"send\": [\"a\", \"b\"]}]%s%s}}",
-		expect ? ", \"expect\": " : "", expect ? expect : "");
+	        "{\"id\": \"s1\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"sk-1\", "
+	        "\"user\": \"u1\"}}}, \"routes\": [{\"id\": \"r\", \"method\": \"GET\", "
+	        "\"path\": \"/a\", \"responses\": [{\"status\": 200}]}], \"harness\": {"
+	        "\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"},"
+	        " {\"id\": \"b\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"}],"
+	        " \"events\": [{\"at_ms\": 0, \"send\": [\"a\", \"b\"]}]%s%s}}",
+	        expect ? ", \"expect\": " : "", expect ? expect : "");
 }
 
 /* The scenario with @expect as the provider loads it (no expect check). */
@@ -120,16 +121,17 @@ static void expect__a_check_takes_its_own_parameters_only(void)
 		harness_err(cases[i].expect, &err);
 		if (strcmp(err.msg, cases[i].want) != 0)
 			FX_FAILF("case %zu:\n  expected: %s\n  got:      %s", i, cases[i].want,
-				 err.msg);
+			         err.msg);
 	}
 	/* every parameter of every check, at its bounds, loads */
-	harness_err("{\"wait.retry_after\": {\"tolerance_ms\": 60000, \"required\": false},"
-		    " \"wait.jitter\": {\"tolerance_ms\": 0, \"min_tasks\": 2, \"w_min_ms\": 3600000},"
-		    " \"wait.concurrency\": {\"max_concurrent_requests\": 1000},"
-		    " \"budget.escalates\": {\"tasks\": [\"b\", \"a\"], \"tolerance_ms\": 60000},"
-		    " \"cancel.quiet\": {\"margin_ms\": 0, \"tolerance_ms\": 60000},"
-		    " \"classify.circuit\": {\"max_identical\": 100}, \"attempts.bounded\": {}}",
-		    &err);
+	harness_err(
+	        "{\"wait.retry_after\": {\"tolerance_ms\": 60000, \"required\": false},"
+	        " \"wait.jitter\": {\"tolerance_ms\": 0, \"min_tasks\": 2, \"w_min_ms\": 3600000},"
+	        " \"wait.concurrency\": {\"max_concurrent_requests\": 1000},"
+	        " \"budget.escalates\": {\"tasks\": [\"b\", \"a\"], \"tolerance_ms\": 60000},"
+	        " \"cancel.quiet\": {\"margin_ms\": 0, \"tolerance_ms\": 60000},"
+	        " \"classify.circuit\": {\"max_identical\": 100}, \"attempts.bounded\": {}}",
+	        &err);
 	CU_ASSERT_STRING_EQUAL(err.msg, "");
 }
 
@@ -143,8 +145,8 @@ static void expect__the_provider_leaves_expect_to_the_harness(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
 	CU_ASSERT_EQUAL(hx_expect_validate(sc, &err), FA_EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "t.json: $.harness.expect: unknown check "
-					       "\"wait.retry_afer\" (allowed: attempts.bounded, "
-					       "wait.retry_after, classify.no_retry_4xx, "));
+	                                       "\"wait.retry_afer\" (allowed: attempts.bounded, "
+	                                       "wait.retry_after, classify.no_retry_4xx, "));
 	fa_scenario_free(sc);
 	/* nothing to validate without an expect */
 	sc = provider_parse(NULL);
@@ -168,10 +170,10 @@ static void read_params(const struct fa_scenario *sc, const char *id, struct hx_
 static void expect__read_gives_values_defaults_and_tasks(void)
 {
 	struct fa_scenario *sc = provider_parse(
-		"{\"wait.jitter\": {\"min_tasks\": 3, \"required\": false},"
-		" \"budget.escalates\": {\"tasks\": [\"b\", \"a\"]},"
-		" \"cancel.quiet\": {\"margin_ms\": 2500},"
-		" \"classify.circuit\": {\"max_identical\": 0, \"required\": true}}");
+	        "{\"wait.jitter\": {\"min_tasks\": 3, \"required\": false},"
+	        " \"budget.escalates\": {\"tasks\": [\"b\", \"a\"]},"
+	        " \"cancel.quiet\": {\"margin_ms\": 2500},"
+	        " \"classify.circuit\": {\"max_identical\": 0, \"required\": true}}");
 	struct hx_param_set e;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
@@ -236,7 +238,7 @@ static void expect__every_table_is_sound(void)
 				continue;
 			CU_ASSERT_TRUE(p->min <= p->max);
 			CU_ASSERT_TRUE(p->dflt == HX_PARAM_NO_DEFAULT ||
-				       (p->dflt >= p->min && p->dflt <= p->max));
+			               (p->dflt >= p->min && p->dflt <= p->max));
 		}
 	}
 }
@@ -246,8 +248,8 @@ static void expect__every_table_is_sound(void)
 static void expect__good_files_load(void)
 {
 	static const char *const files[] = { "tests/data/good/full.json",
-					     "tests/data/good/example.json",
-					     "scenarios/five-step/suite.json" };
+		                             "tests/data/good/example.json",
+		                             "scenarios/five-step/suite.json" };
 	struct fa_err err = { { 0 } };
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -288,12 +290,14 @@ static void suite__names_the_scenario_whose_expect_is_wrong(void)
 	/* another id, or the suite refuses the pair before expect is read */
 	bad[9] = '2';
 	write_text(p_b, bad);
-	write_text(p_suite, "{\"id\": \"x\", \"version\": \"1\", \"scenarios\": [\"a.json\", \"b.json\"]}");
+	write_text(p_suite,
+	           "{\"id\": \"x\", \"version\": \"1\", \"scenarios\": [\"a.json\", \"b.json\"]}");
 
 	CU_ASSERT_EQUAL(hx_suite_load(p_suite, &su, &err), FA_EINVAL);
 	CU_ASSERT_PTR_NULL(su);
 	want = fa_xasprintf("%s: $.harness.expect[\"cancel.quiet\"].margin_ms: expected integer "
-			    "0..60000, got integer 60001", p_b);
+	                    "0..60000, got integer 60001",
+	                    p_b);
 	CU_ASSERT_STRING_EQUAL(err.msg, want);
 	CU_ASSERT_EQUAL(fa_suite_load(p_suite, &su, &err), FA_OK);
 	fa_suite_free(su);
@@ -322,15 +326,15 @@ void test_expect_register(void)
 	if (s == NULL)
 		return;
 	CU_add_test(s, "expect__bad_files_give_their_exact_message",
-		    expect__bad_files_give_their_exact_message);
+	            expect__bad_files_give_their_exact_message);
 	CU_add_test(s, "expect__a_check_takes_its_own_parameters_only",
-		    expect__a_check_takes_its_own_parameters_only);
+	            expect__a_check_takes_its_own_parameters_only);
 	CU_add_test(s, "expect__the_provider_leaves_expect_to_the_harness",
-		    expect__the_provider_leaves_expect_to_the_harness);
+	            expect__the_provider_leaves_expect_to_the_harness);
 	CU_add_test(s, "expect__read_gives_values_defaults_and_tasks",
-		    expect__read_gives_values_defaults_and_tasks);
+	            expect__read_gives_values_defaults_and_tasks);
 	CU_add_test(s, "expect__every_table_is_sound", expect__every_table_is_sound);
 	CU_add_test(s, "expect__good_files_load", expect__good_files_load);
 	CU_add_test(s, "suite__names_the_scenario_whose_expect_is_wrong",
-		    suite__names_the_scenario_whose_expect_is_wrong);
+	            suite__names_the_scenario_whose_expect_is_wrong);
 }

@@ -110,8 +110,12 @@ static void fault__partial_body_is_never_the_whole_body(void)
 static void fault__respond_carries_the_entry_fault_and_hold(void)
 {
 	struct fa_response_spec spec = {
-		.status = 201, .fault = FA_RESP_PARTIAL_BODY, .fault_bytes = 7,
-		.hold = true, .hold_ms = 2500, .delay_ms = 40,
+		.status = 201,
+		.fault = FA_RESP_PARTIAL_BODY,
+		.fault_bytes = 7,
+		.hold = true,
+		.hold_ms = 2500,
+		.delay_ms = 40,
 	};
 	struct fa_resp r = { 0 };
 
@@ -156,13 +160,13 @@ static void fault__scenario_fields_land_in_the_response(void)
 /* A live server on a scenario whose POST /w is held, then dropped after
  * the commit (and GET /d is held, then delayed 200 ms, then answered). */
 static const char held_text[] =
-	"{\"id\": \"held\","
-	" \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"}}},"
-	" \"routes\": [{\"id\": \"w\", \"method\": \"POST\", \"path\": \"/w\","
-	"   \"responses\": [{\"status\": 201, \"body\": {\"id\": \"r1\"},"
-	"                    \"fault\": \"drop_after_commit\", \"hold\": true}]},"
-	"  {\"id\": \"d\", \"method\": \"GET\", \"path\": \"/d\","
-	"   \"responses\": [{\"status\": 200, \"hold\": true, \"delay_ms\": 200}]}]}";
+        "{\"id\": \"held\","
+        " \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"}}},"
+        " \"routes\": [{\"id\": \"w\", \"method\": \"POST\", \"path\": \"/w\","
+        "   \"responses\": [{\"status\": 201, \"body\": {\"id\": \"r1\"},"
+        "                    \"fault\": \"drop_after_commit\", \"hold\": true}]},"
+        "  {\"id\": \"d\", \"method\": \"GET\", \"path\": \"/d\","
+        "   \"responses\": [{\"status\": 200, \"hold\": true, \"delay_ms\": 200}]}]}";
 
 struct live {
 	struct fa_scenario *sc;
@@ -177,8 +181,8 @@ static void live_start(struct live *l)
 	struct fa_server_opts o = { .bind = "127.0.0.1", .port = 0, .threads = 2 };
 
 	memset(l, 0, sizeof(*l));
-	CU_ASSERT_EQUAL_FATAL(fa_scenario_parse(held_text, strlen(held_text), "held.json",
-						&l->sc, &err), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(
+	        fa_scenario_parse(held_text, strlen(held_text), "held.json", &l->sc, &err), FA_OK);
 	CU_ASSERT_EQUAL_FATAL(fa_journal_new(NULL, &l->j, &err), FA_OK);
 	l->p = fa_provider_new(l->sc, l->j, 1, fa_clock_mono_us());
 	CU_ASSERT_EQUAL_FATAL(fa_server_start(l->p, &o, &l->s, &err), FA_OK);
@@ -208,8 +212,8 @@ static void free_entries(struct fa_attempt *e, size_t n)
 static int send_raw(struct live *l, const char *req)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET,
-				   .sin_port = htons((uint16_t)fa_server_port(l->s)),
-				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		                   .sin_port = htons((uint16_t)fa_server_port(l->s)),
+		                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	if (fd < 0)
@@ -257,7 +261,7 @@ static bool wait_held(struct live *l, const char *task, size_t want)
 static void fault__held_answer_waits_for_release_then_drops(void)
 {
 	static const char req[] = "POST /w?fa_task=t1 HTTP/1.1\r\nHost: x\r\n"
-				  "Authorization: Bearer s1\r\nContent-Length: 2\r\n\r\n{}";
+	                          "Authorization: Bearer s1\r\nContent-Length: 2\r\n\r\n{}";
 	struct live l;
 	struct fa_attempt *e;
 	struct pollfd pfd;
@@ -295,7 +299,7 @@ static void fault__held_answer_waits_for_release_then_drops(void)
 static void fault__released_hold_still_waits_out_its_delay(void)
 {
 	static const char req[] = "GET /d HTTP/1.1\r\nHost: x\r\n"
-				  "Authorization: Bearer s1\r\n\r\n";
+	                          "Authorization: Bearer s1\r\n\r\n";
 	struct live l;
 	struct fa_attempt *e;
 	int64_t released;
@@ -324,7 +328,7 @@ static void fault__released_hold_still_waits_out_its_delay(void)
 static void fault__stop_lets_a_held_answer_go_and_journals_it(void)
 {
 	static const char req[] = "POST /w HTTP/1.1\r\nHost: x\r\n"
-				  "Authorization: Bearer s1\r\nContent-Length: 2\r\n\r\n{}";
+	                          "Authorization: Bearer s1\r\nContent-Length: 2\r\n\r\n{}";
 	struct live l;
 	struct fa_attempt *e;
 	size_t n = 0;
@@ -347,23 +351,23 @@ void test_fault_register(void)
 	CU_pSuite suite = CU_add_suite("fault", NULL, NULL);
 
 	CU_add_test(suite, "fault__every_fault_has_its_journal_name",
-		    fault__every_fault_has_its_journal_name);
+	            fault__every_fault_has_its_journal_name);
 	CU_add_test(suite, "fault__journal_names_the_fault_applied",
-		    fault__journal_names_the_fault_applied);
+	            fault__journal_names_the_fault_applied);
 	CU_add_test(suite, "fault__commits_after_the_commit_or_on_a_2xx_only",
-		    fault__commits_after_the_commit_or_on_a_2xx_only);
+	            fault__commits_after_the_commit_or_on_a_2xx_only);
 	CU_add_test(suite, "fault__close_idle_closes_only_a_reused_connection",
-		    fault__close_idle_closes_only_a_reused_connection);
+	            fault__close_idle_closes_only_a_reused_connection);
 	CU_add_test(suite, "fault__partial_body_is_never_the_whole_body",
-		    fault__partial_body_is_never_the_whole_body);
+	            fault__partial_body_is_never_the_whole_body);
 	CU_add_test(suite, "fault__respond_carries_the_entry_fault_and_hold",
-		    fault__respond_carries_the_entry_fault_and_hold);
+	            fault__respond_carries_the_entry_fault_and_hold);
 	CU_add_test(suite, "fault__scenario_fields_land_in_the_response",
-		    fault__scenario_fields_land_in_the_response);
+	            fault__scenario_fields_land_in_the_response);
 	CU_add_test(suite, "fault__held_answer_waits_for_release_then_drops",
-		    fault__held_answer_waits_for_release_then_drops);
+	            fault__held_answer_waits_for_release_then_drops);
 	CU_add_test(suite, "fault__released_hold_still_waits_out_its_delay",
-		    fault__released_hold_still_waits_out_its_delay);
+	            fault__released_hold_still_waits_out_its_delay);
 	CU_add_test(suite, "fault__stop_lets_a_held_answer_go_and_journals_it",
-		    fault__stop_lets_a_held_answer_go_and_journals_it);
+	            fault__stop_lets_a_held_answer_go_and_journals_it);
 }

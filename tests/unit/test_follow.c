@@ -54,8 +54,9 @@ static void line_has_every_field(void)
 
 	fill(&a);
 	line = fa_follow_line(&a);
-	CU_ASSERT_STRING_EQUAL(line, "+1.234s  #5  t3  POST /v1/chat/completions  429  quota  "
-			       "[limited per-key replica 1]  pause until +3.240s (scope key:ops-1)");
+	CU_ASSERT_STRING_EQUAL(
+	        line, "+1.234s  #5  t3  POST /v1/chat/completions  429  quota  "
+	              "[limited per-key replica 1]  pause until +3.240s (scope key:ops-1)");
 	free(line);
 	fa_attempt_release(&a);
 }
@@ -103,7 +104,7 @@ static void line_tells_retry_after_without_instant(void)
 	a.quota = NULL;
 	line = fa_follow_line(&a);
 	CU_ASSERT_STRING_EQUAL(line, "+1.234s  #5  t3  POST /v1/chat/completions  429  quota  "
-			       "retry-after soon (no pause)");
+	                             "retry-after soon (no pause)");
 	free(line);
 	fa_attempt_release(&a);
 }
@@ -121,8 +122,9 @@ static void line_shows_past_pause_delivery_and_stream(void)
 	a.stream_end = fa_xstrdup("cut");
 	a.stream_chunks = 3;
 	line = fa_follow_line(&a);
-	CU_ASSERT_STRING_EQUAL(line, "+1.234s  #5  t3  POST /v1/chat/completions  429  quota  "
-			       "pause until -2.500s (scope key:ops-1)  client gone  stream cut, 3 chunks");
+	CU_ASSERT_STRING_EQUAL(
+	        line, "+1.234s  #5  t3  POST /v1/chat/completions  429  quota  "
+	              "pause until -2.500s (scope key:ops-1)  client gone  stream cut, 3 chunks");
 	free(line);
 	a.delivered = FA_DELIVERED_DROPPED;
 	a.stream_chunks = 1;
@@ -134,7 +136,7 @@ static void line_shows_past_pause_delivery_and_stream(void)
 	a.status = 0;
 	line = fa_follow_line(&a);
 	CU_ASSERT_STRING_EQUAL(line, "+1.234s  #5  t3  POST /v1/chat/completions  ---  quota  "
-			       "dropped  stream done, 1 chunk");
+	                             "dropped  stream done, 1 chunk");
 	free(line);
 	fa_attempt_release(&a);
 }
@@ -159,7 +161,8 @@ static void line_shows_bytes_not_utf8_as_question_marks(void)
 	char *line;
 
 	fill_bare(&a);
-	a.task = fa_xstrdup("t\xff" "1");
+	a.task = fa_xstrdup("t\xff"
+	                    "1");
 	a.path = fa_xstrdup("/r\xc3\xa9\xc3/\xe2\x82");
 	line = fa_follow_line(&a);
 	/* valid UTF-8 (the é) stays, each broken byte becomes one '?' */
@@ -197,7 +200,7 @@ static char *run_sink(struct fa_follow *f, char **file_text)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/fakeapi-follow-XXXXXX",
-		 base != NULL && base[0] != '\0' ? base : P_tmpdir);
+	         base != NULL && base[0] != '\0' ? base : P_tmpdir);
 	fd = mkstemp(path);
 	CU_ASSERT_FATAL(fd >= 0);
 	close(fd);
@@ -278,13 +281,13 @@ static void sink_text_has_scenario_prefix_in_seq_order(void)
 	struct fa_follow f = { .text = true, .scenario = "waves" };
 	char *file = NULL, *out = run_sink(&f, &file);
 
-	CU_ASSERT_STRING_EQUAL(out,
-		"[waves] +1.234s  #1  t3  POST /v1/chat/completions  429  quota  "
-		"[limited per-key replica 1]  retry-after 2 (no pause)\n"
-		"[waves] +1.234s  #2  t3  POST /v1/chat/completions  429  quota  "
-		"[limited per-key replica 1]  pause until +3.240s (scope key:ops-1)\n"
-		"[waves] +1.234s  #3  t3  POST /v1/chat/completions  429  quota  "
-		"[limited per-key replica 1]  retry-after 2 (no pause)\n");
+	CU_ASSERT_STRING_EQUAL(
+	        out, "[waves] +1.234s  #1  t3  POST /v1/chat/completions  429  quota  "
+	             "[limited per-key replica 1]  retry-after 2 (no pause)\n"
+	             "[waves] +1.234s  #2  t3  POST /v1/chat/completions  429  quota  "
+	             "[limited per-key replica 1]  pause until +3.240s (scope key:ops-1)\n"
+	             "[waves] +1.234s  #3  t3  POST /v1/chat/completions  429  quota  "
+	             "[limited per-key replica 1]  retry-after 2 (no pause)\n");
 	free(out);
 	free(file);
 }
@@ -297,20 +300,18 @@ void test_follow_register(void)
 		return;
 	CU_add_test(s, "follow__line_has_every_field", line_has_every_field);
 	CU_add_test(s, "follow__line_shows_missing_values_as_dashes",
-		    line_shows_missing_values_as_dashes);
+	            line_shows_missing_values_as_dashes);
 	CU_add_test(s, "follow__line_shows_pause_in_force_without_scope",
-		    line_shows_pause_in_force_without_scope);
+	            line_shows_pause_in_force_without_scope);
 	CU_add_test(s, "follow__line_tells_retry_after_without_instant",
-		    line_tells_retry_after_without_instant);
+	            line_tells_retry_after_without_instant);
 	CU_add_test(s, "follow__line_shows_past_pause_delivery_and_stream",
-		    line_shows_past_pause_delivery_and_stream);
+	            line_shows_past_pause_delivery_and_stream);
 	CU_add_test(s, "follow__line_stays_one_line", line_stays_one_line);
 	CU_add_test(s, "follow__line_shows_bytes_not_utf8_as_question_marks",
-		    line_shows_bytes_not_utf8_as_question_marks);
-	CU_add_test(s, "follow__sink_jsonl_is_the_journal_line",
-		    sink_jsonl_is_the_journal_line);
-	CU_add_test(s, "follow__sink_jsonl_puts_scenario_first",
-		    sink_jsonl_puts_scenario_first);
+	            line_shows_bytes_not_utf8_as_question_marks);
+	CU_add_test(s, "follow__sink_jsonl_is_the_journal_line", sink_jsonl_is_the_journal_line);
+	CU_add_test(s, "follow__sink_jsonl_puts_scenario_first", sink_jsonl_puts_scenario_first);
 	CU_add_test(s, "follow__sink_text_has_scenario_prefix_in_seq_order",
-		    sink_text_has_scenario_prefix_in_seq_order);
+	            sink_text_has_scenario_prefix_in_seq_order);
 }

@@ -1,4 +1,5 @@
-/* test_grade.c -- level and exit code with --strict, --known-failing and --repeat, and how the reports show them. */
+/* test_grade.c -- level and exit code with --strict, --known-failing and --repeat, and how the
+ * reports show them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,8 +67,8 @@ static void known(struct run *x, const char *text)
 
 	hx_known_failing_free(x->kf);
 	x->kf = NULL;
-	CU_ASSERT_EQUAL_FATAL(hx_known_failing_parse("ci/kf.txt", text, strlen(text), &x->kf,
-						     &err), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(hx_known_failing_parse("ci/kf.txt", text, strlen(text), &x->kf, &err),
+	                      FA_OK);
 	x->r.known_failing = x->kf;
 }
 
@@ -114,7 +115,7 @@ static void grade__known_failing_check_that_fails_does_not_exit_1(void)
 	CU_ASSERT_EQUAL(hx_grade_known_state(&x.r, "wait.jitter"), HX_KNOWN_FAILING);
 	CU_ASSERT_EQUAL(hx_grade_known_state(&x.r, "wait.retry_after"), HX_KNOWN_UNLISTED);
 	CU_ASSERT_STRING_EQUAL(why, "no required check failed but 1 known failing, and at "
-				    "least one passed");
+	                            "least one passed");
 	free(why);
 
 	/* --min-level still applies */
@@ -147,14 +148,14 @@ static void grade__known_failing_entry_that_passes_now_exits_1(void)
 	CU_ASSERT_EQUAL(x.r.level, HX_MAX_LEVEL);
 	CU_ASSERT_EQUAL(hx_grade_known_state(&x.r, "wait.jitter"), HX_KNOWN_PASSES_NOW);
 	CU_ASSERT_STRING_EQUAL(why, "known-failing entry wait.jitter passes now: remove it "
-				    "from ci/kf.txt");
+	                            "from ci/kf.txt");
 	free(why);
 
 	known(&x, "wait.jitter\nattempts.hidden # two\n");
 	why = grade(&x);
 	CU_ASSERT_EQUAL(x.r.exit_code, 1);
 	CU_ASSERT_STRING_EQUAL(why, "known-failing entries wait.jitter, attempts.hidden pass "
-				    "now: remove them from ci/kf.txt");
+	                            "now: remove them from ci/kf.txt");
 	free(why);
 	run_release(&x);
 }
@@ -311,7 +312,7 @@ static void grade__repeat_keeps_tallies_lowest_level_and_worst_code(void)
 	x.r.repeat = &rep;
 	why = hx_grade_exit_reason(&x.r);
 	CU_ASSERT_STRING_EQUAL(why, "in each of 2 runs: no required check failed and at least "
-				    "one passed");
+	                            "one passed");
 	free(why);
 	hx_repeat_release(&rep);
 
@@ -357,8 +358,8 @@ static char *text_of(const struct run *x)
 
 /* What @write writes for @x, read back from a temporary file; the caller frees it. */
 static char *written(const struct run *x,
-		     enum fa_rc (*write)(const char *, const struct hx_run_result *,
-					 struct fa_err *))
+                     enum fa_rc (*write)(const char *, const struct hx_run_result *,
+                                         struct fa_err *))
 {
 	struct fa_err err = { "" };
 	char path[256], *buf;
@@ -399,9 +400,11 @@ static const cJSON *suite_row(const cJSON *root, const char *id)
 {
 	const cJSON *row;
 
-	cJSON_ArrayForEach(row, cJSON_GetObjectItem(root, "checks"))
-		if (strcmp(cJSON_GetObjectItem(row, "id")->valuestring, id) == 0)
-			return row;
+	cJSON_ArrayForEach(
+	        row,
+	        cJSON_GetObjectItem(
+	                root, "checks")) if (strcmp(cJSON_GetObjectItem(row, "id")->valuestring,
+	                                            id) == 0) return row;
 	CU_FAIL_FATAL("no such row");
 	return NULL;
 }
@@ -424,14 +427,14 @@ static void grade__reports_show_known_failing_checks(void)
 	text = text_of(&x);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "known failing: ci/kf.txt (2 entries)\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "  FAIL  wait.jitter            (L2) known failing  "
-					    "one wave\n"));
+	                                    "one wave\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "  FAIL  wait.jitter            (L2) known failing: "
-					    "spreads too little\n"));
+	                                    "spreads too little\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "  N/A   cancel.quiet           (L4) known failing, "
-					    "not shown\n"));
+	                                    "not shown\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "  PASS  wait.retry_after       (L1)\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "exit code 0: no required check failed but 1 known "
-					    "failing, and at least one passed\n"));
+	                                    "failing, and at least one passed\n"));
 	free(text);
 
 	root = json_of(&x);
@@ -446,10 +449,10 @@ static void grade__reports_show_known_failing_checks(void)
 	e = cJSON_GetArrayItem(cJSON_GetObjectItem(kfo, "entries"), 1);
 	CU_ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(e, "reason")));
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(e, "state")->valuestring, "n/a");
-	CU_ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(suite_row(root, "wait.jitter"),
-							"known_failing")));
-	CU_ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(suite_row(root, "wait.scope_pause"),
-							 "known_failing")));
+	CU_ASSERT_TRUE(
+	        cJSON_IsTrue(cJSON_GetObjectItem(suite_row(root, "wait.jitter"), "known_failing")));
+	CU_ASSERT_TRUE(cJSON_IsFalse(
+	        cJSON_GetObjectItem(suite_row(root, "wait.scope_pause"), "known_failing")));
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(root, "exit_code")->valueint, 0);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(root, "level")->valuestring, "L1");
 	cJSON_Delete(root);
@@ -457,11 +460,11 @@ static void grade__reports_show_known_failing_checks(void)
 	/* the CI page is green exactly when the exit code is 0 */
 	xml = written(&x, hx_report_junit);
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "name=\"wait.jitter\" time=\"0\">\n"
-					   "      <skipped message=\"known failing: one wave\"/>"));
+	                                   "      <skipped message=\"known failing: one wave\"/>"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<testsuite name=\"known-failing\" tests=\"2\" "
-					   "failures=\"0\" errors=\"0\" skipped=\"2\""));
+	                                   "failures=\"0\" errors=\"0\" skipped=\"2\""));
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<skipped message=\"fails, as listed: spreads too "
-					   "little\"/>"));
+	                                   "little\"/>"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<skipped message=\"not shown by the run\"/>"));
 	CU_ASSERT_PTR_NULL(strstr(xml, "<failure"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "\" failures=\"0\" errors=\"0\" skipped="));
@@ -473,22 +476,22 @@ static void grade__reports_show_known_failing_checks(void)
 	CU_ASSERT_EQUAL(x.r.exit_code, 1);
 	text = text_of(&x);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "  PASS  attempts.hidden        (L2) known failing, "
-					    "passes now: remove it from ci/kf.txt (line 2)\n"));
+	                                    "passes now: remove it from ci/kf.txt (line 2)\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "exit code 1: known-failing entry attempts.hidden "
-					    "passes now: remove it from ci/kf.txt\n"));
+	                                    "passes now: remove it from ci/kf.txt\n"));
 	free(text);
 	root = json_of(&x);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(root, "exit_reason")->valuestring,
-			       "known-failing entry attempts.hidden passes now: remove it from "
-			       "ci/kf.txt");
-	e = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "known_failing"),
-						   "entries"), 1);
+	                       "known-failing entry attempts.hidden passes now: remove it from "
+	                       "ci/kf.txt");
+	e = cJSON_GetArrayItem(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(root, "known_failing"), "entries"), 1);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(e, "state")->valuestring, "passes_now");
 	cJSON_Delete(root);
 	xml = written(&x, hx_report_junit);
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<failure message=\"known-failing entry "
-					   "attempts.hidden passes now: remove it from "
-					   "ci/kf.txt\" type=\"known-failing\">line 2</failure>"));
+	                                   "attempts.hidden passes now: remove it from "
+	                                   "ci/kf.txt\" type=\"known-failing\">line 2</failure>"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "\" failures=\"1\" errors=\"0\""));
 	free(xml);
 	run_release(&x);
@@ -519,15 +522,15 @@ static void grade__reports_show_a_repeat(void)
 
 	text = text_of(&x);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "repeat: 3 runs of 3, seeds 7..9; the scenarios below "
-					    "are the last run's\n"));
+	                                    "are the last run's\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "checks over 3 runs:\n"
-					    "  attempts.bounded       3/3 pass\n"
-					    "  wait.retry_after       2/3 pass, 1 fail\n"));
+	                                    "  attempts.bounded       3/3 pass\n"
+	                                    "  wait.retry_after       2/3 pass, 1 fail\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "  wait.jitter            1/3 pass, 2 n/a\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "levels: L0 L1 L1\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "level reached: L0 (lowest of 3 runs)\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "exit code 1: run 1 of 3 (seed 7): a required check "
-					    "failed\n"));
+	                                    "failed\n"));
 	free(text);
 
 	root = json_of(&x);
@@ -544,7 +547,7 @@ static void grade__reports_show_a_repeat(void)
 	c = cJSON_GetObjectItem(cJSON_GetObjectItem(ro, "checks"), "classify.circuit");
 	CU_ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(c, "counted")));
 	CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(ro, "checks")),
-			(int)hx_check_count());
+	                (int)hx_check_count());
 	c = cJSON_GetObjectItem(ro, "levels");
 	CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(c), 3);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetArrayItem(c, 0)->valuestring, "L0");
@@ -558,11 +561,13 @@ static void grade__reports_show_a_repeat(void)
 	cJSON_Delete(root);
 
 	xml = written(&x, hx_report_junit);
-	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<testcase classname=\"?.repeat\" "
-					   "name=\"wait.retry_after\" time=\"0\">\n      <failure "
-					   "message=\"2/3 pass, 1 fail, 0 n/a\" type=\"L1 required\"/>"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "name=\"attempts.bounded\" time=\"0\">\n"
-					   "      <system-out>3/3 pass, 0 fail, 0 n/a</system-out>"));
+	CU_ASSERT_PTR_NOT_NULL(
+	        strstr(xml, "<testcase classname=\"?.repeat\" "
+	                    "name=\"wait.retry_after\" time=\"0\">\n      <failure "
+	                    "message=\"2/3 pass, 1 fail, 0 n/a\" type=\"L1 required\"/>"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(xml,
+	                              "name=\"attempts.bounded\" time=\"0\">\n"
+	                              "      <system-out>3/3 pass, 0 fail, 0 n/a</system-out>"));
 	free(xml);
 	hx_repeat_release(&rep);
 	run_release(&x);
@@ -575,22 +580,22 @@ void test_grade_register(void)
 	if (s == NULL)
 		return;
 	CU_add_test(s, "grade__everything_passing_reaches_l4_and_exits_0",
-		    grade__everything_passing_reaches_l4_and_exits_0);
+	            grade__everything_passing_reaches_l4_and_exits_0);
 	CU_add_test(s, "grade__known_failing_check_that_fails_does_not_exit_1",
-		    grade__known_failing_check_that_fails_does_not_exit_1);
+	            grade__known_failing_check_that_fails_does_not_exit_1);
 	CU_add_test(s, "grade__known_failing_entry_that_passes_now_exits_1",
-		    grade__known_failing_entry_that_passes_now_exits_1);
+	            grade__known_failing_entry_that_passes_now_exits_1);
 	CU_add_test(s, "grade__known_failing_entry_not_shown_is_fine",
-		    grade__known_failing_entry_not_shown_is_fine);
+	            grade__known_failing_entry_not_shown_is_fine);
 	CU_add_test(s, "grade__strict_counts_recommended_checks",
-		    grade__strict_counts_recommended_checks);
+	            grade__strict_counts_recommended_checks);
 	CU_add_test(s, "grade__default_recommended_checks_need_strict",
-		    grade__default_recommended_checks_need_strict);
+	            grade__default_recommended_checks_need_strict);
 	CU_add_test(s, "grade__repeat_keeps_tallies_lowest_level_and_worst_code",
-		    grade__repeat_keeps_tallies_lowest_level_and_worst_code);
+	            grade__repeat_keeps_tallies_lowest_level_and_worst_code);
 	CU_add_test(s, "grade__scenario_error_wins_over_known_failing",
-		    grade__scenario_error_wins_over_known_failing);
+	            grade__scenario_error_wins_over_known_failing);
 	CU_add_test(s, "grade__reports_show_known_failing_checks",
-		    grade__reports_show_known_failing_checks);
+	            grade__reports_show_known_failing_checks);
 	CU_add_test(s, "grade__reports_show_a_repeat", grade__reports_show_a_repeat);
 }

@@ -17,7 +17,7 @@ static void setup(struct fx *f)
 /* A streamed answer to @task arriving at @arr_ms, done 5 ms later after
  * @chunks content chunks, ending @end (NULL: no stream). */
 static struct fa_attempt *stream(struct fx *f, const char *task, int64_t arr_ms, int chunks,
-				 const char *end)
+                                 const char *end)
 {
 	struct fa_attempt *a = fx_add(f, task, arr_ms, 200);
 
@@ -32,8 +32,9 @@ static struct fa_attempt *stream(struct fx *f, const char *task, int64_t arr_ms,
 static void report(struct fx *f, int64_t t_ms, const char *task)
 {
 	char *line = fa_xasprintf("{\"type\": \"stream_interrupted\", \"task\": \"%s\", "
-				  "\"attempt\": 1, \"chunks\": 2, \"reason\": \"error_frame\", "
-				  "\"error_code\": \"pool_exhausted\"}", task);
+	                          "\"attempt\": 1, \"chunks\": 2, \"reason\": \"error_frame\", "
+	                          "\"error_code\": \"pool_exhausted\"}",
+	                          task);
 
 	fx_say(f, t_ms, line);
 	free(line);
@@ -59,7 +60,7 @@ static void interruption__na_without_a_stream_broken_past_a_token(void)
 	r = judge(&f, HX_MODE_EXEC);
 	CU_ASSERT_EQUAL(r.verdict, HX_NA);
 	CU_ASSERT_STRING_EQUAL(r.detail, "no streamed answer broke after its first token "
-			       "(2 streams, none cut past a chunk)");
+	                                 "(2 streams, none cut past a chunk)");
 	CU_ASSERT_EQUAL(r.n_evidence, 0);
 	hx_check_result_release(&r);
 	fx_release(&f);
@@ -76,7 +77,7 @@ static void interruption__exec_retry_fails_no_retry_passes(void)
 	r = judge(&f, HX_MODE_EXEC);
 	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
 	CU_ASSERT_STRING_EQUAL(r.detail, "task c1's stream broke after 3 chunks (error_frame) at "
-			       "seq 1 and the task was not retried");
+	                                 "seq 1 and the task was not retried");
 	CU_ASSERT_EQUAL(r.n_evidence, 1);
 	CU_ASSERT_EQUAL(r.evidence[0], 1);
 	hx_check_result_release(&r);
@@ -84,10 +85,11 @@ static void interruption__exec_retry_fails_no_retry_passes(void)
 	stream(&f, "c1", 417, 9, "done");
 	r = judge(&f, HX_MODE_EXEC);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
-	CU_ASSERT_STRING_EQUAL(r.detail, "task c1 retried 412.0 ms after its stream broke after 3 "
-			       "chunks (error_frame) without reporting stream_interrupted (exec "
-			       "mode: a client cannot report, so a retry there is always silent): "
-			       "seq 1, then seq 3");
+	CU_ASSERT_STRING_EQUAL(r.detail,
+	                       "task c1 retried 412.0 ms after its stream broke after 3 "
+	                       "chunks (error_frame) without reporting stream_interrupted (exec "
+	                       "mode: a client cannot report, so a retry there is always silent): "
+	                       "seq 1, then seq 3");
 	CU_ASSERT_EQUAL(r.n_evidence, 2);
 	CU_ASSERT_EQUAL(r.evidence[0], 1);
 	CU_ASSERT_EQUAL(r.evidence[1], 3);
@@ -106,9 +108,10 @@ static void interruption__stdio_report_before_the_retry_passes(void)
 	stream(&f, "c1", 100, 9, "done");
 	r = judge(&f, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
-	CU_ASSERT_STRING_EQUAL(r.detail, "task c1 reported stream_interrupted before retrying: "
-			       "its stream broke after 2 chunks (cut) at seq 1, the report was "
-			       "read at +6.0 ms, the retry seq 2 arrived at +100.0 ms");
+	CU_ASSERT_STRING_EQUAL(r.detail,
+	                       "task c1 reported stream_interrupted before retrying: "
+	                       "its stream broke after 2 chunks (cut) at seq 1, the report was "
+	                       "read at +6.0 ms, the retry seq 2 arrived at +100.0 ms");
 	CU_ASSERT_EQUAL(r.n_evidence, 2);
 	hx_check_result_release(&r);
 	fx_release(&f);
@@ -137,9 +140,10 @@ static void interruption__stdio_report_after_the_retry_fails(void)
 	report(&f, 101 + HX_INTERRUPTION_READ_LAG_US / FX_MS, "c1");
 	r = judge(&f, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
-	CU_ASSERT_STRING_EQUAL(r.detail, "task c1 retried 95.0 ms after its stream broke after 2 "
-			       "chunks (stall) without reporting stream_interrupted first (its "
-			       "report was read 11.0 ms after the retry arrived): seq 1, then seq 2");
+	CU_ASSERT_STRING_EQUAL(
+	        r.detail, "task c1 retried 95.0 ms after its stream broke after 2 "
+	                  "chunks (stall) without reporting stream_interrupted first (its "
+	                  "report was read 11.0 ms after the retry arrived): seq 1, then seq 2");
 	hx_check_result_release(&r);
 	fx_release(&f);
 
@@ -171,7 +175,7 @@ static void interruption__each_break_needs_its_own_report(void)
 	r = judge(&f, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
 	CU_ASSERT_TRUE(fx_has(&r, "task c1 retried 195.0 ms after its stream broke after 4 "
-			      "chunks (cut)"));
+	                          "chunks (cut)"));
 	CU_ASSERT_TRUE(fx_has(&r, "seq 2, then seq 3"));
 	CU_ASSERT_EQUAL(r.n_evidence, 2);
 	CU_ASSERT_EQUAL(r.evidence[0], 2);
@@ -193,13 +197,13 @@ void test_interruption_register(void)
 	CU_pSuite suite = CU_add_suite("interruption", NULL, NULL);
 
 	CU_add_test(suite, "interruption__na_without_a_stream_broken_past_a_token",
-		    interruption__na_without_a_stream_broken_past_a_token);
+	            interruption__na_without_a_stream_broken_past_a_token);
 	CU_add_test(suite, "interruption__exec_retry_fails_no_retry_passes",
-		    interruption__exec_retry_fails_no_retry_passes);
+	            interruption__exec_retry_fails_no_retry_passes);
 	CU_add_test(suite, "interruption__stdio_report_before_the_retry_passes",
-		    interruption__stdio_report_before_the_retry_passes);
+	            interruption__stdio_report_before_the_retry_passes);
 	CU_add_test(suite, "interruption__stdio_report_after_the_retry_fails",
-		    interruption__stdio_report_after_the_retry_fails);
+	            interruption__stdio_report_after_the_retry_fails);
 	CU_add_test(suite, "interruption__each_break_needs_its_own_report",
-		    interruption__each_break_needs_its_own_report);
+	            interruption__each_break_needs_its_own_report);
 }

@@ -24,7 +24,7 @@ static void tmp_init(struct tmp *t)
 	const char *base = getenv("TMPDIR");
 
 	snprintf(t->dir, sizeof(t->dir), "%s/fakeapi-journal-XXXXXX",
-		 base != NULL && base[0] != '\0' ? base : P_tmpdir);
+	         base != NULL && base[0] != '\0' ? base : P_tmpdir);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(t->dir));
 	snprintf(t->path, sizeof(t->path), "%s/journal.jsonl", t->dir);
 }
@@ -182,16 +182,43 @@ static void counts_each_attempt_once(void)
 static void json_members_in_contract_order_with_nulls(void)
 {
 	static const char *const order[] = {
-		"seq", "t_arrival_us", "t_response_us", "t_done_us", "wall",
-		"method", "path", "route", "response_index", "task", "key",
-		"user", "scope", "idempotency_key", "client_reference",
-		"body_sha256", "attempt_headers", "status", "fault", "committed",
-		"delivered", "conn_id", "conn_reuse", "retry_after",
-		"retry_after_ms", "pause_until_us", "pause_from", "quota", "in_flight", "tokens", "stream_chunks",
+		"seq",
+		"t_arrival_us",
+		"t_response_us",
+		"t_done_us",
+		"wall",
+		"method",
+		"path",
+		"route",
+		"response_index",
+		"task",
+		"key",
+		"user",
+		"scope",
+		"idempotency_key",
+		"client_reference",
+		"body_sha256",
+		"attempt_headers",
+		"status",
+		"fault",
+		"committed",
+		"delivered",
+		"conn_id",
+		"conn_reuse",
+		"retry_after",
+		"retry_after_ms",
+		"pause_until_us",
+		"pause_from",
+		"quota",
+		"in_flight",
+		"tokens",
+		"stream_chunks",
 		"stream_end",
 	};
 	static const char *const hdrs[] = {
-		"x-stainless-retry-count", "amz-sdk-request", "grpc-previous-rpc-attempts",
+		"x-stainless-retry-count",
+		"amz-sdk-request",
+		"grpc-previous-rpc-attempts",
 	};
 	struct fa_attempt a;
 	cJSON *obj, *m;
@@ -201,7 +228,8 @@ static void json_members_in_contract_order_with_nulls(void)
 	fill_bare(&a);
 	obj = fa_attempt_to_json(&a);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(obj);
-	cJSON_ArrayForEach(m, obj) {
+	cJSON_ArrayForEach(m, obj)
+	{
 		CU_ASSERT_FATAL(i < sizeof(order) / sizeof(order[0]));
 		CU_ASSERT_STRING_EQUAL(m->string, order[i]);
 		i++;
@@ -213,14 +241,15 @@ static void json_members_in_contract_order_with_nulls(void)
 	CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(obj, "t_response_us")), -1);
 	CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(obj, "t_done_us")), -1);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetStringValue(cJSON_GetObjectItem(obj, "wall")),
-			       "1970-01-01T00:00:00.000000Z");
+	                       "1970-01-01T00:00:00.000000Z");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetStringValue(cJSON_GetObjectItem(obj, "delivered")),
-			       "complete");
+	                       "complete");
 	CU_ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(obj, "committed")));
 	m = cJSON_GetObjectItem(obj, "attempt_headers");
 	CU_ASSERT_FATAL(cJSON_IsObject(m));
 	i = 0;
-	cJSON_ArrayForEach(m, m) {
+	cJSON_ArrayForEach(m, m)
+	{
 		CU_ASSERT_FATAL(i < 3);
 		CU_ASSERT_STRING_EQUAL(m->string, hdrs[i]);
 		CU_ASSERT(cJSON_IsNull(m));
@@ -230,8 +259,9 @@ static void json_members_in_contract_order_with_nulls(void)
 	text = cJSON_PrintUnformatted(obj);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "{\"seq\":0,\"t_arrival_us\":5,\"t_response_us\":-1,"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, ",\"pause_until_us\":null,\"pause_from\":null,\"quota\":null,\"in_flight\":0,"
-				     "\"tokens\":null,\"stream_chunks\":null,\"stream_end\":null}"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(
+	        text, ",\"pause_until_us\":null,\"pause_from\":null,\"quota\":null,\"in_flight\":0,"
+	              "\"tokens\":null,\"stream_chunks\":null,\"stream_end\":null}"));
 	cJSON_free(text);
 	cJSON_Delete(obj);
 }
@@ -250,7 +280,7 @@ static void attempt_round_trips_through_json(void)
 	back = cJSON_Parse(text);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetStringValue(cJSON_GetObjectItem(back, "wall")),
-			       "2025-11-30T08:55:09.123498Z");
+	                       "2025-11-30T08:55:09.123498Z");
 	CU_ASSERT_EQUAL_FATAL(fa_attempt_from_json(back, &b, &err), FA_OK);
 	CU_ASSERT_STRING_EQUAL(err.msg, "");
 	assert_same(&a, &b);
@@ -278,7 +308,8 @@ static void attempt_round_trips_through_json(void)
 	cJSON_Delete(back);
 	a.time_scale = 20;
 	obj = fa_attempt_to_json(&a);
-	CU_ASSERT_DOUBLE_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(obj, "time_scale")), 20, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(obj, "time_scale")), 20,
+	                       1e-9);
 	CU_ASSERT_EQUAL_FATAL(fa_attempt_from_json(obj, &b, &err), FA_OK);
 	CU_ASSERT_DOUBLE_EQUAL(b.time_scale, 20, 1e-9);
 	fa_attempt_release(&b);
@@ -314,20 +345,50 @@ static void expect_rejected(void (*edit)(cJSON *obj), const char *msg)
 	fa_attempt_release(&a);
 }
 
-static void seq_as_string(cJSON *o) { cJSON_ReplaceItemInObject(o, "seq", cJSON_CreateString("1")); }
-static void seq_negative(cJSON *o) { cJSON_ReplaceItemInObject(o, "seq", cJSON_CreateNumber(-1)); }
-static void status_fraction(cJSON *o) { cJSON_ReplaceItemInObject(o, "status", cJSON_CreateNumber(429.5)); }
-static void path_missing(cJSON *o) { cJSON_DeleteItemFromObject(o, "path"); }
-static void method_number(cJSON *o) { cJSON_ReplaceItemInObject(o, "method", cJSON_CreateNumber(1)); }
-static void committed_string(cJSON *o) { cJSON_ReplaceItemInObject(o, "committed", cJSON_CreateString("yes")); }
-static void delivered_unknown(cJSON *o) { cJSON_ReplaceItemInObject(o, "delivered", cJSON_CreateString("lost")); }
-static void wall_bad(cJSON *o) { cJSON_ReplaceItemInObject(o, "wall", cJSON_CreateString("yesterday")); }
-static void sha_short(cJSON *o) { cJSON_ReplaceItemInObject(o, "body_sha256", cJSON_CreateString("abc")); }
-static void pause_bool(cJSON *o) { cJSON_ReplaceItemInObject(o, "pause_until_us", cJSON_CreateTrue()); }
+static void seq_as_string(cJSON *o)
+{
+	cJSON_ReplaceItemInObject(o, "seq", cJSON_CreateString("1"));
+}
+static void seq_negative(cJSON *o)
+{
+	cJSON_ReplaceItemInObject(o, "seq", cJSON_CreateNumber(-1));
+}
+static void status_fraction(cJSON *o)
+{
+	cJSON_ReplaceItemInObject(o, "status", cJSON_CreateNumber(429.5));
+}
+static void path_missing(cJSON *o)
+{
+	cJSON_DeleteItemFromObject(o, "path");
+}
+static void method_number(cJSON *o)
+{
+	cJSON_ReplaceItemInObject(o, "method", cJSON_CreateNumber(1));
+}
+static void committed_string(cJSON *o)
+{
+	cJSON_ReplaceItemInObject(o, "committed", cJSON_CreateString("yes"));
+}
+static void delivered_unknown(cJSON *o)
+{
+	cJSON_ReplaceItemInObject(o, "delivered", cJSON_CreateString("lost"));
+}
+static void wall_bad(cJSON *o)
+{
+	cJSON_ReplaceItemInObject(o, "wall", cJSON_CreateString("yesterday"));
+}
+static void sha_short(cJSON *o)
+{
+	cJSON_ReplaceItemInObject(o, "body_sha256", cJSON_CreateString("abc"));
+}
+static void pause_bool(cJSON *o)
+{
+	cJSON_ReplaceItemInObject(o, "pause_until_us", cJSON_CreateTrue());
+}
 static void header_number(cJSON *o)
 {
-	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(o, "attempt_headers"),
-				  "amz-sdk-request", cJSON_CreateNumber(2));
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(o, "attempt_headers"), "amz-sdk-request",
+	                          cJSON_CreateNumber(2));
 }
 
 static void from_json_rejects_wrong_types(void)
@@ -342,13 +403,15 @@ static void from_json_rejects_wrong_types(void)
 	expect_rejected(path_missing, "$.path: missing");
 	expect_rejected(method_number, "$.method: expected string or null, got number");
 	expect_rejected(committed_string, "$.committed: expected boolean, got string");
-	expect_rejected(delivered_unknown,
-			"$.delivered: expected \"complete\", \"client_gone\" or \"dropped\", got string");
+	expect_rejected(
+	        delivered_unknown,
+	        "$.delivered: expected \"complete\", \"client_gone\" or \"dropped\", got string");
 	expect_rejected(wall_bad, "$.wall: expected RFC 3339 UTC time, got string");
-	expect_rejected(sha_short, "$.body_sha256: expected 64 lowercase hex digits or \"\", got string");
+	expect_rejected(sha_short,
+	                "$.body_sha256: expected 64 lowercase hex digits or \"\", got string");
 	expect_rejected(pause_bool, "$.pause_until_us: expected integer or null, got boolean");
 	expect_rejected(header_number,
-			"$.attempt_headers.amz-sdk-request: expected string or null, got number");
+	                "$.attempt_headers.amz-sdk-request: expected string or null, got number");
 	CU_ASSERT_EQUAL(fa_attempt_from_json(arr, &b, &err), FA_EINVAL);
 	CU_ASSERT_STRING_EQUAL(err.msg, "$: expected object, got array");
 	cJSON_Delete(arr);
@@ -374,7 +437,8 @@ static void json_view_filters_by_since(void)
 	CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(doc, "last_seq")), 5);
 	entries = cJSON_GetObjectItem(doc, "entries");
 	CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(entries), 3);
-	cJSON_ArrayForEach(e, entries) {
+	cJSON_ArrayForEach(e, entries)
+	{
 		CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(e, "seq")), want);
 		CU_ASSERT(cJSON_IsString(cJSON_GetObjectItem(e, "prev")));
 		want++;
@@ -452,8 +516,10 @@ static void reset_keeps_seq_counting(void)
 	CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(doc, "count")), 1);
 	CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(doc, "last_seq")), 3);
 	/* the chain goes on across the reset */
-	CU_ASSERT_STRING_EQUAL(cJSON_GetStringValue(cJSON_GetObjectItem(
-		cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "entries"), 0), "prev")), before);
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetStringValue(cJSON_GetObjectItem(
+	                cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "entries"), 0), "prev")),
+	        before);
 	cJSON_Delete(doc);
 	free(text);
 	fa_journal_free(j);
@@ -689,7 +755,7 @@ static void read_names_path_and_line(void)
 	hit = strstr(buf, "{\"seq\":2,");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hit);
 	text = fa_xasprintf("%.*s{\"seq\":\"2\",%s", (int)(hit - buf), buf,
-			    hit + strlen("{\"seq\":2,"));
+	                    hit + strlen("{\"seq\":2,"));
 	spit(t.path, text, strlen(text));
 	free(text);
 	free(buf);
@@ -720,7 +786,7 @@ static void new_reports_unopenable_path(void)
 	tmp_done(&t);
 }
 
-#define THREADS 4
+#define THREADS    4
 #define PER_THREAD 1000
 
 struct worker {
@@ -794,27 +860,24 @@ void test_journal_register(void)
 		return;
 	CU_add_test(s, "journal__counts_each_attempt_once", counts_each_attempt_once);
 	CU_add_test(s, "journal__json_members_in_contract_order_with_nulls",
-		    json_members_in_contract_order_with_nulls);
+	            json_members_in_contract_order_with_nulls);
 	CU_add_test(s, "journal__attempt_round_trips_through_json",
-		    attempt_round_trips_through_json);
-	CU_add_test(s, "journal__from_json_rejects_wrong_types",
-		    from_json_rejects_wrong_types);
+	            attempt_round_trips_through_json);
+	CU_add_test(s, "journal__from_json_rejects_wrong_types", from_json_rejects_wrong_types);
 	CU_add_test(s, "journal__json_view_filters_by_since", json_view_filters_by_since);
-	CU_add_test(s, "journal__snapshot_copies_are_independent",
-		    snapshot_copies_are_independent);
+	CU_add_test(s, "journal__snapshot_copies_are_independent", snapshot_copies_are_independent);
 	CU_add_test(s, "journal__reset_keeps_seq_counting", reset_keeps_seq_counting);
 	CU_add_test(s, "journal__file_lines_verify", file_lines_verify);
 	CU_add_test(s, "journal__verify_names_removed_middle_line",
-		    verify_names_removed_middle_line);
+	            verify_names_removed_middle_line);
 	CU_add_test(s, "journal__verify_names_swapped_lines", verify_names_swapped_lines);
 	CU_add_test(s, "journal__verify_names_line_after_edited_byte",
-		    verify_names_line_after_edited_byte);
-	CU_add_test(s, "journal__removed_last_line_shows_in_head",
-		    removed_last_line_shows_in_head);
+	            verify_names_line_after_edited_byte);
+	CU_add_test(s, "journal__removed_last_line_shows_in_head", removed_last_line_shows_in_head);
 	CU_add_test(s, "journal__verify_names_seq_gap_and_unreadable_file",
-		    verify_names_seq_gap_and_unreadable_file);
+	            verify_names_seq_gap_and_unreadable_file);
 	CU_add_test(s, "journal__read_names_path_and_line", read_names_path_and_line);
 	CU_add_test(s, "journal__new_reports_unopenable_path", new_reports_unopenable_path);
 	CU_add_test(s, "journal__concurrent_appends_get_unique_seqs",
-		    concurrent_appends_get_unique_seqs);
+	            concurrent_appends_get_unique_seqs);
 }

@@ -1,4 +1,5 @@
-/* test_known_failing.c -- parsing the --known-failing list: entries, comments, reasons and each fault. */
+/* test_known_failing.c -- parsing the --known-failing list: entries, comments, reasons and each
+ * fault. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,15 +20,14 @@ static enum fa_rc parse(const char *text, struct hx_known_failing **kf, struct f
 
 static void known_failing__reads_ids_comments_and_reasons(void)
 {
-	static const char text[] =
-		"# checks this client is known to fail\n"
-		"\n"
-		"wait.jitter\n"
-		"   attempts.hidden   #  counts only its own retries  \r\n"
-		"\t# an indented comment\n"
-		"classify.no_retry_4xx#no blank before the hash\n"
-		"wait.scope_pause #\n"
-		"write.key_stable"; /* no newline at the end */
+	static const char text[] = "# checks this client is known to fail\n"
+	                           "\n"
+	                           "wait.jitter\n"
+	                           "   attempts.hidden   #  counts only its own retries  \r\n"
+	                           "\t# an indented comment\n"
+	                           "classify.no_retry_4xx#no blank before the hash\n"
+	                           "wait.scope_pause #\n"
+	                           "write.key_stable"; /* no newline at the end */
 	struct hx_known_failing *kf = NULL;
 	struct fa_err err = { "" };
 
@@ -76,7 +76,8 @@ static void known_failing__faults_name_file_line_and_what(void)
 	} cases[] = {
 		{ "wait.jitter\nwait.jiter\n", "kf.txt:2: unknown check \"wait.jiter\"" },
 		{ "# x\nWAIT.JITTER\n", "kf.txt:2: unknown check \"WAIT.JITTER\"" },
-		{ "stream.no_silent_retrys\n", "kf.txt:1: unknown check \"stream.no_silent_retrys\"" },
+		{ "stream.no_silent_retrys\n",
+		  "kf.txt:1: unknown check \"stream.no_silent_retrys\"" },
 		{ "wait.jitter\n\nwait.jitter # again\n",
 		  "kf.txt:3: duplicate check \"wait.jitter\" (first on line 1)" },
 		{ "wait.jitter attempts.hidden\n",
@@ -95,7 +96,7 @@ static void known_failing__faults_name_file_line_and_what(void)
 		CU_ASSERT_PTR_NULL(kf);
 		if (strcmp(err.msg, cases[i].msg) != 0)
 			fprintf(stderr, "\ncase %zu:\n  expected: %s\n  got:      %s\n", i,
-				cases[i].msg, err.msg);
+			        cases[i].msg, err.msg);
 		CU_ASSERT_STRING_EQUAL(err.msg, cases[i].msg);
 	}
 }
@@ -108,7 +109,7 @@ static void known_failing__nul_and_long_lines_are_faults(void)
 	struct fa_err err = { "" };
 
 	CU_ASSERT_EQUAL(hx_known_failing_parse("kf.txt", nul, sizeof(nul) - 1, &kf, &err),
-			FA_EINVAL);
+	                FA_EINVAL);
 	CU_ASSERT_STRING_EQUAL(err.msg, "kf.txt:2: NUL byte in the line");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(long_line);
 	memset(long_line, '#', HX_KNOWN_FAILING_MAX_LINE + 1);
@@ -167,7 +168,7 @@ static void known_failing__a_byte_order_mark_at_the_start_is_skipped(void)
 	struct fa_err err = { "" };
 
 	CU_ASSERT_EQUAL_FATAL(parse("\xef\xbb\xbfwait.jitter # spreads too little\n", &kf, &err),
-			      FA_OK);
+	                      FA_OK);
 	CU_ASSERT_EQUAL_FATAL(kf->n_entries, 1);
 	CU_ASSERT_STRING_EQUAL(kf->entries[0].id, "wait.jitter");
 	hx_known_failing_free(kf);
@@ -175,9 +176,12 @@ static void known_failing__a_byte_order_mark_at_the_start_is_skipped(void)
 	CU_ASSERT_EQUAL(kf->n_entries, 0);
 	hx_known_failing_free(kf);
 	/* anywhere else it is part of an id, which no check has */
-	CU_ASSERT_EQUAL(parse("wait.jitter\n\xef\xbb\xbf" "attempts.hidden\n", &kf, &err),
-			FA_EINVAL);
-	CU_ASSERT_STRING_EQUAL(err.msg, "kf.txt:2: unknown check \"\xef\xbb\xbf" "attempts.hidden\"");
+	CU_ASSERT_EQUAL(parse("wait.jitter\n\xef\xbb\xbf"
+	                      "attempts.hidden\n",
+	                      &kf, &err),
+	                FA_EINVAL);
+	CU_ASSERT_STRING_EQUAL(err.msg, "kf.txt:2: unknown check \"\xef\xbb\xbf"
+	                                "attempts.hidden\"");
 }
 
 static void known_failing__a_fifo_is_refused_at_once(void)
@@ -212,17 +216,17 @@ void test_known_failing_register(void)
 	if (s == NULL)
 		return;
 	CU_add_test(s, "known_failing__reads_ids_comments_and_reasons",
-		    known_failing__reads_ids_comments_and_reasons);
+	            known_failing__reads_ids_comments_and_reasons);
 	CU_add_test(s, "known_failing__empty_and_comment_only_lists_are_empty",
-		    known_failing__empty_and_comment_only_lists_are_empty);
+	            known_failing__empty_and_comment_only_lists_are_empty);
 	CU_add_test(s, "known_failing__faults_name_file_line_and_what",
-		    known_failing__faults_name_file_line_and_what);
+	            known_failing__faults_name_file_line_and_what);
 	CU_add_test(s, "known_failing__nul_and_long_lines_are_faults",
-		    known_failing__nul_and_long_lines_are_faults);
+	            known_failing__nul_and_long_lines_are_faults);
 	CU_add_test(s, "known_failing__load_reads_the_file_or_names_why_not",
-		    known_failing__load_reads_the_file_or_names_why_not);
+	            known_failing__load_reads_the_file_or_names_why_not);
 	CU_add_test(s, "known_failing__a_byte_order_mark_at_the_start_is_skipped",
-		    known_failing__a_byte_order_mark_at_the_start_is_skipped);
+	            known_failing__a_byte_order_mark_at_the_start_is_skipped);
 	CU_add_test(s, "known_failing__a_fifo_is_refused_at_once",
-		    known_failing__a_fifo_is_refused_at_once);
+	            known_failing__a_fifo_is_refused_at_once);
 }

@@ -176,12 +176,12 @@ void test_livefeed_register(void)
 	CU_pSuite s = CU_add_suite("livefeed", NULL, NULL);
 
 	CU_add_test(s, "livefeed__keeps_order_and_whole_lines",
-		    livefeed__keeps_order_and_whole_lines);
+	            livefeed__keeps_order_and_whole_lines);
 	CU_add_test(s, "livefeed__drops_past_the_bound_and_stuck_close_returns",
-		    livefeed__drops_past_the_bound_and_stuck_close_returns);
+	            livefeed__drops_past_the_bound_and_stuck_close_returns);
 	CU_add_test(s, "livefeed__bytes_bound_drops_too", livefeed__bytes_bound_drops_too);
 	CU_add_test(s, "livefeed__close_drains_what_is_queued",
-		    livefeed__close_drains_what_is_queued);
+	            livefeed__close_drains_what_is_queued);
 	CU_add_test(s, "livefeed__reader_gone_counts_lines_and_survives",
-		    livefeed__reader_gone_counts_lines_and_survives);
+	            livefeed__reader_gone_counts_lines_and_survives);
 }

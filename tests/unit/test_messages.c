@@ -29,12 +29,15 @@ static void messages__parse_reads_model_max_tokens_system_and_prompt(void)
 
 	/* system "Be terse." 9 bytes -> 3; "hello there" 11 -> 3; blocks "abcd" +
 	 * "abcde" (and an image block without text) -> 1 + 2 */
-	CU_ASSERT_EQUAL_FATAL(parse("{\"model\": \"claude-x\", \"max_tokens\": 50, \"stream\": true,"
-				    " \"system\": \"Be terse.\", \"temperature\": 0.5,"
-				    " \"messages\": [{\"role\": \"user\", \"content\": \"hello there\"},"
-				    " {\"role\": \"assistant\", \"content\": [{\"type\": \"text\", \"text\": \"abcd\"},"
-				    "  {\"type\": \"image\", \"source\": {}},"
-				    "  {\"type\": \"text\", \"text\": \"abcde\"}]}]}", &r, msg), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(
+	        parse("{\"model\": \"claude-x\", \"max_tokens\": 50, \"stream\": true,"
+	              " \"system\": \"Be terse.\", \"temperature\": 0.5,"
+	              " \"messages\": [{\"role\": \"user\", \"content\": \"hello there\"},"
+	              " {\"role\": \"assistant\", \"content\": [{\"type\": \"text\", \"text\": \"abcd\"},"
+	              "  {\"type\": \"image\", \"source\": {}},"
+	              "  {\"type\": \"text\", \"text\": \"abcde\"}]}]}",
+	              &r, msg),
+	        FA_OK);
 	CU_ASSERT_STRING_EQUAL(r.model, "claude-x");
 	CU_ASSERT_TRUE(r.stream);
 	CU_ASSERT_EQUAL(r.max_tokens, 50);
@@ -42,9 +45,12 @@ static void messages__parse_reads_model_max_tokens_system_and_prompt(void)
 	CU_ASSERT_EQUAL(fa_chat_cost(&r), 59);
 	fa_chat_req_release(&r);
 	/* a system of text blocks; no stream */
-	CU_ASSERT_EQUAL_FATAL(parse("{\"model\": \"m\", \"max_tokens\": 1, \"system\": [{\"type\": \"text\","
-				    " \"text\": \"12345\"}], \"messages\": [{\"role\": \"user\","
-				    " \"content\": \"x\"}]}", &r, msg), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(
+	        parse("{\"model\": \"m\", \"max_tokens\": 1, \"system\": [{\"type\": \"text\","
+	              " \"text\": \"12345\"}], \"messages\": [{\"role\": \"user\","
+	              " \"content\": \"x\"}]}",
+	              &r, msg),
+	        FA_OK);
 	CU_ASSERT_FALSE(r.stream);
 	CU_ASSERT_EQUAL(r.prompt_tokens, 2 + 1);
 	fa_chat_req_release(&r);
@@ -63,7 +69,8 @@ static void messages__parse_refuses_what_the_api_refuses(void)
 		{ "{\"model\": \"a\\u0000b\", \"max_tokens\": 1, " M1 "}",
 		  "the request body is JSON fakeapi cannot read: a string holds \\u0000" },
 		{ "{\"max_tokens\": 1, " M1 "}", "model: Field required" },
-		{ "{\"model\": 7, \"max_tokens\": 1, " M1 "}", "model: Input should be a valid string" },
+		{ "{\"model\": 7, \"max_tokens\": 1, " M1 "}",
+		  "model: Input should be a valid string" },
 		{ "{\"model\": \"m\", " M1 "}", "max_tokens: Field required" },
 		{ "{\"model\": \"m\", \"max_tokens\": \"9\", " M1 "}",
 		  "max_tokens: Input should be a valid integer" },
@@ -111,13 +118,21 @@ static void messages__error_types_follow_the_status(void)
 		int status;
 		const char *type;
 	} t[] = {
-		{ 400, "invalid_request_error" }, { 401, "authentication_error" },
-		{ 402, "billing_error" }, { 403, "permission_error" }, { 404, "not_found_error" },
-		{ 413, "request_too_large" }, { 429, "rate_limit_error" }, { 500, "api_error" },
-		{ 504, "timeout_error" }, { 529, "overloaded_error" },
+		{ 400, "invalid_request_error" },
+		{ 401, "authentication_error" },
+		{ 402, "billing_error" },
+		{ 403, "permission_error" },
+		{ 404, "not_found_error" },
+		{ 413, "request_too_large" },
+		{ 429, "rate_limit_error" },
+		{ 500, "api_error" },
+		{ 504, "timeout_error" },
+		{ 529, "overloaded_error" },
 		/* the API's word for the others */
-		{ 409, "invalid_request_error" }, { 422, "invalid_request_error" },
-		{ 502, "api_error" }, { 503, "api_error" },
+		{ 409, "invalid_request_error" },
+		{ 422, "invalid_request_error" },
+		{ 502, "api_error" },
+		{ 503, "api_error" },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -132,14 +147,14 @@ static void messages__error_body_has_type_message_and_request_id(void)
 	char *text = cJSON_PrintUnformatted(o);
 
 	CU_ASSERT_STRING_EQUAL(text, "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\","
-			       "\"message\":\"Overloaded\"},\"request_id\":\"req_1\"}");
+	                             "\"message\":\"Overloaded\"},\"request_id\":\"req_1\"}");
 	free(text);
 	cJSON_Delete(o);
 	/* a stream's error event has no request id; a message of our own */
 	o = fa_messages_error(429, "slow down", NULL);
 	text = cJSON_PrintUnformatted(o);
 	CU_ASSERT_STRING_EQUAL(text, "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\","
-			       "\"message\":\"slow down\"}}");
+	                             "\"message\":\"slow down\"}}");
 	free(text);
 	cJSON_Delete(o);
 }
@@ -163,11 +178,12 @@ static void messages__message_has_every_field_and_usage(void)
 	char *text = cJSON_PrintUnformatted(o);
 
 	/* "Hello there, world": 18 bytes, 5 tokens */
-	CU_ASSERT_STRING_EQUAL(text, "{\"id\":\"msg_42\",\"type\":\"message\",\"role\":\"assistant\","
-			       "\"model\":\"claude-x\",\"content\":[{\"type\":\"text\","
-			       "\"text\":\"Hello there, world\"}],\"stop_reason\":\"end_turn\","
-			       "\"stop_sequence\":null,\"usage\":{\"input_tokens\":9,"
-			       "\"output_tokens\":5}}");
+	CU_ASSERT_STRING_EQUAL(text,
+	                       "{\"id\":\"msg_42\",\"type\":\"message\",\"role\":\"assistant\","
+	                       "\"model\":\"claude-x\",\"content\":[{\"type\":\"text\","
+	                       "\"text\":\"Hello there, world\"}],\"stop_reason\":\"end_turn\","
+	                       "\"stop_sequence\":null,\"usage\":{\"input_tokens\":9,"
+	                       "\"output_tokens\":5}}");
 	free(text);
 	cJSON_Delete(o);
 }
@@ -184,7 +200,8 @@ static int events(const char *body, size_t len, char names[][32], cJSON **data, 
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *stop;
 
-		if (strncmp(p, "event: ", 7) != 0 || nl == NULL || strncmp(nl + 1, "data: ", 6) != 0)
+		if (strncmp(p, "event: ", 7) != 0 || nl == NULL ||
+		    strncmp(nl + 1, "data: ", 6) != 0)
 			return -1;
 		snprintf(names[n], 32, "%.*s", (int)(nl - p - 7), p + 7);
 		stop = strstr(nl + 7, "\n\n");
@@ -208,9 +225,9 @@ static void free_events(cJSON **data, int n)
 static void messages__stream_events_come_in_the_api_order(void)
 {
 	static const char *const order[] = {
-		"message_start", "content_block_start", "ping", "content_block_delta",
-		"content_block_delta", "content_block_delta", "content_block_stop",
-		"message_delta", "message_stop",
+		"message_start",       "content_block_start", "ping",
+		"content_block_delta", "content_block_delta", "content_block_delta",
+		"content_block_stop",  "message_delta",       "message_stop",
 	};
 	struct fa_chat_req r = { .model = "claude-x", .prompt_tokens = 4 };
 	struct fa_sse_stream s;
@@ -237,9 +254,10 @@ static void messages__stream_events_come_in_the_api_order(void)
 	CU_ASSERT_STRING_EQUAL(get(get(data[1], "content_block"), "text")->valuestring, "");
 	for (int i = 3; i < 6; i++) {
 		CU_ASSERT_EQUAL(get(data[i], "index")->valuedouble, 0);
-		CU_ASSERT_STRING_EQUAL(get(get(data[i], "delta"), "type")->valuestring, "text_delta");
+		CU_ASSERT_STRING_EQUAL(get(get(data[i], "delta"), "type")->valuestring,
+		                       "text_delta");
 		strncat(text, get(get(data[i], "delta"), "text")->valuestring,
-			sizeof(text) - strlen(text) - 1);
+		        sizeof(text) - strlen(text) - 1);
 	}
 	CU_ASSERT_STRING_EQUAL(text, "one two three");
 	CU_ASSERT_STRING_EQUAL(get(get(data[7], "delta"), "stop_reason")->valuestring, "end_turn");
@@ -318,19 +336,20 @@ static void messages__request_ids_differ_per_request(void)
 }
 
 static const char *const scenario_text =
-	"{\"id\": \"m\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"s1\", \"user\": \"u\"}}},"
-	" \"routes\": ["
-	"  {\"id\": \"msg\", \"kind\": \"messages\", \"method\": \"POST\","
-	"   \"path\": \"/v1/messages\", \"reply\": \"one two\","
-	"   \"responses\": [{\"status\": 200, \"times\": 2},"
-	"    {\"status\": 529, \"error_after_chunks\": 1},"
-	"    {\"status\": 529, \"retry_after\": 3},"
-	"    {\"status\": 529, \"headers\": {\"x-should-retry\": \"false\"}},"
-	"    {\"status\": 400, \"body\": {\"type\": \"error\", \"error\": {\"type\":"
-	"     \"invalid_request_error\", \"message\": \"as written\"}}},"
-	"    {\"status\": 200}]}]}";
+        "{\"id\": \"m\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"s1\", \"user\": \"u\"}}},"
+        " \"routes\": ["
+        "  {\"id\": \"msg\", \"kind\": \"messages\", \"method\": \"POST\","
+        "   \"path\": \"/v1/messages\", \"reply\": \"one two\","
+        "   \"responses\": [{\"status\": 200, \"times\": 2},"
+        "    {\"status\": 529, \"error_after_chunks\": 1},"
+        "    {\"status\": 529, \"retry_after\": 3},"
+        "    {\"status\": 529, \"headers\": {\"x-should-retry\": \"false\"}},"
+        "    {\"status\": 400, \"body\": {\"type\": \"error\", \"error\": {\"type\":"
+        "     \"invalid_request_error\", \"message\": \"as written\"}}},"
+        "    {\"status\": 200}]}]}";
 
-#define BODY "\"model\": \"claude-x\", \"max_tokens\": 8, " \
+#define BODY                                                                                       \
+	"\"model\": \"claude-x\", \"max_tokens\": 8, "                                             \
 	"\"messages\": [{\"role\": \"user\", \"content\": \"12345\"}]"
 
 static void messages__provider_plays_the_endpoint(void)
@@ -345,9 +364,10 @@ static void messages__provider_plays_the_endpoint(void)
 	/* a bad request: 400 in Anthropic's shape, no cursor moved, not retried */
 	fx_decide(p, "POST", "/v1/messages", "{\"model\": \"x\", \"max_tokens\": 1}", &r);
 	CU_ASSERT_EQUAL(r.status, 400);
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "{\"type\":\"error\",\"error\":{\"type\":"
-				      "\"invalid_request_error\",\"message\":\"messages: Field "
-				      "required\"},\"request_id\":\"req_"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.body,
+	                              "{\"type\":\"error\",\"error\":{\"type\":"
+	                              "\"invalid_request_error\",\"message\":\"messages: Field "
+	                              "required\"},\"request_id\":\"req_"));
 	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "x-should-retry"), "false");
 	CU_ASSERT_PTR_NOT_NULL(fx_resp_header(&r, "request-id"));
 	CU_ASSERT_EQUAL(r.attempt.response_index, -1);
@@ -357,7 +377,8 @@ static void messages__provider_plays_the_endpoint(void)
 	CU_ASSERT_EQUAL(r.status, 200);
 	CU_ASSERT_EQUAL(r.attempt.tokens, 10);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"id\":\"msg_1\""));
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"usage\":{\"input_tokens\":2,\"output_tokens\":2}"));
+	CU_ASSERT_PTR_NOT_NULL(
+	        strstr(r.body, "\"usage\":{\"input_tokens\":2,\"output_tokens\":2}"));
 	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "Content-Type"), "application/json");
 	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "request-id"), "req_fa0000000000000100000000");
 	CU_ASSERT_PTR_NULL(fx_resp_header(&r, "x-should-retry"));
@@ -382,8 +403,9 @@ static void messages__provider_plays_the_endpoint(void)
 	CU_ASSERT_PTR_NULL(fx_resp_header(&r, "x-should-retry"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"text\":\"one\""));
 	CU_ASSERT_PTR_NULL(strstr(r.body, "\" two\""));
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "event: error\ndata: {\"type\":\"error\",\"error\":"
-				      "{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+	        strstr(r.body, "event: error\ndata: {\"type\":\"error\",\"error\":"
+	                       "{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"));
 	fx_done(p, &r);
 	/* a scripted 529 with retry_after: overloaded_error, a pause announced */
 	fx_decide(p, "POST", "/v1/messages", "{" BODY "}", &r);
@@ -392,7 +414,7 @@ static void messages__provider_plays_the_endpoint(void)
 	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "x-should-retry"), "true");
 	CU_ASSERT(r.attempt.pause_until_us >= r.attempt.t_arrival_us + 3000000);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"error\":{\"type\":\"overloaded_error\","
-				      "\"message\":\"Overloaded\"}"));
+	                                      "\"message\":\"Overloaded\"}"));
 	fx_done(p, &r);
 	/* the scenario's own x-should-retry wins */
 	fx_decide(p, "POST", "/v1/messages", "{" BODY "}", &r);
@@ -403,14 +425,14 @@ static void messages__provider_plays_the_endpoint(void)
 	fx_decide(p, "POST", "/v1/messages", "{" BODY "}", &r);
 	CU_ASSERT_EQUAL(r.status, 400);
 	CU_ASSERT_STRING_EQUAL(r.body, "{\"type\":\"error\",\"error\":{\"type\":"
-			       "\"invalid_request_error\",\"message\":\"as written\"}}");
+	                               "\"invalid_request_error\",\"message\":\"as written\"}}");
 	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "x-should-retry"), "false");
 	fx_done(p, &r);
 	/* an unknown key: authentication_error */
 	fx_decide_as(p, "nope", "POST", "/v1/messages", "{" BODY "}", &r);
 	CU_ASSERT_EQUAL(r.status, 401);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"error\":{\"type\":\"authentication_error\","
-				      "\"message\":\"missing or unknown API key\"}"));
+	                                      "\"message\":\"missing or unknown API key\"}"));
 	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "x-should-retry"), "false");
 	fx_done(p, &r);
 	/* a reset numbers Messages from 1 again */
@@ -422,12 +444,12 @@ static void messages__provider_plays_the_endpoint(void)
 }
 
 static const char *const quota_text =
-	"{\"id\": \"q\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"s1\", \"user\": \"u\"}},"
-	" \"quota\": {\"per_key\": 1, \"per_user\": 10, \"period_s\": 60, \"tpm_per_key\": 1000,"
-	"  \"headers\": \"anthropic\"}, \"retry_after_ms\": true},"
-	" \"routes\": [{\"id\": \"msg\", \"kind\": \"messages\", \"method\": \"POST\","
-	"   \"path\": \"/v1/messages\", \"responses\": [{\"status\": 529, \"times\": 1},"
-	"   {\"status\": 529, \"error_after_chunks\": 0, \"times\": 1}, {\"status\": 200}]}]}";
+        "{\"id\": \"q\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"s1\", \"user\": \"u\"}},"
+        " \"quota\": {\"per_key\": 1, \"per_user\": 10, \"period_s\": 60, \"tpm_per_key\": 1000,"
+        "  \"headers\": \"anthropic\"}, \"retry_after_ms\": true},"
+        " \"routes\": [{\"id\": \"msg\", \"kind\": \"messages\", \"method\": \"POST\","
+        "   \"path\": \"/v1/messages\", \"responses\": [{\"status\": 529, \"times\": 1},"
+        "   {\"status\": 529, \"error_after_chunks\": 0, \"times\": 1}, {\"status\": 200}]}]}";
 
 /* the quota's 429 is a rate_limit_error with Anthropic's headers; a 529
  * and an error event spend no quota */
@@ -456,9 +478,9 @@ static void messages__quota_answers_a_rate_limit_error(void)
 	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "anthropic-ratelimit-requests-remaining"), "0");
 	CU_ASSERT_PTR_NOT_NULL(fx_resp_header(&r, "anthropic-ratelimit-requests-reset"));
 	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "anthropic-ratelimit-input-tokens-limit"),
-			       "1000");
+	                       "1000");
 	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "anthropic-ratelimit-output-tokens-remaining"),
-			       "990");
+	                       "990");
 	fx_done(p, &r);
 	fx_decide(p, "POST", "/v1/messages", "{" BODY "}", &r);
 	CU_ASSERT_EQUAL(r.status, 429);
@@ -467,21 +489,22 @@ static void messages__quota_answers_a_rate_limit_error(void)
 	CU_ASSERT_PTR_NOT_NULL(fx_resp_header(&r, "retry-after-ms"));
 	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "x-should-retry"), "true");
 	CU_ASSERT(r.attempt.pause_until_us > r.attempt.t_arrival_us);
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "{\"type\":\"error\",\"error\":{\"type\":"
-				      "\"rate_limit_error\",\"message\":\"Rate limit exceeded "
-				      "(per-key). Limit: 1 per minute."));
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.body,
+	                              "{\"type\":\"error\",\"error\":{\"type\":"
+	                              "\"rate_limit_error\",\"message\":\"Rate limit exceeded "
+	                              "(per-key). Limit: 1 per minute."));
 	fx_done(p, &r);
 	fx_provider_stop(p, j, sc);
 }
 
 static const char *const paced_text =
-	"{\"id\": \"p\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"s1\", \"user\": \"u\"}}},"
-	" \"routes\": [{\"id\": \"msg\", \"kind\": \"messages\", \"method\": \"POST\","
-	"   \"path\": \"/m\", \"reply\": \"one two three\", \"responses\": ["
-	"   {\"status\": 200, \"chunk_delay_ms\": 250},"
-	"   {\"status\": 200, \"stall_after_chunks\": 2, \"stall_ms\": 1500},"
-	"   {\"status\": 200, \"stop_after_chunks\": 1},"
-	"   {\"status\": 503, \"error_after_chunks\": 2, \"chunk_delay_ms\": 5}]}]}";
+        "{\"id\": \"p\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"s1\", \"user\": \"u\"}}},"
+        " \"routes\": [{\"id\": \"msg\", \"kind\": \"messages\", \"method\": \"POST\","
+        "   \"path\": \"/m\", \"reply\": \"one two three\", \"responses\": ["
+        "   {\"status\": 200, \"chunk_delay_ms\": 250},"
+        "   {\"status\": 200, \"stall_after_chunks\": 2, \"stall_ms\": 1500},"
+        "   {\"status\": 200, \"stop_after_chunks\": 1},"
+        "   {\"status\": 503, \"error_after_chunks\": 2, \"chunk_delay_ms\": 5}]}]}";
 
 /* what the server needs to pace a stream and journal how it ended */
 static void messages__answer_plans_paced_and_stalling_streams(void)
@@ -516,7 +539,8 @@ static void messages__answer_plans_paced_and_stalling_streams(void)
 	CU_ASSERT_EQUAL(r.fault, FA_RESP_PARTIAL_BODY);
 	CU_ASSERT_EQUAL_FATAL(r.fault_bytes > 0, 1);
 	CU_ASSERT_EQUAL(fa_sse_chunks_sent(r.body, r.body_len, r.stream_lead, r.stream_content,
-					   (size_t)r.fault_bytes), 1);
+	                                   (size_t)r.fault_bytes),
+	                1);
 	fx_done(p, &r);
 	/* a 503 to a stream: api_error after two deltas, paced */
 	fx_decide(p, "POST", "/m", "{\"stream\": true, " BODY "}", &r);
@@ -539,29 +563,29 @@ void test_messages_register(void)
 	CU_pSuite suite = CU_add_suite("messages", NULL, NULL);
 
 	CU_add_test(suite, "messages__parse_reads_model_max_tokens_system_and_prompt",
-		    messages__parse_reads_model_max_tokens_system_and_prompt);
+	            messages__parse_reads_model_max_tokens_system_and_prompt);
 	CU_add_test(suite, "messages__parse_refuses_what_the_api_refuses",
-		    messages__parse_refuses_what_the_api_refuses);
+	            messages__parse_refuses_what_the_api_refuses);
 	CU_add_test(suite, "messages__error_types_follow_the_status",
-		    messages__error_types_follow_the_status);
+	            messages__error_types_follow_the_status);
 	CU_add_test(suite, "messages__error_body_has_type_message_and_request_id",
-		    messages__error_body_has_type_message_and_request_id);
+	            messages__error_body_has_type_message_and_request_id);
 	CU_add_test(suite, "messages__should_retry_as_the_sdks_decide",
-		    messages__should_retry_as_the_sdks_decide);
+	            messages__should_retry_as_the_sdks_decide);
 	CU_add_test(suite, "messages__message_has_every_field_and_usage",
-		    messages__message_has_every_field_and_usage);
+	            messages__message_has_every_field_and_usage);
 	CU_add_test(suite, "messages__stream_events_come_in_the_api_order",
-		    messages__stream_events_come_in_the_api_order);
+	            messages__stream_events_come_in_the_api_order);
 	CU_add_test(suite, "messages__error_event_follows_n_deltas_and_ends_the_stream",
-		    messages__error_event_follows_n_deltas_and_ends_the_stream);
+	            messages__error_event_follows_n_deltas_and_ends_the_stream);
 	CU_add_test(suite, "messages__stop_after_cuts_past_the_lead_and_never_sends_message_stop",
-		    messages__stop_after_cuts_past_the_lead_and_never_sends_message_stop);
+	            messages__stop_after_cuts_past_the_lead_and_never_sends_message_stop);
 	CU_add_test(suite, "messages__request_ids_differ_per_request",
-		    messages__request_ids_differ_per_request);
+	            messages__request_ids_differ_per_request);
 	CU_add_test(suite, "messages__provider_plays_the_endpoint",
-		    messages__provider_plays_the_endpoint);
+	            messages__provider_plays_the_endpoint);
 	CU_add_test(suite, "messages__quota_answers_a_rate_limit_error",
-		    messages__quota_answers_a_rate_limit_error);
+	            messages__quota_answers_a_rate_limit_error);
 	CU_add_test(suite, "messages__answer_plans_paced_and_stalling_streams",
-		    messages__answer_plans_paced_and_stalling_streams);
+	            messages__answer_plans_paced_and_stalling_streams);
 }

@@ -13,14 +13,15 @@
 static void setup(struct fx *f, const char *expect, int rpm, int tpm, int period_s)
 {
 	fx_init(f, expect, "p", 4);
-	f->sc.harness.pacing = (struct fa_pacing_spec){ .given = rpm > 0 || tpm > 0, .rpm = rpm,
-							.tpm = tpm, .period_s = period_s };
+	f->sc.harness.pacing = (struct fa_pacing_spec){
+		.given = rpm > 0 || tpm > 0, .rpm = rpm, .tpm = tpm, .period_s = period_s
+	};
 }
 
 /* An attempt of @task with key @key arriving at @arr_ms, costing @tokens
  * (-1: not a chat request). */
 static struct fa_attempt *add(struct fx *f, const char *task, const char *key, int64_t arr_ms,
-			      int tokens)
+                              int tokens)
 {
 	struct fa_attempt *a = fx_add(f, task, arr_ms, 200);
 
@@ -57,7 +58,7 @@ static void pacing__na_without_pacing_or_attempts(void)
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_NA);
 	CU_ASSERT_STRING_EQUAL(r.detail, "no attempt named a key of the scenario to pace "
-			       "(rpm 1 per 60 s)");
+	                                 "(rpm 1 per 60 s)");
 	CU_ASSERT_EQUAL(r.n_evidence, 0);
 	hx_check_result_release(&r);
 	fx_release(&f);
@@ -75,9 +76,10 @@ static void pacing__exactly_at_capacity_passes_one_more_fails(void)
 	add(&f, "p3", "k1", 0, -1);
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
-	CU_ASSERT_STRING_EQUAL(r.detail, "3 attempts of 1 key kept the pace (rpm 3 per 1 s, "
-			       "tolerance 50 ms); closest: key k1, seq 3 arrived with 1.0 of 1 "
-			       "request token left; 0 quota 429s");
+	CU_ASSERT_STRING_EQUAL(r.detail,
+	                       "3 attempts of 1 key kept the pace (rpm 3 per 1 s, "
+	                       "tolerance 50 ms); closest: key k1, seq 3 arrived with 1.0 of 1 "
+	                       "request token left; 0 quota 429s");
 	CU_ASSERT_EQUAL(r.n_evidence, 1);
 	CU_ASSERT_EQUAL(r.evidence[0], 3);
 	hx_check_result_release(&r);
@@ -88,7 +90,7 @@ static void pacing__exactly_at_capacity_passes_one_more_fails(void)
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
 	CU_ASSERT_STRING_EQUAL(r.detail, "key k1: seq 4 arrived with 0.0 of 1 request token "
-			       "left (rpm 3 per 1 s, tolerance 50 ms); 1 quota 429");
+	                                 "left (rpm 3 per 1 s, tolerance 50 ms); 1 quota 429");
 	CU_ASSERT_EQUAL(r.n_evidence, 1);
 	CU_ASSERT_EQUAL(r.evidence[0], 4);
 	hx_check_result_release(&r);
@@ -156,7 +158,7 @@ static void pacing__tokens_per_period(void)
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
 	CU_ASSERT_STRING_EQUAL(r.detail, "key k1: seq 4 needed 100 tokens with 50.0 left "
-			       "(tpm 1000 per 60 s, tolerance 50 ms); 0 quota 429s");
+	                                 "(tpm 1000 per 60 s, tolerance 50 ms); 0 quota 429s");
 	CU_ASSERT_EQUAL(r.evidence[0], 4);
 	hx_check_result_release(&r);
 	fx_release(&f);
@@ -168,7 +170,7 @@ static void pacing__tokens_per_period(void)
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
 	CU_ASSERT_TRUE(fx_has(&r, "seq 2 arrived with 0.0 of 1 request token left "
-			      "(rpm 1, tpm 1000 per 60 s"));
+	                          "(rpm 1, tpm 1000 per 60 s"));
 	hx_check_result_release(&r);
 	fx_release(&f);
 }
@@ -187,8 +189,8 @@ static void pacing__na_when_only_tpm_and_no_token_cost(void)
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_NA);
 	CU_ASSERT_STRING_EQUAL(r.detail, "no attempt of a key had a token cost to judge "
-			       "(tpm 100 per 60 s; 2 attempts, none a chat completion "
-			       "or Messages request)");
+	                                 "(tpm 100 per 60 s; 2 attempts, none a chat completion "
+	                                 "or Messages request)");
 	CU_ASSERT_EQUAL(r.n_evidence, 0);
 	hx_check_result_release(&r);
 
@@ -241,13 +243,13 @@ void test_pacing_register(void)
 	CU_pSuite suite = CU_add_suite("pacing", NULL, NULL);
 
 	CU_add_test(suite, "pacing__na_without_pacing_or_attempts",
-		    pacing__na_without_pacing_or_attempts);
+	            pacing__na_without_pacing_or_attempts);
 	CU_add_test(suite, "pacing__exactly_at_capacity_passes_one_more_fails",
-		    pacing__exactly_at_capacity_passes_one_more_fails);
+	            pacing__exactly_at_capacity_passes_one_more_fails);
 	CU_add_test(suite, "pacing__tolerance_on_both_sides", pacing__tolerance_on_both_sides);
 	CU_add_test(suite, "pacing__tokens_per_period", pacing__tokens_per_period);
 	CU_add_test(suite, "pacing__na_when_only_tpm_and_no_token_cost",
-		    pacing__na_when_only_tpm_and_no_token_cost);
+	            pacing__na_when_only_tpm_and_no_token_cost);
 	CU_add_test(suite, "pacing__each_key_has_its_own_buckets",
-		    pacing__each_key_has_its_own_buckets);
+	            pacing__each_key_has_its_own_buckets);
 }

@@ -13,14 +13,14 @@
 #include "retry_after.h"
 
 static const char scenario_text[] =
-	"{\"id\": \"unit\","
-	" \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"},"
-	"                          \"k2\": {\"secret\": \"s2\", \"user\": \"u\"},"
-	"                          \"k3\": {\"secret\": \"s3\", \"user\": \"v\"}},"
-	"              \"during_pause\": {\"status\": 429}},"
-	" \"routes\": [{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/v1/records/{id}\","
-	"   \"responses\": [{\"status\": 429, \"retry_after\": 10},"
-	"                   {\"status\": 200, \"body\": {\"id\": \"{id}\"}}]}]}";
+        "{\"id\": \"unit\","
+        " \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"},"
+        "                          \"k2\": {\"secret\": \"s2\", \"user\": \"u\"},"
+        "                          \"k3\": {\"secret\": \"s3\", \"user\": \"v\"}},"
+        "              \"during_pause\": {\"status\": 429}},"
+        " \"routes\": [{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/v1/records/{id}\","
+        "   \"responses\": [{\"status\": 429, \"retry_after\": 10},"
+        "                   {\"status\": 200, \"body\": {\"id\": \"{id}\"}}]}]}";
 
 /* A provider on the scenario above, with its journal. */
 struct fixture {
@@ -33,8 +33,9 @@ static void setup(struct fixture *f)
 {
 	struct fa_err err = { 0 };
 
-	CU_ASSERT_EQUAL_FATAL(fa_scenario_parse(scenario_text, strlen(scenario_text),
-						"unit.json", &f->sc, &err), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(
+	        fa_scenario_parse(scenario_text, strlen(scenario_text), "unit.json", &f->sc, &err),
+	        FA_OK);
 	CU_ASSERT_EQUAL_FATAL(fa_journal_new(NULL, &f->j, &err), FA_OK);
 	f->p = fa_provider_new(f->sc, f->j, 1, fa_clock_mono_us());
 }
@@ -48,14 +49,16 @@ static void teardown(struct fixture *f)
 
 /* Decide and finish one request; returns the status and, in @ra, a copy of
  * the Retry-After sent (or ""). */
-static int ask(struct fixture *f, const char *method, const char *path,
-	       const char *secret, char *ra, size_t ra_len)
+static int ask(struct fixture *f, const char *method, const char *path, const char *secret,
+               char *ra, size_t ra_len)
 {
 	struct fa_header h = { .name = "Authorization", .value = NULL };
 	char auth[64];
-	struct fa_req q = { .method = method, .path = path, .conn_id = 1,
-			    .t_arrival_us = fa_provider_now_us(f->p),
-			    .wall_us = fa_clock_wall_us() };
+	struct fa_req q = { .method = method,
+		            .path = path,
+		            .conn_id = 1,
+		            .t_arrival_us = fa_provider_now_us(f->p),
+		            .wall_us = fa_clock_wall_us() };
 	struct fa_resp r = { 0 };
 	int status;
 
@@ -78,7 +81,7 @@ static int ask(struct fixture *f, const char *method, const char *path,
 				snprintf(ra, ra_len, "%s", r.headers[i].value);
 	}
 	fa_provider_finish(f->p, &r, fa_provider_now_us(f->p), fa_provider_now_us(f->p),
-			   FA_DELIVERED_COMPLETE);
+	                   FA_DELIVERED_COMPLETE);
 	fa_resp_release(&r);
 	return status;
 }
@@ -161,18 +164,18 @@ static void provider__no_route_is_404(void)
 /* A scenario whose route answers 429 with the literal headers @headers
  * (JSON object members), then 200; with a during_pause answer. */
 static struct fa_provider *literal_start(const char *headers, struct fa_scenario **sc,
-					 struct fa_journal **j)
+                                         struct fa_journal **j)
 {
 	char text[1024];
 
 	snprintf(text, sizeof(text),
-		 "{\"id\": \"lit\","
-		 " \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"}},"
-		 "              \"during_pause\": {\"status\": 503}},"
-		 " \"routes\": [{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/v1/x\","
-		 "   \"responses\": [{\"status\": 429, \"headers\": {%s}},"
-		 "                   {\"status\": 200}]}]}",
-		 headers);
+	         "{\"id\": \"lit\","
+	         " \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"}},"
+	         "              \"during_pause\": {\"status\": 503}},"
+	         " \"routes\": [{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/v1/x\","
+	         "   \"responses\": [{\"status\": 429, \"headers\": {%s}},"
+	         "                   {\"status\": 200}]}]}",
+	         headers);
 	return fx_provider_start(text, "lit.json", 1, sc, j);
 }
 
@@ -227,7 +230,10 @@ static void provider__huge_retry_after_pauses_for_2_31_seconds(void)
  * line: the pause it names is 2^31 s at most (ahead or behind). */
 static void provider__far_dates_journal_a_pause_of_at_most_2_31_seconds(void)
 {
-	static const struct { const char *hdr; int sign; } cases[] = {
+	static const struct {
+		const char *hdr;
+		int sign;
+	} cases[] = {
 		{ "\"Retry-After\": \"Fri, 31 Dec 9999 23:59:59 GMT\"", 1 },
 		{ "\"Retry-After\": \"Mon, 01 Jan 0001 00:00:00 GMT\"", -1 },
 	};
@@ -351,12 +357,12 @@ static void provider__malformed_retry_after_ms_announces_no_pause(void)
 static void provider__literal_retry_after_ms_is_not_doubled(void)
 {
 	static const char text[] =
-		"{\"id\": \"lit\","
-		" \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"}},"
-		"              \"retry_after_ms\": true},"
-		" \"routes\": [{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/v1/x\","
-		"   \"responses\": [{\"status\": 429, \"retry_after\": 3,"
-		"                    \"headers\": {\"retry-after-ms\": \"1200\"}}]}]}";
+	        "{\"id\": \"lit\","
+	        " \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"}},"
+	        "              \"retry_after_ms\": true},"
+	        " \"routes\": [{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/v1/x\","
+	        "   \"responses\": [{\"status\": 429, \"retry_after\": 3,"
+	        "                    \"headers\": {\"retry-after-ms\": \"1200\"}}]}]}";
 	struct fa_scenario *sc;
 	struct fa_journal *j;
 	struct fa_provider *p = fx_provider_start(text, "lit.json", 1, &sc, &j);
@@ -383,24 +389,24 @@ void test_provider_register(void)
 	CU_pSuite s = CU_add_suite("provider", NULL, NULL);
 
 	CU_add_test(s, "provider__unknown_key_is_401_and_journaled_without_moving_the_cursor",
-		    provider__unknown_key_is_401_and_journaled_without_moving_the_cursor);
+	            provider__unknown_key_is_401_and_journaled_without_moving_the_cursor);
 	CU_add_test(s, "provider__pause_covers_the_whole_scope_and_nothing_else",
-		    provider__pause_covers_the_whole_scope_and_nothing_else);
+	            provider__pause_covers_the_whole_scope_and_nothing_else);
 	CU_add_test(s, "provider__journal_records_the_pause_it_announced",
-		    provider__journal_records_the_pause_it_announced);
+	            provider__journal_records_the_pause_it_announced);
 	CU_add_test(s, "provider__admin_traffic_is_not_journaled",
-		    provider__admin_traffic_is_not_journaled);
+	            provider__admin_traffic_is_not_journaled);
 	CU_add_test(s, "provider__no_route_is_404", provider__no_route_is_404);
 	CU_add_test(s, "provider__huge_retry_after_pauses_for_2_31_seconds",
-		    provider__huge_retry_after_pauses_for_2_31_seconds);
+	            provider__huge_retry_after_pauses_for_2_31_seconds);
 	CU_add_test(s, "provider__far_dates_journal_a_pause_of_at_most_2_31_seconds",
-		    provider__far_dates_journal_a_pause_of_at_most_2_31_seconds);
+	            provider__far_dates_journal_a_pause_of_at_most_2_31_seconds);
 	CU_add_test(s, "provider__literal_retry_after_ms_is_journaled_and_pauses",
-		    provider__literal_retry_after_ms_is_journaled_and_pauses);
+	            provider__literal_retry_after_ms_is_journaled_and_pauses);
 	CU_add_test(s, "provider__with_both_headers_the_earlier_pause_wins",
-		    provider__with_both_headers_the_earlier_pause_wins);
+	            provider__with_both_headers_the_earlier_pause_wins);
 	CU_add_test(s, "provider__malformed_retry_after_ms_announces_no_pause",
-		    provider__malformed_retry_after_ms_announces_no_pause);
+	            provider__malformed_retry_after_ms_announces_no_pause);
 	CU_add_test(s, "provider__literal_retry_after_ms_is_not_doubled",
-		    provider__literal_retry_after_ms_is_not_doubled);
+	            provider__literal_retry_after_ms_is_not_doubled);
 }

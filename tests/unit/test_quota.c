@@ -21,8 +21,7 @@ static const struct fa_key keys[] = {
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
 /* Admit one request of @key at @t_us; returns whether it was admitted. */
-static bool admit(struct fa_quota *q, const char *key, int64_t t_us,
-		  struct fa_quota_decision *d)
+static bool admit(struct fa_quota *q, const char *key, int64_t t_us, struct fa_quota_decision *d)
 {
 	const char *user = strcmp(key, "k3") == 0 ? "v" : "u";
 
@@ -325,10 +324,11 @@ static void quota__in_flight_cap_refuses_per_key_without_spending(void)
 	free(s);
 	body = fa_quota_error_body(&c);
 	s = cJSON_PrintUnformatted(body);
-	CU_ASSERT_STRING_EQUAL(s, "{\"error\":{\"type\":\"rate_limit_exceeded\","
-			       "\"code\":\"rate_limit_exceeded\",\"message\":\"Rate limit exceeded "
-			       "(per-key). Limit: 2 in flight. Retry after 1 seconds.\","
-			       "\"scope\":\"per-key\",\"limit\":2,\"retryAfter\":1}}");
+	CU_ASSERT_STRING_EQUAL(s,
+	                       "{\"error\":{\"type\":\"rate_limit_exceeded\","
+	                       "\"code\":\"rate_limit_exceeded\",\"message\":\"Rate limit exceeded "
+	                       "(per-key). Limit: 2 in flight. Retry after 1 seconds.\","
+	                       "\"scope\":\"per-key\",\"limit\":2,\"retryAfter\":1}}");
 	free(s);
 	cJSON_Delete(body);
 	/* another key is not capped; a refused request leaves nothing to end */
@@ -361,15 +361,18 @@ static void quota__unknown_key_or_user_changes_nothing(void)
 /* the platform's example, as the page prints it (limit 600, three replicas,
  * no override: 200 per replica; per-key) */
 static const char platform_body[] =
-	"{\"error\": {\"type\": \"rate_limit_exceeded\", \"code\": \"rate_limit_exceeded\","
-	" \"message\": \"Rate limit exceeded (per-key). Limit: 200 per minute. Retry after 12 seconds.\","
-	" \"scope\": \"per-key\", \"limit\": 200, \"retryAfter\": 12}}";
+        "{\"error\": {\"type\": \"rate_limit_exceeded\", \"code\": \"rate_limit_exceeded\","
+        " \"message\": \"Rate limit exceeded (per-key). Limit: 200 per minute. Retry after 12 seconds.\","
+        " \"scope\": \"per-key\", \"limit\": 200, \"retryAfter\": 12}}";
 
 static void quota__body_matches_the_platform_example_field_by_field(void)
 {
-	struct fa_quota_decision d = { .scope = FA_QUOTA_PER_KEY, .limit = 200,
-				       .bucket_limit = 200, .period_s = 60,
-				       .retry_after_s = 12, .reset_s = 12 };
+	struct fa_quota_decision d = { .scope = FA_QUOTA_PER_KEY,
+		                       .limit = 200,
+		                       .bucket_limit = 200,
+		                       .period_s = 60,
+		                       .retry_after_s = 12,
+		                       .reset_s = 12 };
 	cJSON *want = cJSON_Parse(platform_body);
 	cJSON *got = fa_quota_error_body(&d);
 	const cJSON *we = cJSON_GetObjectItemCaseSensitive(want, "error");
@@ -397,9 +400,11 @@ static void quota__body_matches_the_platform_example_field_by_field(void)
 	got = fa_quota_error_body(&d);
 	ge = cJSON_GetObjectItemCaseSensitive(got, "error");
 	s = cJSON_PrintUnformatted(ge);
-	CU_ASSERT_STRING_EQUAL(s, "{\"type\":\"rate_limit_exceeded\",\"code\":\"rate_limit_exceeded\","
-			       "\"message\":\"Rate limit exceeded (per-user). Limit: 500 per 2 seconds. "
-			       "Retry after 1 seconds.\",\"scope\":\"per-user\",\"limit\":500,\"retryAfter\":1}");
+	CU_ASSERT_STRING_EQUAL(
+	        s,
+	        "{\"type\":\"rate_limit_exceeded\",\"code\":\"rate_limit_exceeded\","
+	        "\"message\":\"Rate limit exceeded (per-user). Limit: 500 per 2 seconds. "
+	        "Retry after 1 seconds.\",\"scope\":\"per-user\",\"limit\":500,\"retryAfter\":1}");
 	free(s);
 	cJSON_Delete(got);
 	cJSON_Delete(want);
@@ -426,17 +431,20 @@ static void quota__model_gives_the_platform_limit_for_three_replicas(void)
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(e, "limit")->valueint, 200);
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(e, "retryAfter")->valueint, 1);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(e, "message")->valuestring,
-			       "Rate limit exceeded (per-key). Limit: 200 per minute. "
-			       "Retry after 1 seconds.");
+	                       "Rate limit exceeded (per-key). Limit: 200 per minute. "
+	                       "Retry after 1 seconds.");
 	cJSON_Delete(got);
 	fa_quota_free(q);
 }
 
 static void quota__rate_headers_in_each_style(void)
 {
-	struct fa_quota_decision d = { .scope = FA_QUOTA_PER_KEY, .limit = 200,
-				       .bucket_limit = 200, .period_s = 60,
-				       .remaining = 57, .reset_s = 0 };
+	struct fa_quota_decision d = { .scope = FA_QUOTA_PER_KEY,
+		                       .limit = 200,
+		                       .bucket_limit = 200,
+		                       .period_s = 60,
+		                       .remaining = 57,
+		                       .reset_s = 0 };
 	struct fa_quota_header h[FA_QUOTA_MAX_HEADERS];
 
 	CU_ASSERT_EQUAL_FATAL(fa_quota_rate_headers(FA_QUOTA_HDR_IETF, &d, 0, h), 2);
@@ -471,8 +479,11 @@ static void quota__rate_headers_in_each_style(void)
  * tokens, input-tokens and output-tokens alike */
 static void quota__anthropic_headers_name_the_full_instants(void)
 {
-	struct fa_quota_decision d = { .scope = FA_QUOTA_PER_KEY, .bucket_limit = 50,
-				       .period_s = 60, .remaining = 0, .full_us = 1200000 };
+	struct fa_quota_decision d = { .scope = FA_QUOTA_PER_KEY,
+		                       .bucket_limit = 50,
+		                       .period_s = 60,
+		                       .remaining = 0,
+		                       .full_us = 1200000 };
 	struct fa_quota_header h[FA_QUOTA_MAX_HEADERS];
 	static const char *const kinds[] = { "tokens", "input-tokens", "output-tokens" };
 	char name[64];
@@ -526,13 +537,13 @@ static void quota__reset_fills_every_bucket(void)
 /* ---- through the provider, without a socket ---- */
 
 static const char provider_text[] =
-	"{\"id\": \"quota-unit\","
-	" \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"}},"
-	"              \"quota\": {\"per_key\": 2, \"per_user\": 10, \"headers\": \"x\"}},"
-	" \"routes\": [{\"id\": \"ok\", \"method\": \"GET\", \"path\": \"/v1/ok\","
-	"               \"responses\": [{\"status\": 200, \"body\": {}}]},"
-	"              {\"id\": \"busy\", \"method\": \"GET\", \"path\": \"/v1/busy\","
-	"               \"responses\": [{\"status\": 503, \"body\": {}}]}]}";
+        "{\"id\": \"quota-unit\","
+        " \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"}},"
+        "              \"quota\": {\"per_key\": 2, \"per_user\": 10, \"headers\": \"x\"}},"
+        " \"routes\": [{\"id\": \"ok\", \"method\": \"GET\", \"path\": \"/v1/ok\","
+        "               \"responses\": [{\"status\": 200, \"body\": {}}]},"
+        "              {\"id\": \"busy\", \"method\": \"GET\", \"path\": \"/v1/busy\","
+        "               \"responses\": [{\"status\": 503, \"body\": {}}]}]}";
 
 static void quota__provider_answers_the_platform_429_and_refunds_503(void)
 {
@@ -571,10 +582,11 @@ static void quota__provider_answers_the_platform_429_and_refunds_503(void)
 	/* the third admitted one: the platform's 429 */
 	fx_decide(p, "GET", "/v1/ok", NULL, &r);
 	CU_ASSERT_EQUAL(r.status, 429);
-	CU_ASSERT_STRING_EQUAL(r.body, "{\"error\":{\"type\":\"rate_limit_exceeded\","
-			       "\"code\":\"rate_limit_exceeded\",\"message\":\"Rate limit exceeded "
-			       "(per-key). Limit: 2 per minute. Retry after 30 seconds.\","
-			       "\"scope\":\"per-key\",\"limit\":2,\"retryAfter\":30}}");
+	CU_ASSERT_STRING_EQUAL(r.body,
+	                       "{\"error\":{\"type\":\"rate_limit_exceeded\","
+	                       "\"code\":\"rate_limit_exceeded\",\"message\":\"Rate limit exceeded "
+	                       "(per-key). Limit: 2 per minute. Retry after 30 seconds.\","
+	                       "\"scope\":\"per-key\",\"limit\":2,\"retryAfter\":30}}");
 	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "Retry-After"), "30");
 	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "X-RateLimit-Scope"), "per-key");
 	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "X-RateLimit-Remaining"), "0");
@@ -606,12 +618,12 @@ static void quota__provider_answers_the_platform_429_and_refunds_503(void)
 static void quota__scenario_defaults_and_overrides(void)
 {
 	static const char text[] =
-		"{\"id\": \"q\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"},"
-		" \"k2\": {\"secret\": \"s2\", \"user\": \"u\"}},"
-		" \"quota\": {\"replicas\": 3, \"spread\": \"random\", \"key_limits\": {\"k2\": 900},"
-		"             \"max_in_flight_per_key\": 4, \"headers\": \"ietf\"}},"
-		" \"routes\": [{\"id\": \"ok\", \"method\": \"GET\", \"path\": \"/\","
-		"               \"responses\": [{\"status\": 200}]}]}";
+	        "{\"id\": \"q\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"},"
+	        " \"k2\": {\"secret\": \"s2\", \"user\": \"u\"}},"
+	        " \"quota\": {\"replicas\": 3, \"spread\": \"random\", \"key_limits\": {\"k2\": 900},"
+	        "             \"max_in_flight_per_key\": 4, \"headers\": \"ietf\"}},"
+	        " \"routes\": [{\"id\": \"ok\", \"method\": \"GET\", \"path\": \"/\","
+	        "               \"responses\": [{\"status\": 200}]}]}";
 	struct fa_scenario *sc = NULL;
 	struct fa_err err = { 0 };
 
@@ -635,37 +647,35 @@ void test_quota_register(void)
 	CU_pSuite suite = CU_add_suite("quota", NULL, NULL);
 
 	CU_add_test(suite, "quota__bucket_refills_continuously_up_to_its_capacity",
-		    quota__bucket_refills_continuously_up_to_its_capacity);
+	            quota__bucket_refills_continuously_up_to_its_capacity);
 	CU_add_test(suite, "quota__retry_after_is_the_real_refill_time_rounded_up",
-		    quota__retry_after_is_the_real_refill_time_rounded_up);
+	            quota__retry_after_is_the_real_refill_time_rounded_up);
 	CU_add_test(suite, "quota__each_replica_applies_ceil_of_limit_over_replicas",
-		    quota__each_replica_applies_ceil_of_limit_over_replicas);
+	            quota__each_replica_applies_ceil_of_limit_over_replicas);
 	CU_add_test(suite, "quota__random_spread_is_repeatable_from_the_seed",
-		    quota__random_spread_is_repeatable_from_the_seed);
+	            quota__random_spread_is_repeatable_from_the_seed);
 	CU_add_test(suite, "quota__key_is_checked_before_the_user",
-		    quota__key_is_checked_before_the_user);
+	            quota__key_is_checked_before_the_user);
 	CU_add_test(suite, "quota__a_refusal_debits_neither_bucket",
-		    quota__a_refusal_debits_neither_bucket);
+	            quota__a_refusal_debits_neither_bucket);
 	CU_add_test(suite, "quota__refund_gives_both_tokens_back_once",
-		    quota__refund_gives_both_tokens_back_once);
+	            quota__refund_gives_both_tokens_back_once);
 	CU_add_test(suite, "quota__override_raises_one_key_while_the_user_limit_holds",
-		    quota__override_raises_one_key_while_the_user_limit_holds);
+	            quota__override_raises_one_key_while_the_user_limit_holds);
 	CU_add_test(suite, "quota__in_flight_cap_refuses_per_key_without_spending",
-		    quota__in_flight_cap_refuses_per_key_without_spending);
+	            quota__in_flight_cap_refuses_per_key_without_spending);
 	CU_add_test(suite, "quota__unknown_key_or_user_changes_nothing",
-		    quota__unknown_key_or_user_changes_nothing);
+	            quota__unknown_key_or_user_changes_nothing);
 	CU_add_test(suite, "quota__body_matches_the_platform_example_field_by_field",
-		    quota__body_matches_the_platform_example_field_by_field);
+	            quota__body_matches_the_platform_example_field_by_field);
 	CU_add_test(suite, "quota__model_gives_the_platform_limit_for_three_replicas",
-		    quota__model_gives_the_platform_limit_for_three_replicas);
+	            quota__model_gives_the_platform_limit_for_three_replicas);
 	CU_add_test(suite, "quota__anthropic_headers_name_the_full_instants",
-		    quota__anthropic_headers_name_the_full_instants);
-	CU_add_test(suite, "quota__rate_headers_in_each_style",
-		    quota__rate_headers_in_each_style);
-	CU_add_test(suite, "quota__reset_fills_every_bucket",
-		    quota__reset_fills_every_bucket);
+	            quota__anthropic_headers_name_the_full_instants);
+	CU_add_test(suite, "quota__rate_headers_in_each_style", quota__rate_headers_in_each_style);
+	CU_add_test(suite, "quota__reset_fills_every_bucket", quota__reset_fills_every_bucket);
 	CU_add_test(suite, "quota__provider_answers_the_platform_429_and_refunds_503",
-		    quota__provider_answers_the_platform_429_and_refunds_503);
+	            quota__provider_answers_the_platform_429_and_refunds_503);
 	CU_add_test(suite, "quota__scenario_defaults_and_overrides",
-		    quota__scenario_defaults_and_overrides);
+	            quota__scenario_defaults_and_overrides);
 }

@@ -22,7 +22,7 @@ static const struct fa_key keys[] = {
 
 /* Ask for one request of @key costing @cost tokens at @t_us. */
 static bool take(struct fa_quota *q, const char *key, int64_t cost, int64_t t_us,
-		 struct fa_quota_decision *d)
+                 struct fa_quota_decision *d)
 {
 	const char *user = strcmp(key, "k3") == 0 ? "v" : "u";
 
@@ -185,7 +185,7 @@ static void quota_tokens__refund_gives_the_tokens_back(void)
 	CU_ASSERT(d.refunded);
 	CU_ASSERT_EQUAL(d.token_remaining, 1000);
 	CU_ASSERT_EQUAL(d.remaining, 1000);
-	fa_quota_refund(q, &d, 0); /* once */
+	fa_quota_refund(q, &d, 0);              /* once */
 	CU_ASSERT(take(q, "k2", 1000, 0, &d2)); /* the account's came back too */
 	fa_quota_leave(q, &d);
 	fa_quota_leave(q, &d2);
@@ -218,7 +218,8 @@ static void quota_tokens__daily_buckets_with_a_shortened_day(void)
 	expect_str(&d, "limited daily-requests per-key replica 1");
 	body = fa_quota_error_body(&d);
 	text = cJSON_PrintUnformatted(body);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(strstr(text, "Limit: 2 per 10 seconds. Retry after 5 seconds."));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(
+	        strstr(text, "Limit: 2 per 10 seconds. Retry after 5 seconds."));
 	free(text);
 	cJSON_Delete(body);
 	/* the day's tokens are full again by 5 s: 80 of the 100 go... */
@@ -233,7 +234,8 @@ static void quota_tokens__daily_buckets_with_a_shortened_day(void)
 	expect_str(&d, "limited daily-tokens per-key replica 1");
 	body = fa_quota_error_body(&d);
 	text = cJSON_PrintUnformatted(body);
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "Limit: 100 tokens per 10 seconds. Retry after 2 seconds."));
+	CU_ASSERT_PTR_NOT_NULL(
+	        strstr(text, "Limit: 100 tokens per 10 seconds. Retry after 2 seconds."));
 	free(text);
 	cJSON_Delete(body);
 	fa_quota_free(q);
@@ -276,11 +278,12 @@ static void quota_tokens__cost_over_a_whole_bucket_is_refused_for_good(void)
 	expect_str(&d, "limited over-capacity tokens per-key replica 1");
 	body = fa_quota_over_capacity_body(&d);
 	text = cJSON_PrintUnformatted(body);
-	CU_ASSERT_STRING_EQUAL(text, "{\"error\":{\"type\":\"invalid_request_error\","
-			       "\"code\":\"tokens_over_limit\",\"message\":\"This request reserves "
-			       "5200 tokens (prompt and max_tokens), more than the per-key limit of "
-			       "4000 tokens per minute: it can never be admitted. Shorten the prompt "
-			       "or lower max_tokens.\"}}");
+	CU_ASSERT_STRING_EQUAL(
+	        text, "{\"error\":{\"type\":\"invalid_request_error\","
+	              "\"code\":\"tokens_over_limit\",\"message\":\"This request reserves "
+	              "5200 tokens (prompt and max_tokens), more than the per-key limit of "
+	              "4000 tokens per minute: it can never be admitted. Shorten the prompt "
+	              "or lower max_tokens.\"}}");
 	free(text);
 	cJSON_Delete(body);
 	/* nothing was spent, nothing is in flight: the whole bucket is there */
@@ -323,8 +326,8 @@ static void quota_tokens__a_request_without_cost_takes_no_tokens(void)
 }
 
 /* The headers of @d in @style, "name: value" lines. */
-static void headers_text(enum fa_quota_headers style, const struct fa_quota_decision *d,
-			 char *buf, size_t len)
+static void headers_text(enum fa_quota_headers style, const struct fa_quota_decision *d, char *buf,
+                         size_t len)
 {
 	struct fa_quota_header h[FA_QUOTA_MAX_HEADERS];
 	size_t n = fa_quota_rate_headers(style, d, 0, h), off = 0;
@@ -337,32 +340,42 @@ static void headers_text(enum fa_quota_headers style, const struct fa_quota_deci
 static void quota_tokens__headers_describe_the_token_bucket(void)
 {
 	struct fa_quota_decision d = {
-		.scope = FA_QUOTA_PER_KEY, .bucket_limit = 600, .period_s = 60,
-		.remaining = 599, .reset_s = 0, .full_us = 100000,
-		.has_tokens = true, .token_scope = FA_QUOTA_PER_KEY, .token_limit = 300000,
-		.token_period_s = 60, .token_remaining = 295000, .token_reset_s = 0,
+		.scope = FA_QUOTA_PER_KEY,
+		.bucket_limit = 600,
+		.period_s = 60,
+		.remaining = 599,
+		.reset_s = 0,
+		.full_us = 100000,
+		.has_tokens = true,
+		.token_scope = FA_QUOTA_PER_KEY,
+		.token_limit = 300000,
+		.token_period_s = 60,
+		.token_remaining = 295000,
+		.token_reset_s = 0,
 		.token_full_us = 360 * S,
 	};
 	char buf[1024];
 
 	headers_text(FA_QUOTA_HDR_X, &d, buf, sizeof(buf));
-	CU_ASSERT_STRING_EQUAL(buf, "X-RateLimit-Limit: 600\nX-RateLimit-Remaining: 599\n"
-			       "X-RateLimit-Reset: 0\nX-RateLimit-Limit-Tokens: 300000\n"
-			       "X-RateLimit-Remaining-Tokens: 295000\nX-RateLimit-Reset-Tokens: 0\n");
+	CU_ASSERT_STRING_EQUAL(
+	        buf, "X-RateLimit-Limit: 600\nX-RateLimit-Remaining: 599\n"
+	             "X-RateLimit-Reset: 0\nX-RateLimit-Limit-Tokens: 300000\n"
+	             "X-RateLimit-Remaining-Tokens: 295000\nX-RateLimit-Reset-Tokens: 0\n");
 	headers_text(FA_QUOTA_HDR_IETF, &d, buf, sizeof(buf));
-	CU_ASSERT_STRING_EQUAL(buf, "RateLimit-Policy: \"per-key\";q=600;w=60, "
-			       "\"per-key-tokens\";q=300000;w=60\n"
-			       "RateLimit: \"per-key\";r=599;t=0, \"per-key-tokens\";r=295000;t=0\n");
+	CU_ASSERT_STRING_EQUAL(
+	        buf, "RateLimit-Policy: \"per-key\";q=600;w=60, "
+	             "\"per-key-tokens\";q=300000;w=60\n"
+	             "RateLimit: \"per-key\";r=599;t=0, \"per-key-tokens\";r=295000;t=0\n");
 	headers_text(FA_QUOTA_HDR_LEGACY, &d, buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, "RateLimit-Limit: 600\nRateLimit-Remaining: 599\n"
-			       "RateLimit-Reset: 0\n");
+	                            "RateLimit-Reset: 0\n");
 	headers_text(FA_QUOTA_HDR_OPENAI, &d, buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, "x-ratelimit-limit-requests: 600\n"
-			       "x-ratelimit-remaining-requests: 599\n"
-			       "x-ratelimit-reset-requests: 100ms\n"
-			       "x-ratelimit-limit-tokens: 300000\n"
-			       "x-ratelimit-remaining-tokens: 295000\n"
-			       "x-ratelimit-reset-tokens: 6m0s\n");
+	                            "x-ratelimit-remaining-requests: 599\n"
+	                            "x-ratelimit-reset-requests: 100ms\n"
+	                            "x-ratelimit-limit-tokens: 300000\n"
+	                            "x-ratelimit-remaining-tokens: 295000\n"
+	                            "x-ratelimit-reset-tokens: 6m0s\n");
 	/* OpenAI's durations */
 	d.full_us = 0;
 	d.token_full_us = 1500 * 1000;
@@ -380,12 +393,14 @@ static void quota_tokens__headers_describe_the_token_bucket(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"per-user-tokens\";q=300000;w=60\n"));
 	d.has_tokens = false;
 	CU_ASSERT_EQUAL(fa_quota_rate_headers(FA_QUOTA_HDR_X, &d, 0,
-					      (struct fa_quota_header[FA_QUOTA_MAX_HEADERS]){ 0 }), 3);
+	                                      (struct fa_quota_header[FA_QUOTA_MAX_HEADERS]){ 0 }),
+	                3);
 	CU_ASSERT_EQUAL(fa_quota_rate_headers(FA_QUOTA_HDR_OPENAI, &d, 0,
-					      (struct fa_quota_header[FA_QUOTA_MAX_HEADERS]){ 0 }), 3);
+	                                      (struct fa_quota_header[FA_QUOTA_MAX_HEADERS]){ 0 }),
+	                3);
 	headers_text(FA_QUOTA_HDR_IETF, &d, buf, sizeof(buf));
 	CU_ASSERT_STRING_EQUAL(buf, "RateLimit-Policy: \"per-key\";q=600;w=60\n"
-			       "RateLimit: \"per-key\";r=599;t=0\n");
+	                            "RateLimit: \"per-key\";r=599;t=0\n");
 }
 
 static void quota_tokens__model_fills_the_headers_of_a_token_refusal(void)
@@ -403,9 +418,10 @@ static void quota_tokens__model_fills_the_headers_of_a_token_refusal(void)
 	CU_ASSERT_FALSE(take(q, "k1", 100, 0, &d));
 	headers_text(FA_QUOTA_HDR_X, &d, buf, sizeof(buf));
 	/* 50 tokens missing at 5 per s: 10 s; full again after 50 s */
-	CU_ASSERT_STRING_EQUAL(buf, "X-RateLimit-Limit: 600\nX-RateLimit-Remaining: 599\n"
-			       "X-RateLimit-Reset: 0\nX-RateLimit-Limit-Tokens: 300\n"
-			       "X-RateLimit-Remaining-Tokens: 50\nX-RateLimit-Reset-Tokens: 10\n");
+	CU_ASSERT_STRING_EQUAL(buf,
+	                       "X-RateLimit-Limit: 600\nX-RateLimit-Remaining: 599\n"
+	                       "X-RateLimit-Reset: 0\nX-RateLimit-Limit-Tokens: 300\n"
+	                       "X-RateLimit-Remaining-Tokens: 50\nX-RateLimit-Reset-Tokens: 10\n");
 	headers_text(FA_QUOTA_HDR_OPENAI, &d, buf, sizeof(buf));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "x-ratelimit-reset-tokens: 50s\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "x-ratelimit-reset-requests: 100ms\n"));
@@ -415,20 +431,19 @@ static void quota_tokens__model_fills_the_headers_of_a_token_refusal(void)
 /* ---- through the provider, without a socket ---- */
 
 static const char chat_text[] =
-	"{\"id\": \"tokens-unit\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"}},"
-	" %s \"quota\": {\"per_key\": 100, \"tpm_per_key\": 40}},"
-	" \"routes\": [{\"id\": \"chat\", \"method\": \"POST\", \"path\": \"/v1/chat/completions\","
-	"               \"kind\": \"chat_completions\", \"responses\": [{\"status\": 200, \"times\": 2},"
-	"                {\"shape\": \"ai_congested\", \"times\": 1},"
-	"                {\"status\": 503, \"retry_after\": 3, \"times\": 1},"
-	"                {\"status\": 503, \"retry_after\": {\"seconds\": 3, \"form\": \"imf-fixdate\"}, \"times\": 1},"
-	"                {\"status\": 503, \"headers\": {\"Retry-After\": \"4\"}}]},"
-	"              {\"id\": \"ok\", \"method\": \"GET\", \"path\": \"/v1/ok\","
-	"               \"responses\": [{\"status\": 200}]}]}";
+        "{\"id\": \"tokens-unit\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"}},"
+        " %s \"quota\": {\"per_key\": 100, \"tpm_per_key\": 40}},"
+        " \"routes\": [{\"id\": \"chat\", \"method\": \"POST\", \"path\": \"/v1/chat/completions\","
+        "               \"kind\": \"chat_completions\", \"responses\": [{\"status\": 200, \"times\": 2},"
+        "                {\"shape\": \"ai_congested\", \"times\": 1},"
+        "                {\"status\": 503, \"retry_after\": 3, \"times\": 1},"
+        "                {\"status\": 503, \"retry_after\": {\"seconds\": 3, \"form\": \"imf-fixdate\"}, \"times\": 1},"
+        "                {\"status\": 503, \"headers\": {\"Retry-After\": \"4\"}}]},"
+        "              {\"id\": \"ok\", \"method\": \"GET\", \"path\": \"/v1/ok\","
+        "               \"responses\": [{\"status\": 200}]}]}";
 
 /* The provider playing chat_text with @extra in $.provider. */
-static struct fa_provider *start(const char *extra, struct fa_scenario **sc,
-				 struct fa_journal **j)
+static struct fa_provider *start(const char *extra, struct fa_scenario **sc, struct fa_journal **j)
 {
 	char text[2048];
 
@@ -437,7 +452,8 @@ static struct fa_provider *start(const char *extra, struct fa_scenario **sc,
 }
 
 /* 40 bytes of prompt: 10 tokens */
-#define PROMPT "{\"messages\": [{\"role\": \"user\", \"content\": \"0123456789012345678901234567890123456789\"}]"
+#define PROMPT                                                                                     \
+	"{\"messages\": [{\"role\": \"user\", \"content\": \"0123456789012345678901234567890123456789\"}]"
 
 static void quota_tokens__provider_meters_a_chat_request_by_its_cost(void)
 {
@@ -467,7 +483,8 @@ static void quota_tokens__provider_meters_a_chat_request_by_its_cost(void)
 	CU_ASSERT_STRING_EQUAL(r.attempt.quota, "limited tokens per-key replica 1");
 	CU_ASSERT_STRING_EQUAL(fx_resp_header(&r, "Retry-After"), "30"); /* 20 tokens at 40/min */
 	CU_ASSERT_PTR_NULL(fx_resp_header(&r, "retry-after-ms"));        /* not asked for */
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "Limit: 40 tokens per minute. Retry after 30 seconds."));
+	CU_ASSERT_PTR_NOT_NULL(
+	        strstr(r.body, "Limit: 40 tokens per minute. Retry after 30 seconds."));
 	CU_ASSERT(r.attempt.pause_until_us - r.attempt.t_arrival_us >= 30 * S);
 	fx_done(p, &r);
 	/* the prompt alone without max_tokens; a non-chat request costs nothing */
@@ -551,11 +568,11 @@ static void quota_tokens__provider_refunds_tokens_and_says_retry_after_ms(void)
 static void quota_tokens__scenario_reads_the_new_members(void)
 {
 	static const char text[] =
-		"{\"id\": \"q\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"}},"
-		" \"quota\": {\"tpm_per_key\": 300000, \"tpm_per_user\": 100000000, \"rpd_per_key\": 10000,"
-		"             \"tpd_per_key\": 5, \"day_s\": 30, \"headers\": \"openai\"}},"
-		" \"routes\": [{\"id\": \"ok\", \"method\": \"GET\", \"path\": \"/\","
-		"               \"responses\": [{\"status\": 200}]}]}";
+	        "{\"id\": \"q\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"}},"
+	        " \"quota\": {\"tpm_per_key\": 300000, \"tpm_per_user\": 100000000, \"rpd_per_key\": 10000,"
+	        "             \"tpd_per_key\": 5, \"day_s\": 30, \"headers\": \"openai\"}},"
+	        " \"routes\": [{\"id\": \"ok\", \"method\": \"GET\", \"path\": \"/\","
+	        "               \"responses\": [{\"status\": 200}]}]}";
 	struct fa_scenario *sc = NULL;
 	struct fa_err err = { 0 };
 

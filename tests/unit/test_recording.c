@@ -21,9 +21,9 @@ struct fixture {
 
 /* Append an attempt: @method @path at @t_ms, answered @status with @fault
  * by task @task (may be NULL) with key @key of user @user. */
-static struct fa_attempt *add(struct fixture *f, const char *method, const char *path,
-			      int64_t t_ms, int status, const char *fault, const char *task,
-			      const char *key, const char *user)
+static struct fa_attempt *add(struct fixture *f, const char *method, const char *path, int64_t t_ms,
+                              int status, const char *fault, const char *task, const char *key,
+                              const char *user)
 {
 	struct fa_attempt *a = &f->a[f->n++];
 
@@ -59,7 +59,7 @@ static cJSON *convert(struct fixture *f, const struct hx_draft_opts *opts)
 	cJSON *sc = NULL;
 
 	if (hx_recording_scenario(f->a, f->n, "dir/run.jsonl", opts ? opts : &none, &sc, &f->w,
-				  &f->err) != FA_OK)
+	                          &f->err) != FA_OK)
 		return NULL;
 	return sc;
 }
@@ -77,9 +77,9 @@ static void assert_loads(const cJSON *sc)
 static const cJSON *resp(const cJSON *sc, int r, int i)
 {
 	return cJSON_GetArrayItem(
-		cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(sc, "routes"), r),
-				    "responses"),
-		i);
+	        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(sc, "routes"), r),
+	                            "responses"),
+	        i);
 }
 
 static void recording__each_attempt_answers_in_order_with_stand_in_bodies(void)
@@ -89,9 +89,9 @@ static void recording__each_attempt_answers_in_order_with_stand_in_bodies(void)
 	char *text;
 
 	add(&f, "GET", "/v1/records/42", 0, 503, "respond", "t1", "k1", "u1")->retry_after =
-		fa_xstrdup("2");
+	        fa_xstrdup("2");
 	add(&f, "GET", "/v1/records/42", 2100, 503, "respond", "t1", "k1", "u1")->retry_after =
-		fa_xstrdup("2");
+	        fa_xstrdup("2");
 	add(&f, "GET", "/v1/records/43", 4200, 200, "respond", "t1", "k1", "u1");
 	sc = convert(&f, NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
@@ -106,7 +106,7 @@ static void recording__each_attempt_answers_in_order_with_stand_in_bodies(void)
 	free(text);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(sc, "id")->valuestring, "run");
 	CU_ASSERT_PTR_NOT_NULL(strstr(cJSON_GetObjectItem(sc, "comment")->valuestring,
-				      "imported from run.jsonl (3 attempts, 1 route, 1 task)"));
+	                              "imported from run.jsonl (3 attempts, 1 route, 1 task)"));
 	assert_loads(sc);
 	cJSON_Delete(sc);
 	teardown(&f);
@@ -128,18 +128,21 @@ static void recording__connection_faults_delays_and_writes_are_kept(void)
 	sc = convert(&f, NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(resp(sc, 0, 0), "fault")->valuestring,
-			       "drop_after_commit");
+	                       "drop_after_commit");
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(resp(sc, 0, 0), "status")->valueint, 503);
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(resp(sc, 0, 1), "delay_ms")->valueint, 1500);
 	CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(resp(sc, 0, 1), "fault"));
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(resp(sc, 0, 2), "fault")->valuestring,
-			       "partial_body");
+	                       "partial_body");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(resp(sc, 1, 0), "fault")->valuestring, "reset");
 	/* the committed write had an effect; the read has none */
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(sc, "routes"), 0),
-						   "effect")->valuestring, "create");
-	CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(sc, "routes"), 1),
-					       "effect"));
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(sc, "routes"), 0),
+	                            "effect")
+	                ->valuestring,
+	        "create");
+	CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(
+	        cJSON_GetArrayItem(cJSON_GetObjectItem(sc, "routes"), 1), "effect"));
 	assert_loads(sc);
 	cJSON_Delete(sc);
 	teardown(&f);
@@ -154,7 +157,7 @@ static void recording__provider_answers_are_scripted_or_left_out(void)
 	add(&f, "GET", "/v1/x", 0, 401, "unauthorized", NULL, NULL, NULL);
 	add(&f, "GET", "/v1/x", 10, 404, "no_route", "t1", "k1", "u1");
 	add(&f, "GET", "/v1/x", 20, 429, "during_pause", "t1", "k1", "u1")->retry_after =
-		fa_xstrdup("5");
+	        fa_xstrdup("5");
 	add(&f, "TRACE", "/v1/x", 25, 405, "respond", "t1", "k1", "u1");
 	a = add(&f, "GET", "/v1/records", 30, 200, "respond", "t1", "k1", "u1");
 	free(a->route);
@@ -166,11 +169,12 @@ static void recording__provider_answers_are_scripted_or_left_out(void)
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(resp(sc, 0, 1), "status")->valueint, 429);
 	CU_ASSERT_PTR_NULL(resp(sc, 0, 2));
 	CU_ASSERT_EQUAL(f.w.n, 3);
-	CU_ASSERT_STRING_EQUAL(f.w.msg[0], "dir/run.jsonl: seq 1: GET /v1/x: unauthorized, left out");
+	CU_ASSERT_STRING_EQUAL(f.w.msg[0],
+	                       "dir/run.jsonl: seq 1: GET /v1/x: unauthorized, left out");
 	CU_ASSERT_STRING_EQUAL(f.w.msg[1], "dir/run.jsonl: seq 4: TRACE /v1/x: a method no route "
-			       "can have, left out");
-	CU_ASSERT_STRING_EQUAL(f.w.msg[2],
-			       "dir/run.jsonl: seq 5: GET /v1/records: reconciliation read, left out");
+	                                   "can have, left out");
+	CU_ASSERT_STRING_EQUAL(
+	        f.w.msg[2], "dir/run.jsonl: seq 5: GET /v1/records: reconciliation read, left out");
 	assert_loads(sc);
 	cJSON_Delete(sc);
 	teardown(&f);
@@ -195,24 +199,28 @@ static void recording__tasks_keys_and_offsets_follow_the_journal(void)
 	events = cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "harness"), "events");
 	CU_ASSERT_EQUAL(cJSON_GetArraySize(tasks), 4);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(tasks, 3), "id")->valuestring,
-			       "t3");
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(tasks, 0), "path")->valuestring,
-			       "/v1/a%20b");
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(tasks, 1), "key")->valuestring,
-			       "k2");
+	                       "t3");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetArrayItem(tasks, 0), "path")->valuestring,
+	        "/v1/a%20b");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetArrayItem(tasks, 1), "key")->valuestring, "k2");
 	/* attempts without a task: one task per request, an id no task has */
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(tasks, 2), "id")->valuestring,
-			       "t2");
+	                       "t2");
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(events, 0), "at_ms")->valueint, 0);
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(events, 1), "at_ms")->valueint, 500);
-	CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(events, 2), "at_ms")->valueint, 2000);
+	CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(events, 2), "at_ms")->valueint,
+	                2000);
 	keys = cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "provider"), "keys");
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(keys, "k2"), "secret")->valuestring,
-			       "sk-imported-k2");
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(keys, "k2"), "user")->valuestring,
-			       "u2");
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "provider"), "scope")->valuestring,
-			       "key");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(keys, "k2"), "secret")->valuestring,
+	        "sk-imported-k2");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(keys, "k2"), "user")->valuestring, "u2");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "provider"), "scope")->valuestring,
+	        "key");
 	assert_loads(sc);
 	cJSON_Delete(sc);
 	teardown(&f);
@@ -240,10 +248,14 @@ static void recording__a_retry_after_date_keeps_its_pause(void)
 	ra = cJSON_GetObjectItem(resp(sc, 0, 0), "retry_after");
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(ra, "seconds")->valueint, 9);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(ra, "form")->valuestring, "imf-fixdate");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(resp(sc, 0, 1), "headers"), "Retry-After")
+	                ->valuestring,
+	        "soon");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(resp(sc, 0, 1), "headers"),
-						   "Retry-After")->valuestring, "soon");
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(resp(sc, 0, 1), "headers"),
-						   "retry-after-ms")->valuestring, "1500");
+	                                           "retry-after-ms")
+	                               ->valuestring,
+	                       "1500");
 	CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(resp(sc, 0, 0), "headers"));
 	ra = cJSON_GetObjectItem(resp(sc, 0, 2), "retry_after");
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(ra, "seconds")->valueint, -60);
@@ -267,8 +279,10 @@ static void recording__a_saturated_retry_after_is_sent_again_as_written(void)
 	sc = convert(&f, NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
 	CU_ASSERT_PTR_NULL(cJSON_GetObjectItem(resp(sc, 0, 0), "retry_after"));
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(resp(sc, 0, 0), "headers"),
-						   "Retry-After")->valuestring, "99999999999");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(resp(sc, 0, 0), "headers"), "Retry-After")
+	                ->valuestring,
+	        "99999999999");
 	assert_loads(sc);
 	cJSON_Delete(sc);
 	teardown(&f);
@@ -286,10 +300,15 @@ static void recording__attempts_are_taken_in_arrival_order(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(resp(sc, 0, 0), "status")->valueint, 201);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(resp(sc, 0, 1), "fault")->valuestring,
-			       "drop_before_commit");
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(
-				       cJSON_GetObjectItem(sc, "harness"), "tasks"), 0), "id")->valuestring,
-			       "w0");
+	                       "drop_before_commit");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(
+	                cJSON_GetArrayItem(
+	                        cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "harness"), "tasks"),
+	                        0),
+	                "id")
+	                ->valuestring,
+	        "w0");
 	assert_loads(sc);
 	cJSON_Delete(sc);
 	teardown(&f);
@@ -321,7 +340,8 @@ static void recording__errors_name_the_file_and_line(void)
 	/* only attempts the provider makes again itself: nothing to import */
 	add(&f, "GET", "/v1/x", 0, 401, "unauthorized", NULL, NULL, NULL);
 	CU_ASSERT_PTR_NULL(convert(&f, NULL));
-	CU_ASSERT_STRING_EQUAL(f.err.msg, "dir/run.jsonl: no attempt to import (1 read, 1 left out)");
+	CU_ASSERT_STRING_EQUAL(f.err.msg,
+	                       "dir/run.jsonl: no attempt to import (1 read, 1 left out)");
 	teardown(&f);
 	/* a status no HTTP answer has is no drop: the line is named, not made 503 */
 	memset(&f, 0, sizeof(f));
@@ -329,13 +349,13 @@ static void recording__errors_name_the_file_and_line(void)
 	add(&f, "GET", "/v1/x", 10, 999, NULL, NULL, NULL, NULL);
 	CU_ASSERT_PTR_NULL(convert(&f, NULL));
 	CU_ASSERT_STRING_EQUAL(f.err.msg, "dir/run.jsonl:2: $.status: expected integer 100..599, "
-			       "got 999");
+	                                  "got 999");
 	teardown(&f);
 	memset(&f, 0, sizeof(f));
 	add(&f, "GET", "/v1/x", 0, 99, NULL, NULL, NULL, NULL);
 	CU_ASSERT_PTR_NULL(convert(&f, NULL));
 	CU_ASSERT_STRING_EQUAL(f.err.msg, "dir/run.jsonl:1: $.status: expected integer 100..599, "
-			       "got 99");
+	                                  "got 99");
 	teardown(&f);
 }
 
@@ -353,11 +373,14 @@ static void recording__dot_segments_are_left_out(void)
 	sc = convert(&f, NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
 	CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(sc, "routes")), 1);
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(sc,
-			       "routes"), 0), "path")->valuestring, "/v1/..a/.b/c.");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(sc, "routes"), 0),
+	                            "path")
+	                ->valuestring,
+	        "/v1/..a/.b/c.");
 	CU_ASSERT_EQUAL_FATAL(f.w.n, 3);
 	CU_ASSERT_STRING_EQUAL(f.w.msg[0], "dir/run.jsonl: seq 1: GET /v1/../x: a \".\" or "
-			       "\"..\" segment, left out");
+	                                   "\"..\" segment, left out");
 	cJSON_Delete(sc);
 	teardown(&f);
 }
@@ -367,20 +390,21 @@ void test_recording_register(void)
 	CU_pSuite s = CU_add_suite("recording", NULL, NULL);
 
 	CU_add_test(s, "recording__each_attempt_answers_in_order_with_stand_in_bodies",
-		    recording__each_attempt_answers_in_order_with_stand_in_bodies);
+	            recording__each_attempt_answers_in_order_with_stand_in_bodies);
 	CU_add_test(s, "recording__connection_faults_delays_and_writes_are_kept",
-		    recording__connection_faults_delays_and_writes_are_kept);
+	            recording__connection_faults_delays_and_writes_are_kept);
 	CU_add_test(s, "recording__provider_answers_are_scripted_or_left_out",
-		    recording__provider_answers_are_scripted_or_left_out);
+	            recording__provider_answers_are_scripted_or_left_out);
 	CU_add_test(s, "recording__tasks_keys_and_offsets_follow_the_journal",
-		    recording__tasks_keys_and_offsets_follow_the_journal);
+	            recording__tasks_keys_and_offsets_follow_the_journal);
 	CU_add_test(s, "recording__a_retry_after_date_keeps_its_pause",
-		    recording__a_retry_after_date_keeps_its_pause);
+	            recording__a_retry_after_date_keeps_its_pause);
 	CU_add_test(s, "recording__a_saturated_retry_after_is_sent_again_as_written",
-		    recording__a_saturated_retry_after_is_sent_again_as_written);
+	            recording__a_saturated_retry_after_is_sent_again_as_written);
 	CU_add_test(s, "recording__attempts_are_taken_in_arrival_order",
-		    recording__attempts_are_taken_in_arrival_order);
+	            recording__attempts_are_taken_in_arrival_order);
 	CU_add_test(s, "recording__errors_name_the_file_and_line",
-		    recording__errors_name_the_file_and_line);
-	CU_add_test(s, "recording__dot_segments_are_left_out", recording__dot_segments_are_left_out);
+	            recording__errors_name_the_file_and_line);
+	CU_add_test(s, "recording__dot_segments_are_left_out",
+	            recording__dot_segments_are_left_out);
 }

@@ -1,4 +1,5 @@
-/* test_redact.c -- the credential-name rule: words, not substrings; bodies, pairs, free text, forms. */
+/* test_redact.c -- the credential-name rule: words, not substrings; bodies, pairs, free text,
+ * forms. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +17,32 @@ static bool cred(const char *name, unsigned flags)
 static void redact__ordinary_names_are_kept(void)
 {
 	static const char *const kept[] = {
-		"author", "authority", "authored_at", "oauth_provider", "tokenizer", "token_budget",
-		"session_count", "pagination_token", "nextPageToken", "max_tokens",
-		"max_completion_tokens", "input_tokens", "prompt_tokens", "keys", "keywords",
-		"sort_key", "Idempotency-Key", "code", "passage", "token_type",
-		"X-RateLimit-Remaining-Tokens", "x-ratelimit-reset-tokens", "X-Tokens-Remaining",
-		"Access-Control-Allow-Credentials", "Access-Control-Allow-Headers", NULL,
+		"author",
+		"authority",
+		"authored_at",
+		"oauth_provider",
+		"tokenizer",
+		"token_budget",
+		"session_count",
+		"pagination_token",
+		"nextPageToken",
+		"max_tokens",
+		"max_completion_tokens",
+		"input_tokens",
+		"prompt_tokens",
+		"keys",
+		"keywords",
+		"sort_key",
+		"Idempotency-Key",
+		"code",
+		"passage",
+		"token_type",
+		"X-RateLimit-Remaining-Tokens",
+		"x-ratelimit-reset-tokens",
+		"X-Tokens-Remaining",
+		"Access-Control-Allow-Credentials",
+		"Access-Control-Allow-Headers",
+		NULL,
 	};
 
 	for (size_t i = 0; kept[i] != NULL; i++) {
@@ -40,14 +61,50 @@ static void redact__ordinary_names_are_kept(void)
 static void redact__credential_words_are_found(void)
 {
 	static const char *const secret[] = {
-		"tokenString", "refresh_tokens", "access_tokens", "Tokens", "TOKENS", "tokens",
-		"X-Api-Tokens", "X-Access-Tokens", "jwt", "X-Jwt", "passphrase", "client_assertion",
-		"sid", "otp", "pin", "hmac", "nonce", "privateKey", "XApiKey", "api_keys",
-		"session_id", "sessionId", "X-Csrf-Token", "X-Auth-Token", "X-Auth", "auth",
-		"Authorization", "Proxy-Authorization", "WWW-Authenticate", "Authentication-Info",
-		"Set-Cookie", "clientSecret", "X-Hub-Signature-256", "X-Amz-Credential",
-		"X-Amz-Security-Token", "accesstoken", "id_token", "oauth", "user_session", "key",
-		"pwd", "password", "Private-Token", NULL,
+		"tokenString",
+		"refresh_tokens",
+		"access_tokens",
+		"Tokens",
+		"TOKENS",
+		"tokens",
+		"X-Api-Tokens",
+		"X-Access-Tokens",
+		"jwt",
+		"X-Jwt",
+		"passphrase",
+		"client_assertion",
+		"sid",
+		"otp",
+		"pin",
+		"hmac",
+		"nonce",
+		"privateKey",
+		"XApiKey",
+		"api_keys",
+		"session_id",
+		"sessionId",
+		"X-Csrf-Token",
+		"X-Auth-Token",
+		"X-Auth",
+		"auth",
+		"Authorization",
+		"Proxy-Authorization",
+		"WWW-Authenticate",
+		"Authentication-Info",
+		"Set-Cookie",
+		"clientSecret",
+		"X-Hub-Signature-256",
+		"X-Amz-Credential",
+		"X-Amz-Security-Token",
+		"accesstoken",
+		"id_token",
+		"oauth",
+		"user_session",
+		"key",
+		"pwd",
+		"password",
+		"Private-Token",
+		NULL,
 	};
 
 	for (size_t i = 0; secret[i] != NULL; i++) {
@@ -75,21 +132,21 @@ static void assert_absent(const char *text, const char *needle)
 static void redact__bodies_keep_ordinary_members_and_no_secret(void)
 {
 	static const char body[] =
-		"{\"author\": {\"name\": \"Jane\"}, \"authority\": \"x1\", \"tokenizer\": \"cl100k\","
-		" \"token_budget\": 500, \"session_count\": 3, \"pagination_token\": \"p2\","
-		" \"logprobs\": {\"content\": [{\"token\": \"Hello\", \"top_logprobs\":"
-		" [{\"token\": \"Hi\"}]}]}, \"keys\": [\"name\", \"age\"], \"max_tokens\": 100,"
-		" \"oauth_provider\": \"github\", \"authored_at\": \"2020\","
-		" \"error\": {\"code\": \"E42\"},"
-		" \"tokenString\": \"SECRETQQ7a\", \"refresh_tokens\": [\"SECRETQQ7b\"],"
-		" \"TOKENS\": \"SECRETQQ7c\", \"jwt\": \"SECRETQQ7d\", \"sid\": \"SECRETQQ7e\","
-		" \"x\": {\"keys\": [\"SECRETQQ7f\"], \"kid\": \"ok\"},"
-		" \"headers\": [{\"name\": \"Authorization\", \"value\": \"Bearer SECRETQQ7g\"},"
-		" {\"name\": \"Accept\", \"value\": \"text/plain\"}],"
-		" \"message\": \"Authorization: Bearer SECRETQQ7h\\nnext line\","
-		" \"note\": \"sent with bearer SECRETQQ7i, then failed\","
-		" \"form\": \"user=a&password=SECRETQQ7j&page=2\","
-		" \"next\": \"https://a.test/v1?page=2&cursor=abc\", \"token\": \"SECRETQQ7k\"}";
+	        "{\"author\": {\"name\": \"Jane\"}, \"authority\": \"x1\", \"tokenizer\": \"cl100k\","
+	        " \"token_budget\": 500, \"session_count\": 3, \"pagination_token\": \"p2\","
+	        " \"logprobs\": {\"content\": [{\"token\": \"Hello\", \"top_logprobs\":"
+	        " [{\"token\": \"Hi\"}]}]}, \"keys\": [\"name\", \"age\"], \"max_tokens\": 100,"
+	        " \"oauth_provider\": \"github\", \"authored_at\": \"2020\","
+	        " \"error\": {\"code\": \"E42\"},"
+	        " \"tokenString\": \"SECRETQQ7a\", \"refresh_tokens\": [\"SECRETQQ7b\"],"
+	        " \"TOKENS\": \"SECRETQQ7c\", \"jwt\": \"SECRETQQ7d\", \"sid\": \"SECRETQQ7e\","
+	        " \"x\": {\"keys\": [\"SECRETQQ7f\"], \"kid\": \"ok\"},"
+	        " \"headers\": [{\"name\": \"Authorization\", \"value\": \"Bearer SECRETQQ7g\"},"
+	        " {\"name\": \"Accept\", \"value\": \"text/plain\"}],"
+	        " \"message\": \"Authorization: Bearer SECRETQQ7h\\nnext line\","
+	        " \"note\": \"sent with bearer SECRETQQ7i, then failed\","
+	        " \"form\": \"user=a&password=SECRETQQ7j&page=2\","
+	        " \"next\": \"https://a.test/v1?page=2&cursor=abc\", \"token\": \"SECRETQQ7k\"}";
 	struct hx_redact_stats st = { 0 };
 	cJSON *v = cJSON_Parse(body);
 	const cJSON *lp;
@@ -100,8 +157,8 @@ static void redact__bodies_keep_ordinary_members_and_no_secret(void)
 	out = cJSON_PrintUnformatted(v);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
 	assert_absent(out, "SECRETQQ7");
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "author"),
-						   "name")->valuestring, "Jane");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(v, "author"), "name")->valuestring, "Jane");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(v, "authority")->valuestring, "x1");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(v, "tokenizer")->valuestring, "cl100k");
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(v, "token_budget")->valueint, 500);
@@ -110,26 +167,33 @@ static void redact__bodies_keep_ordinary_members_and_no_secret(void)
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(v, "oauth_provider")->valuestring, "github");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(v, "authored_at")->valuestring, "2020");
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(v, "max_tokens")->valueint, 100);
-	lp = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "logprobs"), "content"), 0);
+	lp = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "logprobs"), "content"),
+	                        0);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(lp, "token")->valuestring, "Hello");
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(lp,
-			"top_logprobs"), 0), "token")->valuestring, "Hi");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(lp, "top_logprobs"), 0),
+	                            "token")
+	                ->valuestring,
+	        "Hi");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetArrayItem(cJSON_GetObjectItem(v, "keys"), 1)->valuestring,
-			       "age");
+	                       "age");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "x"), "kid")->valuestring,
-			       "ok");
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(v,
-			"headers"), 1), "value")->valuestring, "text/plain");
+	                       "ok");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(v, "headers"), 1),
+	                            "value")
+	                ->valuestring,
+	        "text/plain");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(v, "message")->valuestring,
-			       "Authorization: redacted\nnext line");
+	                       "Authorization: redacted\nnext line");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(v, "note")->valuestring,
-			       "sent with bearer redacted, then failed");
+	                       "sent with bearer redacted, then failed");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(v, "form")->valuestring,
-			       "user=a&password=redacted&page=2");
+	                       "user=a&password=redacted&page=2");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(v, "next")->valuestring,
-			       "https://a.test/v1?page=2&cursor=abc");
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "error"),
-						   "code")->valuestring, "E42");
+	                       "https://a.test/v1?page=2&cursor=abc");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(v, "error"), "code")->valuestring, "E42");
 	CU_ASSERT_EQUAL(st.text, 2);
 	free(out);
 	cJSON_Delete(v);
@@ -140,10 +204,11 @@ static void redact__queries_follow_the_words(void)
 {
 	struct hx_redact_stats st = { 0 };
 	char *q = hx_redact_text("sid=S1&jwt=S2&tokens=S3&max_tokens=S4&tokens=7&page_token=p&"
-				 "tokenString=S5", true, &st);
+	                         "tokenString=S5",
+	                         true, &st);
 
 	CU_ASSERT_STRING_EQUAL(q, "sid=redacted&jwt=redacted&tokens=redacted&max_tokens=S4&"
-			       "tokens=7&page_token=p&tokenString=redacted");
+	                          "tokens=7&page_token=p&tokenString=redacted");
 	CU_ASSERT_EQUAL(st.n, 4);
 	CU_ASSERT_STRING_EQUAL(st.names, "sid, jwt, tokens, tokenString");
 	free(q);
@@ -168,6 +233,6 @@ void test_redact_register(void)
 	CU_add_test(s, "redact__ordinary_names_are_kept", redact__ordinary_names_are_kept);
 	CU_add_test(s, "redact__credential_words_are_found", redact__credential_words_are_found);
 	CU_add_test(s, "redact__bodies_keep_ordinary_members_and_no_secret",
-		    redact__bodies_keep_ordinary_members_and_no_secret);
+	            redact__bodies_keep_ordinary_members_and_no_secret);
 	CU_add_test(s, "redact__queries_follow_the_words", redact__queries_follow_the_words);
 }

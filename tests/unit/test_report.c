@@ -29,8 +29,8 @@ struct fixture {
 	struct hx_run_result run;
 };
 
-static void add(struct hx_scenario_result *s, const char *task, int64_t arr_ms,
-		int64_t resp_ms, int status, const char *ra, int64_t pause_ms)
+static void add(struct hx_scenario_result *s, const char *task, int64_t arr_ms, int64_t resp_ms,
+                int status, const char *ra, int64_t pause_ms)
 {
 	struct fa_attempt *a;
 
@@ -112,9 +112,11 @@ static void fixture_init(struct fixture *f)
 	free(s->attempts[1].path);
 	s->attempts[1].path = fa_xstrdup("/v1/\xff\x01<x>");
 	memset(s->journal_head, 'c', 64);
-	in = (struct hx_check_input){ .sc = s->sc, .attempts = s->attempts,
-				      .n_attempts = s->n_attempts,
-				      .tasks = s->tasks, .n_tasks = s->n_tasks };
+	in = (struct hx_check_input){ .sc = s->sc,
+		                      .attempts = s->attempts,
+		                      .n_attempts = s->n_attempts,
+		                      .tasks = s->tasks,
+		                      .n_tasks = s->n_tasks };
 	hx_check_run_all(&in, &s->checks, &s->n_checks);
 
 	s = &f->run.scenarios[1];
@@ -196,11 +198,12 @@ static void report__text_shows_verdicts_evidence_and_exit(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "FAIL  wait.retry_after       (L1)  task t1 retried"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "PASS  wait.scope_pause       (L2)  other tasks"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "N/A   classify.no_retry_4xx  (L1)  no task received"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text,
-		"seq 1  +0.0 ms  task t1  GET /v1/records/42  -> 429  retry-after: 10 "
-		"(until +10005.0 ms)  scope user:ops-team\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+	        strstr(text, "seq 1  +0.0 ms  task t1  GET /v1/records/42  -> 429  retry-after: 10 "
+	                     "(until +10005.0 ms)  scope user:ops-team\n"));
 	/* The raw bytes never reach the terminal. */
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "seq 2  +120.0 ms  task t1  GET /v1/?" "?<x>  -> 200"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "seq 2  +120.0 ms  task t1  GET /v1/?"
+	                                    "?<x>  -> 200"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "ERROR: could not run: cannot start client"));
 	snprintf(want, sizeof(want), "summary: 1 pass, 2 fail, %zu n/a", hx_check_count() - 3);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, want));
@@ -216,8 +219,11 @@ static void report__text_shows_verdicts_evidence_and_exit(void)
  * sent: the exact pause an SDK may have gone by. */
 static void report__attempt_line_quotes_retry_after_ms(void)
 {
-	struct fa_attempt a = { .seq = 3, .t_arrival_us = 961500, .status = 429,
-				.t_response_us = 961700, .pause_until_us = 3208700 };
+	struct fa_attempt a = { .seq = 3,
+		                .t_arrival_us = 961500,
+		                .status = 429,
+		                .t_response_us = 961700,
+		                .pause_until_us = 3208700 };
 	char *line;
 
 	a.method = fa_xstrdup("POST");
@@ -226,8 +232,9 @@ static void report__attempt_line_quotes_retry_after_ms(void)
 	a.retry_after = fa_xstrdup("3");
 	a.retry_after_ms = fa_xstrdup("2247");
 	line = hx_report_attempt_line(&a);
-	CU_ASSERT_STRING_EQUAL(line, "seq 3  +961.5 ms  task t2  POST /v1/chat/completions  "
-			       "-> 429  retry-after: 3  retry-after-ms: 2247 (until +3208.7 ms)");
+	CU_ASSERT_STRING_EQUAL(line,
+	                       "seq 3  +961.5 ms  task t2  POST /v1/chat/completions  "
+	                       "-> 429  retry-after: 3  retry-after-ms: 2247 (until +3208.7 ms)");
 	free(line);
 	fa_attempt_release(&a);
 }
@@ -245,7 +252,8 @@ static void report__text_marks_recommended_checks(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
 	hx_report_text(out, &f.run);
 	fclose(out);
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "N/A   classify.no_retry_4xx  (L1) recommended  no task"));
+	CU_ASSERT_PTR_NOT_NULL(
+	        strstr(text, "N/A   classify.no_retry_4xx  (L1) recommended  no task"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "N/A   classify.no_retry_4xx  (L1) not counted\n"));
 	free(text);
 	fixture_release(&f);
@@ -279,7 +287,7 @@ static void report__json_parses_back_with_every_field(void)
 	CU_ASSERT_TRUE(cJSON_IsNumber(cJSON_GetObjectItem(root, "seed")));
 	t = cJSON_GetObjectItem(root, "client");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(t, "command")->valuestring,
-			       "curl -sS --retry 4 {url}");
+	                       "curl -sS --retry 4 {url}");
 	CU_ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(t, "hello")));
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(root, "mode")->valuestring, "exec");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(root, "level")->valuestring, "L0");
@@ -300,19 +308,19 @@ static void report__json_parses_back_with_every_field(void)
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(t, "fail")->valueint, 2);
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(t, "n/a")->valueint, (int)hx_check_count() - 3);
 	CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(cJSON_GetObjectItem(root, "checks")),
-			      (int)hx_check_count());
+	                      (int)hx_check_count());
 	t = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "checks"), 1);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(t, "id")->valuestring, "wait.retry_after");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(t, "verdict")->valuestring, "fail");
 	CU_ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(t, "required")));
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(root, "exit_reason")->valuestring,
-			       "1 scenario could not run");
+	                       "1 scenario could not run");
 
 	CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(cJSON_GetObjectItem(root, "scenarios")), 2);
 	sc = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "scenarios"), 0);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(sc, "id")->valuestring, "s1");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(sc, "file")->valuestring,
-			       "scenarios/five-step/2-scope.json");
+	                       "scenarios/five-step/2-scope.json");
 	CU_ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(sc, "error")));
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(sc, "duration_ms")->valueint, 10500);
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(sc, "attempts")->valueint, 4);
@@ -345,8 +353,8 @@ static void report__json_parses_back_with_every_field(void)
 	CU_ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(t, "pause_until_us")));
 
 	sc = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "scenarios"), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(cJSON_GetObjectItem(sc, "error")->valuestring,
-				      "cannot start client"));
+	CU_ASSERT_PTR_NOT_NULL(
+	        strstr(cJSON_GetObjectItem(sc, "error")->valuestring, "cannot start client"));
 	CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(sc, "checks")), 0);
 	cJSON_Delete(root);
 	free(text);
@@ -386,21 +394,27 @@ static void report__junit_has_failure_skipped_error_and_escapes(void)
 	xml = slurp(path);
 	unlink(path);
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"));
-	snprintf(want, sizeof(want), "<testsuites name=\"five-step\" tests=\"%zu\" failures=\"2\" "
-		 "errors=\"1\" skipped=\"%zu\">", n + 1, n - 3);
+	snprintf(want, sizeof(want),
+	         "<testsuites name=\"five-step\" tests=\"%zu\" failures=\"2\" "
+	         "errors=\"1\" skipped=\"%zu\">",
+	         n + 1, n - 3);
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, want));
 	snprintf(want, sizeof(want), "<testsuite name=\"s1\" tests=\"%zu\" failures=\"2\"", n);
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, want));
-	CU_ASSERT_PTR_NOT_NULL(strstr(xml,
-		"<testcase classname=\"five-step.s1\" name=\"wait.retry_after\""));
+	CU_ASSERT_PTR_NOT_NULL(
+	        strstr(xml, "<testcase classname=\"five-step.s1\" name=\"wait.retry_after\""));
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<failure message=\"task t1 retried"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "seq 1  +0.0 ms  task t1  GET /v1/records/42  -&gt; 429"));
+	CU_ASSERT_PTR_NOT_NULL(
+	        strstr(xml, "seq 1  +0.0 ms  task t1  GET /v1/records/42  -&gt; 429"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "/v1/\\xFF\\x01&lt;x&gt;"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(xml,
-		"<skipped message=\"a &amp; b &lt; c &gt; d &quot;e&quot; &apos;f&apos;\\x01\"/>"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<testcase classname=\"five-step.s2\" name=\"scenario\""));
-	CU_ASSERT_PTR_NOT_NULL(strstr(xml,
-		"<error message=\"cannot start client: sh: &quot;x&quot; &amp; &lt;y&gt; not found\\x02\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(
+	        xml,
+	        "<skipped message=\"a &amp; b &lt; c &gt; d &quot;e&quot; &apos;f&apos;\\x01\"/>"));
+	CU_ASSERT_PTR_NOT_NULL(
+	        strstr(xml, "<testcase classname=\"five-step.s2\" name=\"scenario\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(
+	        xml,
+	        "<error message=\"cannot start client: sh: &quot;x&quot; &amp; &lt;y&gt; not found\\x02\""));
 	CU_ASSERT_PTR_NULL(strchr(xml, '\x01'));
 	CU_ASSERT_PTR_NULL(strchr(xml, '\x02'));
 	CU_ASSERT_PTR_NULL(strchr(xml, '\xff'));
@@ -441,10 +455,10 @@ static void report__text_counts_every_protocol_error_past_the_cap(void)
 	text = text_of(&f);
 	/* every error the client made, not the lines listed */
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "  protocol errors: 201\n"
-					    "    line 2: not a JSON object: x\n"));
+	                                    "    line 2: not a JSON object: x\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "    line 101: not a JSON object: x\n"
-					    "    100 more protocol errors not listed\n"
-					    "    client exited with status 4 before shutdown\n"));
+	                                    "    100 more protocol errors not listed\n"
+	                                    "    client exited with status 4 before shutdown\n"));
 	free(text);
 	/* a result built by hand, without the count, shows what it lists */
 	f.run.scenarios[0].n_protocol_errors_seen = 0;
@@ -463,21 +477,21 @@ static void report__text_hello_names_what_is_missing(void)
 	fixture_init(&f);
 	f.run.mode = HX_MODE_STDIO;
 	hello = cJSON_Parse("{\"type\":\"hello\",\"protocol\":1,\"client\":{\"name\":7},"
-			    "\"features\":[\"a\",3,\"b\"]}");
+	                    "\"features\":[\"a\",3,\"b\"]}");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hello);
 	f.run.hello = hello;
 	text = text_of(&f);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "client hello: (no name) (no version), protocol 1, "
-					    "features: a b\n"));
+	                                    "features: a b\n"));
 	free(text);
 	cJSON_Delete(hello);
 	hello = cJSON_Parse("{\"type\":\"hello\",\"protocol\":1,\"client\":{\"name\":\"\","
-			    "\"version\":\"2.0\"}}");
+	                    "\"version\":\"2.0\"}}");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(hello);
 	f.run.hello = hello;
 	text = text_of(&f);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "client hello: (no name) 2.0, protocol 1, "
-					    "features: none\n"));
+	                                    "features: none\n"));
 	free(text);
 	cJSON_Delete(hello);
 	f.run.hello = NULL;
@@ -519,9 +533,11 @@ static const cJSON *suite_row(const cJSON *root, const char *id)
 {
 	const cJSON *row;
 
-	cJSON_ArrayForEach(row, cJSON_GetObjectItem(root, "checks"))
-		if (strcmp(cJSON_GetObjectItem(row, "id")->valuestring, id) == 0)
-			return row;
+	cJSON_ArrayForEach(
+	        row,
+	        cJSON_GetObjectItem(
+	                root, "checks")) if (strcmp(cJSON_GetObjectItem(row, "id")->valuestring,
+	                                            id) == 0) return row;
 	CU_FAIL_FATAL("no such row");
 	return NULL;
 }
@@ -537,7 +553,8 @@ static void report__strict_run_says_so_and_counts_recommended_rows(void)
 	f.run.scenarios[0].checks[4].required = false; /* wait.scope_pause, by expect */
 	f.run.strict = true;
 	text = text_of(&f);
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "strict: yes (recommended checks count as required)\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+	        strstr(text, "strict: yes (recommended checks count as required)\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "PASS  wait.scope_pause       (L2)  other tasks"));
 	free(text);
 	root = json_of(&f);
@@ -584,8 +601,8 @@ static void with_canaries(struct fixture *f)
 {
 	struct hx_scenario_result *s = &f->run.scenarios[0];
 	static const char line[] =
-		"{\"type\":\"escalation\",\"task\":\"t1\",\"record\":{\"reason\":"
-		"\"wait_exceeds_budget\",\"goal\":\"mail " BC "\",\"attempts\":[]}}";
+	        "{\"type\":\"escalation\",\"task\":\"t1\",\"record\":{\"reason\":"
+	        "\"wait_exceeds_budget\",\"goal\":\"mail " BC "\",\"attempts\":[]}}";
 
 	f->run.mode = HX_MODE_STDIO;
 	memcpy(s->key_canary, KC, sizeof(KC));
@@ -625,8 +642,9 @@ static void report__canary_hits_escalations_and_cancels_never_show_canaries(void
 	with_canaries(&f);
 	text = text_of(&f);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "  canary hits: 2: key canary in stderr; body canary "
-					    "in escalation record of task t1\n"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "  task t1: no result (escalation: wait_exceeds_budget)\n"));
+	                                    "in escalation record of task t1\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+	        strstr(text, "  task t1: no result (escalation: wait_exceeds_budget)\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "  task t2: timed out"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, " (cancelled at +1234.5 ms)\n"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "    | auth: Bearer sk-e2e.[key canary]\n"));
@@ -654,10 +672,12 @@ static void report__canary_hits_escalations_and_cancels_never_show_canaries(void
 	t = cJSON_GetArrayItem(cJSON_GetObjectItem(sc, "tasks"), 0);
 	CU_ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(t, "cancelled_at_ms")));
 	h = cJSON_GetObjectItem(t, "escalation");
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(h, "reason")->valuestring, "wait_exceeds_budget");
+	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(h, "reason")->valuestring,
+	                       "wait_exceeds_budget");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(h, "goal")->valuestring, "mail [body canary]");
 	t = cJSON_GetArrayItem(cJSON_GetObjectItem(sc, "tasks"), 1);
-	CU_ASSERT_DOUBLE_EQUAL(cJSON_GetObjectItem(t, "cancelled_at_ms")->valuedouble, 1234.5, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(cJSON_GetObjectItem(t, "cancelled_at_ms")->valuedouble, 1234.5,
+	                       1e-9);
 	CU_ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(t, "escalation")));
 	/* the scenario that did not run searched nothing */
 	sc = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "scenarios"), 1);
@@ -702,29 +722,30 @@ void test_report_register(void)
 	if (s == NULL)
 		return;
 	CU_add_test(s, "report__grades_the_fixture_as_expected",
-		    report__grades_the_fixture_as_expected);
+	            report__grades_the_fixture_as_expected);
 	CU_add_test(s, "report__text_shows_verdicts_evidence_and_exit",
-		    report__text_shows_verdicts_evidence_and_exit);
+	            report__text_shows_verdicts_evidence_and_exit);
 	CU_add_test(s, "report__attempt_line_quotes_retry_after_ms",
-		    report__attempt_line_quotes_retry_after_ms);
+	            report__attempt_line_quotes_retry_after_ms);
 	CU_add_test(s, "report__text_marks_recommended_checks",
-		    report__text_marks_recommended_checks);
+	            report__text_marks_recommended_checks);
 	CU_add_test(s, "report__json_parses_back_with_every_field",
-		    report__json_parses_back_with_every_field);
+	            report__json_parses_back_with_every_field);
 	CU_add_test(s, "report__unwritable_path_is_eio_naming_it",
-		    report__unwritable_path_is_eio_naming_it);
+	            report__unwritable_path_is_eio_naming_it);
 	CU_add_test(s, "report__junit_has_failure_skipped_error_and_escapes",
-		    report__junit_has_failure_skipped_error_and_escapes);
+	            report__junit_has_failure_skipped_error_and_escapes);
 	CU_add_test(s, "report__text_counts_every_protocol_error_past_the_cap",
-		    report__text_counts_every_protocol_error_past_the_cap);
+	            report__text_counts_every_protocol_error_past_the_cap);
 	CU_add_test(s, "report__text_hello_names_what_is_missing",
-		    report__text_hello_names_what_is_missing);
+	            report__text_hello_names_what_is_missing);
 	CU_add_test(s, "report__strict_run_says_so_and_counts_recommended_rows",
-		    report__strict_run_says_so_and_counts_recommended_rows);
-	CU_add_test(s, "report__rows_carry_the_check_default", report__rows_carry_the_check_default);
+	            report__strict_run_says_so_and_counts_recommended_rows);
+	CU_add_test(s, "report__rows_carry_the_check_default",
+	            report__rows_carry_the_check_default);
 	CU_add_test(s, "report__canary_hits_escalations_and_cancels_never_show_canaries",
-		    report__canary_hits_escalations_and_cancels_never_show_canaries);
+	            report__canary_hits_escalations_and_cancels_never_show_canaries);
 	CU_add_test(s, "report__verdict_names_are_stable", report__verdict_names_are_stable);
 	CU_add_test(s, "report__release_accepts_null_and_empty",
-		    report__release_accepts_null_and_empty);
+	            report__release_accepts_null_and_empty);
 }

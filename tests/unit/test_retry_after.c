@@ -10,7 +10,7 @@
 
 /* RFC 9110 §5.6.7's example instant: Sun, 06 Nov 1994 08:49:37 GMT. */
 #define RFC_EXAMPLE_S 784111777LL
-#define US 1000000LL
+#define US            1000000LL
 
 static int current_year(void)
 {
@@ -24,7 +24,10 @@ static int current_year(void)
 static void form_names_round_trip(void)
 {
 	static const char *const names[] = {
-		"delta-seconds", "imf-fixdate", "rfc850", "asctime",
+		"delta-seconds",
+		"imf-fixdate",
+		"rfc850",
+		"asctime",
 	};
 	enum fa_ra_form f;
 
@@ -40,10 +43,16 @@ static void form_names_round_trip(void)
 
 static void parses_delta_seconds(void)
 {
-	static const struct { const char *in; long long want; } cases[] = {
-		{"0", 0}, {"120", 120}, {"007", 7}, {"000", 0},
-		{"0000000000000000000000001", 1},
-		{"2147483648", FA_RA_MAX_DELTA_S},
+	static const struct {
+		const char *in;
+		long long want;
+	} cases[] = {
+		{ "0", 0 },
+		{ "120", 120 },
+		{ "007", 7 },
+		{ "000", 0 },
+		{ "0000000000000000000000001", 1 },
+		{ "2147483648", FA_RA_MAX_DELTA_S },
 	};
 	struct fa_retry_after ra;
 
@@ -53,7 +62,7 @@ static void parses_delta_seconds(void)
 		CU_ASSERT_EQUAL(ra.delta_s, cases[i].want);
 	}
 	CU_ASSERT_EQUAL(fa_retry_after_until_wall_us(&ra, 5 * US + 1),
-			(5 + FA_RA_MAX_DELTA_S) * US + 1);
+	                (5 + FA_RA_MAX_DELTA_S) * US + 1);
 }
 
 /* RFC 9111 §1.2.2: a delta-seconds too large to represent is taken as
@@ -61,7 +70,10 @@ static void parses_delta_seconds(void)
 static void saturates_huge_delta_at_2_31(void)
 {
 	static const char *const cases[] = {
-		"2147483649", "9999999999", "10000000000", "99999999999",
+		"2147483649",
+		"9999999999",
+		"10000000000",
+		"99999999999",
 		"99999999999999999999",
 		"184467440737095516160000000000000000000000000000000",
 		"000000000000000000002147483649",
@@ -75,7 +87,7 @@ static void saturates_huge_delta_at_2_31(void)
 		CU_ASSERT_EQUAL(ra.delta_s, FA_RA_MAX_DELTA_S);
 		CU_ASSERT_TRUE(ra.saturated);
 		CU_ASSERT_EQUAL(fa_retry_after_until_wall_us(&ra, 7 * US),
-				(7 + FA_RA_MAX_DELTA_S) * US);
+		                (7 + FA_RA_MAX_DELTA_S) * US);
 	}
 	CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse("2147483648", &ra), FA_OK);
 	CU_ASSERT_FALSE(ra.saturated);
@@ -88,10 +100,17 @@ static void saturates_huge_delta_at_2_31(void)
 /* retry-after-ms is 1*DIGIT ms like delta-seconds, saturating at 2^31 s. */
 static void parses_retry_after_ms(void)
 {
-	static const struct { const char *in; long long want; } ok[] = {
-		{"0", 0}, {"1500", 1500}, {" 2424\t", 2424}, {"007", 7},
-		{"2147483648000", FA_RA_MAX_MS}, {"2147483648001", FA_RA_MAX_MS},
-		{"99999999999999999999999999", FA_RA_MAX_MS},
+	static const struct {
+		const char *in;
+		long long want;
+	} ok[] = {
+		{ "0", 0 },
+		{ "1500", 1500 },
+		{ " 2424\t", 2424 },
+		{ "007", 7 },
+		{ "2147483648000", FA_RA_MAX_MS },
+		{ "2147483648001", FA_RA_MAX_MS },
+		{ "99999999999999999999999999", FA_RA_MAX_MS },
 	};
 	static const char *const bad[] = {
 		"", " ", "1.5", "-1", "+1", "1e3", "soon", "12 ms", "0x10",
@@ -118,31 +137,27 @@ static void far_dates_count_as_2_31_seconds_away(void)
 	const int64_t cap = FA_RA_MAX_DELTA_S * US;
 	struct fa_retry_after ra;
 
-	CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse("Fri, 31 Dec 9999 23:59:59 GMT", &ra),
-			      FA_OK);
+	CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse("Fri, 31 Dec 9999 23:59:59 GMT", &ra), FA_OK);
 	CU_ASSERT_EQUAL(ra.date_s, 253402300799LL); /* parsed exactly */
 	CU_ASSERT_EQUAL(fa_retry_after_until_wall_us(&ra, now), now + cap);
 	CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse("Fri Dec 31 23:59:59 9999", &ra), FA_OK);
 	CU_ASSERT_EQUAL(fa_retry_after_until_wall_us(&ra, now), now + cap);
-	CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse("Mon, 01 Jan 0001 00:00:00 GMT", &ra),
-			      FA_OK);
+	CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse("Mon, 01 Jan 0001 00:00:00 GMT", &ra), FA_OK);
 	CU_ASSERT_EQUAL(fa_retry_after_until_wall_us(&ra, now), now - cap);
 	/* 2^31 s after the RFC example, and one second more */
 	ra.form = FA_RA_IMF_FIXDATE;
 	ra.date_s = RFC_EXAMPLE_S + FA_RA_MAX_DELTA_S;
-	CU_ASSERT_EQUAL(fa_retry_after_until_wall_us(&ra, RFC_EXAMPLE_S * US),
-			ra.date_s * US);
+	CU_ASSERT_EQUAL(fa_retry_after_until_wall_us(&ra, RFC_EXAMPLE_S * US), ra.date_s * US);
 	ra.date_s++;
 	CU_ASSERT_EQUAL(fa_retry_after_until_wall_us(&ra, RFC_EXAMPLE_S * US),
-			RFC_EXAMPLE_S * US + cap);
+	                RFC_EXAMPLE_S * US + cap);
 }
 
 static void parses_imf_fixdate_rfc_example(void)
 {
 	struct fa_retry_after ra;
 
-	CU_ASSERT_EQUAL_FATAL(
-		fa_retry_after_parse("Sun, 06 Nov 1994 08:49:37 GMT", &ra), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse("Sun, 06 Nov 1994 08:49:37 GMT", &ra), FA_OK);
 	CU_ASSERT_EQUAL(ra.form, FA_RA_IMF_FIXDATE);
 	CU_ASSERT_EQUAL(ra.date_s, RFC_EXAMPLE_S);
 	CU_ASSERT_EQUAL(fa_retry_after_until_wall_us(&ra, 123), RFC_EXAMPLE_S * US);
@@ -152,8 +167,7 @@ static void parses_rfc850_rfc_example(void)
 {
 	struct fa_retry_after ra;
 
-	CU_ASSERT_EQUAL_FATAL(
-		fa_retry_after_parse("Sunday, 06-Nov-94 08:49:37 GMT", &ra), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse("Sunday, 06-Nov-94 08:49:37 GMT", &ra), FA_OK);
 	CU_ASSERT_EQUAL(ra.form, FA_RA_RFC850);
 	/* "94" is 1994 until 2094 comes within 50 years (in 2044). */
 	if (current_year() < 2044)
@@ -163,9 +177,10 @@ static void parses_rfc850_rfc_example(void)
 /* RFC 9110 §5.6.7: a two-digit year more than 50 years ahead is the past. */
 static void rfc850_two_digit_year_window(void)
 {
-	static const int offsets[][2] = { /* years from now: written, meant */
-		{0, 0}, {-10, -10}, {10, 10}, {49, 49}, {51, -49}, {60, -40},
-		{-49, -49}, {90, -10},
+	static const int offsets[][2] = {
+		/* years from now: written, meant */
+		{ 0, 0 },    { -10, -10 }, { 10, 10 },   { 49, 49 },
+		{ 51, -49 }, { 60, -40 },  { -49, -49 }, { 90, -10 },
 	};
 	int cur = current_year();
 	struct fa_retry_after ra;
@@ -176,7 +191,7 @@ static void rfc850_two_digit_year_window(void)
 		struct tm tm;
 
 		snprintf(v, sizeof(v), "Monday, 01-Jan-%02d 00:00:00 GMT",
-			 (cur + offsets[i][0]) % 100);
+		         (cur + offsets[i][0]) % 100);
 		CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse(v, &ra), FA_OK);
 		t = (time_t)ra.date_s;
 		gmtime_r(&t, &tm);
@@ -187,7 +202,8 @@ static void rfc850_two_digit_year_window(void)
 static void parses_asctime_both_day_paddings(void)
 {
 	static const char *const ok[] = {
-		"Sun Nov  6 08:49:37 1994", "Sun Nov 06 08:49:37 1994",
+		"Sun Nov  6 08:49:37 1994",
+		"Sun Nov 06 08:49:37 1994",
 	};
 	struct fa_retry_after ra;
 
@@ -205,14 +221,11 @@ static void accepts_wrong_weekday_leap_second_and_leap_day(void)
 	struct fa_retry_after ra;
 
 	/* RFC 9110 §5.6.7: recipients should not reject a wrong weekday. */
-	CU_ASSERT_EQUAL_FATAL(
-		fa_retry_after_parse("Fri, 06 Nov 1994 08:49:37 GMT", &ra), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse("Fri, 06 Nov 1994 08:49:37 GMT", &ra), FA_OK);
 	CU_ASSERT_EQUAL(ra.date_s, RFC_EXAMPLE_S);
-	CU_ASSERT_EQUAL_FATAL(
-		fa_retry_after_parse("Sat, 31 Dec 2016 23:59:60 GMT", &ra), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse("Sat, 31 Dec 2016 23:59:60 GMT", &ra), FA_OK);
 	CU_ASSERT_EQUAL(ra.date_s, 1483228800LL); /* 2017-01-01T00:00:00Z */
-	CU_ASSERT_EQUAL_FATAL(
-		fa_retry_after_parse("Tue, 29 Feb 2000 12:00:00 GMT", &ra), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse("Tue, 29 Feb 2000 12:00:00 GMT", &ra), FA_OK);
 	CU_ASSERT_EQUAL(ra.date_s, 951825600LL);
 	CU_ASSERT_EQUAL(fa_retry_after_parse("Tue Feb 29 12:00:00 2000", &ra), FA_OK);
 }
@@ -220,8 +233,20 @@ static void accepts_wrong_weekday_leap_second_and_leap_day(void)
 static void rejects_garbage(void)
 {
 	static const char *const bad[] = {
-		"", " ", "\t \t", "-1", "+5", "1.5", "10s", "1 0", "0x10", "abc",
-		"１２", "12\n", "120,", "\r120",
+		"",
+		" ",
+		"\t \t",
+		"-1",
+		"+5",
+		"1.5",
+		"10s",
+		"1 0",
+		"0x10",
+		"abc",
+		"１２",
+		"12\n",
+		"120,",
+		"\r120",
 		"Sun, 06 Nov 1994 08:49:37 UTC",
 		"Sun, 06 Nov 1994 08:49:37 gmt",
 		"sun, 06 Nov 1994 08:49:37 GMT",
@@ -261,14 +286,14 @@ static void rejects_garbage(void)
 		"Sun Feb 30 08:49:37 1994",
 		"Sunday Nov  6 08:49:37 1994",
 	};
-	struct fa_retry_after ra = {.form = FA_RA_ASCTIME, .date_s = 99};
+	struct fa_retry_after ra = { .form = FA_RA_ASCTIME, .date_s = 99 };
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		enum fa_rc rc = fa_retry_after_parse(bad[i], &ra);
 
 		if (rc != FA_EINVAL)
-			fprintf(stderr, "\naccepted or misjudged: \"%s\" (%s)\n",
-				bad[i], fa_rc_str(rc));
+			fprintf(stderr, "\naccepted or misjudged: \"%s\" (%s)\n", bad[i],
+			        fa_rc_str(rc));
 		CU_ASSERT_EQUAL(rc, FA_EINVAL);
 	}
 	CU_ASSERT_EQUAL(ra.form, FA_RA_ASCTIME);
@@ -279,7 +304,9 @@ static void rejects_garbage(void)
 static void ignores_surrounding_whitespace(void)
 {
 	static const char *const ok[] = {
-		" \t120\t ", "120 ", "\t120",
+		" \t120\t ",
+		"120 ",
+		"\t120",
 		"  Sun, 06 Nov 1994 08:49:37 GMT\t",
 		"\tSunday, 06-Nov-94 08:49:37 GMT ",
 		" Sun Nov  6 08:49:37 1994 ",
@@ -295,24 +322,29 @@ static void ignores_surrounding_whitespace(void)
 static void formats_each_form_exactly(void)
 {
 	static const char *const want[] = {
-		"0", "Sun, 06 Nov 1994 08:49:37 GMT",
-		"Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994",
+		"0",
+		"Sun, 06 Nov 1994 08:49:37 GMT",
+		"Sunday, 06-Nov-94 08:49:37 GMT",
+		"Sun Nov  6 08:49:37 1994",
 	};
 	char buf[FA_RA_BUFSZ];
 	int64_t until = 0;
 
 	for (int f = FA_RA_DELTA; f <= FA_RA_ASCTIME; f++) {
 		CU_ASSERT_EQUAL_FATAL(fa_retry_after_format((enum fa_ra_form)f, 0,
-				RFC_EXAMPLE_S * US, buf, sizeof(buf), &until), FA_OK);
+		                                            RFC_EXAMPLE_S * US, buf, sizeof(buf),
+		                                            &until),
+		                      FA_OK);
 		CU_ASSERT_STRING_EQUAL(buf, want[f]);
 		CU_ASSERT_EQUAL(until, RFC_EXAMPLE_S * US);
 	}
-	CU_ASSERT_EQUAL_FATAL(fa_retry_after_format(FA_RA_DELTA, 120, 7, buf,
-						    sizeof(buf), &until), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(fa_retry_after_format(FA_RA_DELTA, 120, 7, buf, sizeof(buf), &until),
+	                      FA_OK);
 	CU_ASSERT_STRING_EQUAL(buf, "120");
 	CU_ASSERT_EQUAL(until, 120 * US + 7);
-	CU_ASSERT_EQUAL_FATAL(fa_retry_after_format(FA_RA_DELTA, FA_RA_MAX_DELTA_S,
-						    0, buf, sizeof(buf), NULL), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(
+	        fa_retry_after_format(FA_RA_DELTA, FA_RA_MAX_DELTA_S, 0, buf, sizeof(buf), NULL),
+	        FA_OK);
 	CU_ASSERT_STRING_EQUAL(buf, "2147483648");
 }
 
@@ -324,19 +356,24 @@ static void dates_start_from_ceil_of_now(void)
 	struct fa_retry_after ra;
 
 	CU_ASSERT_EQUAL_FATAL(fa_retry_after_format(FA_RA_IMF_FIXDATE, 10,
-			(RFC_EXAMPLE_S - 1) * US + 500000, buf, sizeof(buf), &until), FA_OK);
+	                                            (RFC_EXAMPLE_S - 1) * US + 500000, buf,
+	                                            sizeof(buf), &until),
+	                      FA_OK);
 	CU_ASSERT_STRING_EQUAL(buf, "Sun, 06 Nov 1994 08:49:47 GMT");
 	CU_ASSERT_EQUAL(until, (RFC_EXAMPLE_S + 10) * US);
 	CU_ASSERT_EQUAL_FATAL(fa_retry_after_format(FA_RA_IMF_FIXDATE, 10,
-			(RFC_EXAMPLE_S - 1) * US + 1, buf, sizeof(buf), &until), FA_OK);
+	                                            (RFC_EXAMPLE_S - 1) * US + 1, buf, sizeof(buf),
+	                                            &until),
+	                      FA_OK);
 	CU_ASSERT_STRING_EQUAL(buf, "Sun, 06 Nov 1994 08:49:47 GMT");
 	/* On a whole second nothing is added. */
-	CU_ASSERT_EQUAL_FATAL(fa_retry_after_format(FA_RA_ASCTIME, 10,
-			RFC_EXAMPLE_S * US, buf, sizeof(buf), &until), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(fa_retry_after_format(FA_RA_ASCTIME, 10, RFC_EXAMPLE_S * US, buf,
+	                                            sizeof(buf), &until),
+	                      FA_OK);
 	CU_ASSERT_STRING_EQUAL(buf, "Sun Nov  6 08:49:47 1994");
 	CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse(buf, &ra), FA_OK);
 	CU_ASSERT(fa_retry_after_until_wall_us(&ra, RFC_EXAMPLE_S * US) >=
-		  RFC_EXAMPLE_S * US + 10 * US);
+	          RFC_EXAMPLE_S * US + 10 * US);
 }
 
 static void formats_past_dates(void)
@@ -345,19 +382,21 @@ static void formats_past_dates(void)
 	int64_t now = fa_clock_wall_us(), until = 0;
 	struct fa_retry_after ra;
 
-	CU_ASSERT_EQUAL_FATAL(fa_retry_after_format(FA_RA_IMF_FIXDATE, -3600,
-						    now, buf, sizeof(buf), &until), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(
+	        fa_retry_after_format(FA_RA_IMF_FIXDATE, -3600, now, buf, sizeof(buf), &until),
+	        FA_OK);
 	CU_ASSERT(until < now);
 	CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse(buf, &ra), FA_OK);
 	CU_ASSERT_EQUAL(fa_retry_after_until_wall_us(&ra, now), until);
-	CU_ASSERT_EQUAL_FATAL(fa_retry_after_format(FA_RA_ASCTIME, -1,
-			RFC_EXAMPLE_S * US, buf, sizeof(buf), NULL), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(fa_retry_after_format(FA_RA_ASCTIME, -1, RFC_EXAMPLE_S * US, buf,
+	                                            sizeof(buf), NULL),
+	                      FA_OK);
 	CU_ASSERT_STRING_EQUAL(buf, "Sun Nov  6 08:49:36 1994");
 }
 
 static void round_trips_every_form(void)
 {
-	static const int64_t secs[] = {0, 1, 59, 3600, 86400 * 30, 86400LL * 365 * 10};
+	static const int64_t secs[] = { 0, 1, 59, 3600, 86400 * 30, 86400LL * 365 * 10 };
 	int64_t now = fa_clock_wall_us();
 	char buf[FA_RA_BUFSZ];
 
@@ -369,9 +408,10 @@ static void round_trips_every_form(void)
 
 				if (f == FA_RA_DELTA && sign < 0)
 					continue;
-				CU_ASSERT_EQUAL_FATAL(fa_retry_after_format(
-					(enum fa_ra_form)f, sign * secs[i], now, buf,
-					sizeof(buf), &until), FA_OK);
+				CU_ASSERT_EQUAL_FATAL(
+				        fa_retry_after_format((enum fa_ra_form)f, sign * secs[i],
+				                              now, buf, sizeof(buf), &until),
+				        FA_OK);
 				CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse(buf, &ra), FA_OK);
 				CU_ASSERT_EQUAL(ra.form, f);
 				CU_ASSERT_EQUAL(fa_retry_after_until_wall_us(&ra, now), until);
@@ -392,8 +432,9 @@ static void imf_names_match_c_locale_over_years(void)
 
 		gmtime_r(&tt, &tm);
 		strftime(ref, sizeof(ref), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-		CU_ASSERT_EQUAL_FATAL(fa_retry_after_format(FA_RA_IMF_FIXDATE, t,
-						0, buf, sizeof(buf), NULL), FA_OK);
+		CU_ASSERT_EQUAL_FATAL(
+		        fa_retry_after_format(FA_RA_IMF_FIXDATE, t, 0, buf, sizeof(buf), NULL),
+		        FA_OK);
 		CU_ASSERT_STRING_EQUAL(buf, ref);
 		CU_ASSERT_EQUAL_FATAL(fa_retry_after_parse(buf, &ra), FA_OK);
 		CU_ASSERT_EQUAL(ra.date_s, t);
@@ -405,26 +446,27 @@ static void format_rejects_bad_arguments(void)
 	char buf[FA_RA_BUFSZ], big[256];
 	int64_t until = 77;
 
-	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_DELTA, 5, 0, buf,
-					      FA_RA_BUFSZ - 1, &until), FA_ERANGE);
-	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_IMF_FIXDATE, 5, 0, buf, 0,
-					      &until), FA_ERANGE);
-	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_DELTA, -1, 0, buf,
-					      sizeof(buf), &until), FA_ERANGE);
+	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_DELTA, 5, 0, buf, FA_RA_BUFSZ - 1, &until),
+	                FA_ERANGE);
+	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_IMF_FIXDATE, 5, 0, buf, 0, &until), FA_ERANGE);
+	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_DELTA, -1, 0, buf, sizeof(buf), &until),
+	                FA_ERANGE);
 	CU_ASSERT_STRING_EQUAL(buf, "");
-	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_DELTA, FA_RA_MAX_DELTA_S + 1,
-					      0, buf, sizeof(buf), &until), FA_ERANGE);
-	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_RFC850, INT64_MAX, 0, big,
-					      sizeof(big), &until), FA_ERANGE);
-	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_ASCTIME, INT64_MIN,
-					      fa_clock_wall_us(), big, sizeof(big),
-					      &until), FA_ERANGE);
-	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_IMF_FIXDATE, 86400LL * 366 * 9000,
-					      0, big, sizeof(big), &until), FA_ERANGE);
-	CU_ASSERT_EQUAL(fa_retry_after_format((enum fa_ra_form)9, 5, 0, buf,
-					      sizeof(buf), &until), FA_EINVAL);
-	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_DELTA, 5, 0, NULL,
-					      sizeof(buf), &until), FA_EINVAL);
+	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_DELTA, FA_RA_MAX_DELTA_S + 1, 0, buf,
+	                                      sizeof(buf), &until),
+	                FA_ERANGE);
+	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_RFC850, INT64_MAX, 0, big, sizeof(big), &until),
+	                FA_ERANGE);
+	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_ASCTIME, INT64_MIN, fa_clock_wall_us(), big,
+	                                      sizeof(big), &until),
+	                FA_ERANGE);
+	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_IMF_FIXDATE, 86400LL * 366 * 9000, 0, big,
+	                                      sizeof(big), &until),
+	                FA_ERANGE);
+	CU_ASSERT_EQUAL(fa_retry_after_format((enum fa_ra_form)9, 5, 0, buf, sizeof(buf), &until),
+	                FA_EINVAL);
+	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_DELTA, 5, 0, NULL, sizeof(buf), &until),
+	                FA_EINVAL);
 	CU_ASSERT_EQUAL(until, 77); /* untouched on failure */
 	CU_ASSERT_STRING_EQUAL(fa_retry_after_form_str((enum fa_ra_form)9), "unknown");
 }
@@ -435,16 +477,21 @@ static void retry_after__rfc850_refuses_dates_a_reader_would_put_in_another_cent
 	int64_t now = 1764493200LL * 1000000; /* 2025-11-30 */
 
 	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_RFC850, FA_RA_RFC850_SPAN_S, now, buf,
-					      sizeof(buf), NULL), FA_OK);
+	                                      sizeof(buf), NULL),
+	                FA_OK);
 	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_RFC850, -FA_RA_RFC850_SPAN_S, now, buf,
-					      sizeof(buf), NULL), FA_OK);
+	                                      sizeof(buf), NULL),
+	                FA_OK);
 	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_RFC850, FA_RA_RFC850_SPAN_S + 1, now, buf,
-					      sizeof(buf), NULL), FA_ERANGE);
+	                                      sizeof(buf), NULL),
+	                FA_ERANGE);
 	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_RFC850, -FA_RA_RFC850_SPAN_S - 1, now, buf,
-					      sizeof(buf), NULL), FA_ERANGE);
+	                                      sizeof(buf), NULL),
+	                FA_ERANGE);
 	/* the other date forms carry four digits and go on */
-	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_IMF_FIXDATE, FA_RA_RFC850_SPAN_S + 1, now,
-					      buf, sizeof(buf), NULL), FA_OK);
+	CU_ASSERT_EQUAL(fa_retry_after_format(FA_RA_IMF_FIXDATE, FA_RA_RFC850_SPAN_S + 1, now, buf,
+	                                      sizeof(buf), NULL),
+	                FA_OK);
 }
 
 void test_retry_after_register(void)
@@ -454,35 +501,29 @@ void test_retry_after_register(void)
 	if (s == NULL)
 		return;
 	CU_add_test(s, "retry_after__rfc850_refuses_dates_a_reader_would_put_in_another_century",
-		    retry_after__rfc850_refuses_dates_a_reader_would_put_in_another_century);
+	            retry_after__rfc850_refuses_dates_a_reader_would_put_in_another_century);
 	CU_add_test(s, "retry_after__form_names_round_trip", form_names_round_trip);
 	CU_add_test(s, "retry_after__parses_delta_seconds", parses_delta_seconds);
 	CU_add_test(s, "retry_after__parses_retry_after_ms", parses_retry_after_ms);
 	CU_add_test(s, "retry_after__far_dates_count_as_2_31_seconds_away",
-		    far_dates_count_as_2_31_seconds_away);
-	CU_add_test(s, "retry_after__saturates_huge_delta_at_2_31",
-		    saturates_huge_delta_at_2_31);
+	            far_dates_count_as_2_31_seconds_away);
+	CU_add_test(s, "retry_after__saturates_huge_delta_at_2_31", saturates_huge_delta_at_2_31);
 	CU_add_test(s, "retry_after__parses_imf_fixdate_rfc_example",
-		    parses_imf_fixdate_rfc_example);
-	CU_add_test(s, "retry_after__parses_rfc850_rfc_example",
-		    parses_rfc850_rfc_example);
-	CU_add_test(s, "retry_after__rfc850_two_digit_year_window",
-		    rfc850_two_digit_year_window);
+	            parses_imf_fixdate_rfc_example);
+	CU_add_test(s, "retry_after__parses_rfc850_rfc_example", parses_rfc850_rfc_example);
+	CU_add_test(s, "retry_after__rfc850_two_digit_year_window", rfc850_two_digit_year_window);
 	CU_add_test(s, "retry_after__parses_asctime_both_day_paddings",
-		    parses_asctime_both_day_paddings);
+	            parses_asctime_both_day_paddings);
 	CU_add_test(s, "retry_after__accepts_wrong_weekday_leap_second_and_leap_day",
-		    accepts_wrong_weekday_leap_second_and_leap_day);
+	            accepts_wrong_weekday_leap_second_and_leap_day);
 	CU_add_test(s, "retry_after__rejects_garbage", rejects_garbage);
 	CU_add_test(s, "retry_after__ignores_surrounding_whitespace",
-		    ignores_surrounding_whitespace);
-	CU_add_test(s, "retry_after__formats_each_form_exactly",
-		    formats_each_form_exactly);
-	CU_add_test(s, "retry_after__dates_start_from_ceil_of_now",
-		    dates_start_from_ceil_of_now);
+	            ignores_surrounding_whitespace);
+	CU_add_test(s, "retry_after__formats_each_form_exactly", formats_each_form_exactly);
+	CU_add_test(s, "retry_after__dates_start_from_ceil_of_now", dates_start_from_ceil_of_now);
 	CU_add_test(s, "retry_after__formats_past_dates", formats_past_dates);
 	CU_add_test(s, "retry_after__round_trips_every_form", round_trips_every_form);
 	CU_add_test(s, "retry_after__imf_names_match_c_locale_over_years",
-		    imf_names_match_c_locale_over_years);
-	CU_add_test(s, "retry_after__format_rejects_bad_arguments",
-		    format_rejects_bad_arguments);
+	            imf_names_match_c_locale_over_years);
+	CU_add_test(s, "retry_after__format_rejects_bad_arguments", format_rejects_bad_arguments);
 }

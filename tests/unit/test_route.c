@@ -53,7 +53,9 @@ static void route__renders_params_inside_strings_only(void)
 
 /* A scenario with one route: 429 twice, then 500 once, then 200 for ever. */
 static struct fa_response_spec responses[3] = {
-	{ .times = 2, .status = 429 }, { .times = 1, .status = 500 }, { .times = 0, .status = 200 },
+	{ .times = 2, .status = 429 },
+	{ .times = 1, .status = 500 },
+	{ .times = 0, .status = 200 },
 };
 static struct fa_route_spec routes[1] = {
 	{ .id = "r", .method = "GET", .path = "/r", .responses = responses, .n_responses = 3 },
@@ -89,8 +91,11 @@ static void route__scope_cursor_keeps_one_position_per_scope(void)
 
 static void route__last_entry_with_times_repeats(void)
 {
-	struct fa_response_spec two[2] = { { .times = 1, .status = 429 }, { .times = 1, .status = 200 } };
-	struct fa_route_spec r = { .id = "r", .method = "GET", .path = "/r", .responses = two, .n_responses = 2 };
+	struct fa_response_spec two[2] = { { .times = 1, .status = 429 },
+		                           { .times = 1, .status = 200 } };
+	struct fa_route_spec r = {
+		.id = "r", .method = "GET", .path = "/r", .responses = two, .n_responses = 2
+	};
 	struct fa_cursors *c = fa_cursors_new(&r, 1);
 
 	CU_ASSERT_EQUAL(fa_cursors_next(c, 0, NULL), 0);
@@ -123,11 +128,17 @@ void test_route_register(void)
 {
 	CU_pSuite s = CU_add_suite("route", NULL, NULL);
 
-	CU_add_test(s, "route__matches_literal_and_param_segments", route__matches_literal_and_param_segments);
+	CU_add_test(s, "route__matches_literal_and_param_segments",
+	            route__matches_literal_and_param_segments);
 	CU_add_test(s, "route__rejects_other_shapes", route__rejects_other_shapes);
-	CU_add_test(s, "route__renders_params_inside_strings_only", route__renders_params_inside_strings_only);
-	CU_add_test(s, "route__shared_cursor_plays_times_then_next", route__shared_cursor_plays_times_then_next);
-	CU_add_test(s, "route__scope_cursor_keeps_one_position_per_scope", route__scope_cursor_keeps_one_position_per_scope);
-	CU_add_test(s, "route__last_entry_with_times_repeats", route__last_entry_with_times_repeats);
-	CU_add_test(s, "scope__pause_only_grows_and_in_flight_counts", scope__pause_only_grows_and_in_flight_counts);
+	CU_add_test(s, "route__renders_params_inside_strings_only",
+	            route__renders_params_inside_strings_only);
+	CU_add_test(s, "route__shared_cursor_plays_times_then_next",
+	            route__shared_cursor_plays_times_then_next);
+	CU_add_test(s, "route__scope_cursor_keeps_one_position_per_scope",
+	            route__scope_cursor_keeps_one_position_per_scope);
+	CU_add_test(s, "route__last_entry_with_times_repeats",
+	            route__last_entry_with_times_repeats);
+	CU_add_test(s, "scope__pause_only_grows_and_in_flight_counts",
+	            scope__pause_only_grows_and_in_flight_counts);
 }

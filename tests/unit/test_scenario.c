@@ -16,17 +16,17 @@
 #include "scenario.h"
 #include "schema.h"
 
-#define BAD_DIR FX_BAD_DIR
-#define GOOD_FULL "tests/data/good/full.json"
+#define BAD_DIR      FX_BAD_DIR
+#define GOOD_FULL    "tests/data/good/full.json"
 #define GOOD_EXAMPLE "tests/data/good/example.json"
-#define FORMAT_DOC "docs/scenario-format.md"
+#define FORMAT_DOC   "docs/scenario-format.md"
 
 #define FAILF FX_FAILF
 
 /* Whole file, NUL-terminated, or NULL. */
 static char *slurp(const char *path, size_t *len)
 {
-	struct fa_err err = {{0}};
+	struct fa_err err = { { 0 } };
 	char *text = NULL;
 	size_t n = 0;
 
@@ -38,24 +38,23 @@ static char *slurp(const char *path, size_t *len)
 }
 
 /* A minimal valid scenario with @routes and @harness spliced in. */
-static char *scenario_text(const char *provider_extra, const char *routes,
-			   const char *harness)
+static char *scenario_text(const char *provider_extra, const char *routes, const char *harness)
 {
-	return fa_xasprintf(
-		"{\"id\": \"s1\", \"provider\": {\"keys\": {\"k1\": "
-		"{\"secret\": \"sk-1\", \"user\": \"u1\"}}%s}, "
-		"\"routes\": %s%s%s}",
-		provider_extra, routes, harness ? ", \"harness\": " : "",
-		harness ? harness : "");
+	return fa_xasprintf("{\"id\": \"s1\", \"provider\": {\"keys\": {\"k1\": "
+	                    "{\"secret\": \"sk-1\", \"user\": \"u1\"}}%s}, "
+	                    "\"routes\": %s%s%s}",
+	                    provider_extra, routes, harness ? ", \"harness\": " : "",
+	                    harness ? harness : "");
 }
 
-#define ROUTE_OK "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", " \
-		 "\"responses\": [{\"status\": 200}]}]"
+#define ROUTE_OK                                                                                   \
+	"[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", "                                 \
+	"\"responses\": [{\"status\": 200}]}]"
 
 static struct fa_scenario *parse_ok(const char *text)
 {
 	struct fa_scenario *sc = NULL;
-	struct fa_err err = {{0}};
+	struct fa_err err = { { 0 } };
 
 	if (fa_scenario_parse(text, strlen(text), "t.json", &sc, &err) != FA_OK)
 		FAILF("unexpected error: %s", err.msg);
@@ -82,7 +81,7 @@ static void parse_err(const char *text, struct fa_err *err)
 static void provider_case(const char *json, const char *want)
 {
 	struct fa_scenario *sc = NULL;
-	struct fa_err err = {{0}};
+	struct fa_err err = { { 0 } };
 	enum fa_rc rc = fa_scenario_load(json, &sc, &err);
 
 	if (rc == FA_OK && strstr(want, ": $.harness.expect") != NULL) {
@@ -101,7 +100,7 @@ static void scenario__bad_files_give_their_exact_message(void)
 static void scenario__full_example_fills_every_field(void)
 {
 	struct fa_scenario *sc = NULL;
-	struct fa_err err = {{0}};
+	struct fa_err err = { { 0 } };
 	const struct fa_route_spec *rt;
 	const struct fa_response_spec *r;
 	const struct fa_task_spec *t;
@@ -217,7 +216,8 @@ static void scenario__full_example_fills_every_field(void)
 	CU_ASSERT_EQUAL_FATAL(t->n_headers, 2);
 	CU_ASSERT_STRING_EQUAL(t->headers[0].name, "Idempotency-Key");
 	CU_ASSERT_STRING_EQUAL(t->headers[1].value, "a\tb");
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(t->body, "client_reference")->valuestring, "ref-1");
+	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(t->body, "client_reference")->valuestring,
+	                       "ref-1");
 	CU_ASSERT_EQUAL(t->budget.max_attempts, 1);
 	CU_ASSERT_EQUAL(t->budget.max_wait_s, -1);
 	CU_ASSERT_EQUAL(t->timeout_s, 30);
@@ -237,8 +237,11 @@ static void scenario__full_example_fills_every_field(void)
 	CU_ASSERT_STRING_EQUAL(ev->send[1], "w_1");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sc->harness.expect);
 	CU_ASSERT_EQUAL(cJSON_GetArraySize(sc->harness.expect), 4);
-	CU_ASSERT_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(sc->harness.expect,
-		"wait.retry_after"), "tolerance_ms")->valueint, 50);
+	CU_ASSERT_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(sc->harness.expect, "wait.retry_after"),
+	                            "tolerance_ms")
+	                ->valueint,
+	        50);
 
 	/* lookups */
 	CU_ASSERT_PTR_EQUAL(fa_scenario_key_by_secret(sc, "sk-test-ops-2"), &sc->keys[1]);
@@ -275,11 +278,12 @@ static void scenario__defaults_when_fields_are_left_out(void)
 	fa_scenario_free(sc);
 	free(text);
 
-	text = scenario_text("", ROUTE_OK,
-		"{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"},"
-		"            {\"id\": \"b\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"}],"
-		" \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]},"
-		"              {\"after\": {\"task\": \"a\", \"status\": 429}, \"send\": [\"b\"]}]}");
+	text = scenario_text(
+	        "", ROUTE_OK,
+	        "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"},"
+	        "            {\"id\": \"b\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"}],"
+	        " \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]},"
+	        "              {\"after\": {\"task\": \"a\", \"status\": 429}, \"send\": [\"b\"]}]}");
 	sc = parse_ok(text);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
 	CU_ASSERT_TRUE(sc->has_harness);
@@ -309,18 +313,19 @@ static void scenario__goal_cancel_and_step5_expect_are_read(void)
 		memcpy(goal + 2 * i, "\xc3\xa9", 2); /* é: two bytes, one character */
 	goal[1000] = '\0';
 	text = fa_xasprintf(
-		"{\"id\": \"s1\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"sk-1\", \"user\": \"u1\"}}},"
-		" \"routes\": " ROUTE_OK ", \"harness\": {"
-		" \"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\", \"goal\": \"%s\"},"
-		"            {\"id\": \"b\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"}],"
-		" \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]},"
-		"            {\"after\": {\"task\": \"a\", \"status\": 503}, \"send\": [\"b\"], \"cancel\": [\"a\"]},"
-		"            {\"at_ms\": 900, \"cancel\": [\"b\"]}],"
-		" \"expect\": {\"budget.escalates\": {\"tasks\": [\"b\", \"a\"], \"tolerance_ms\": 500, \"required\": false},"
-		"            \"cancel.quiet\": {\"margin_ms\": 0, \"tolerance_ms\": 60000},"
-		"            \"classify.circuit\": {\"max_identical\": 100, \"required\": true},"
-		"            \"wait.concurrency\": {\"max_concurrent_requests\": 1},"
-		"            \"escalation.sanitised\": {\"required\": true}}}}", goal);
+	        "{\"id\": \"s1\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"sk-1\", \"user\": \"u1\"}}},"
+	        " \"routes\": " ROUTE_OK ", \"harness\": {"
+	        " \"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\", \"goal\": \"%s\"},"
+	        "            {\"id\": \"b\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"}],"
+	        " \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]},"
+	        "            {\"after\": {\"task\": \"a\", \"status\": 503}, \"send\": [\"b\"], \"cancel\": [\"a\"]},"
+	        "            {\"at_ms\": 900, \"cancel\": [\"b\"]}],"
+	        " \"expect\": {\"budget.escalates\": {\"tasks\": [\"b\", \"a\"], \"tolerance_ms\": 500, \"required\": false},"
+	        "            \"cancel.quiet\": {\"margin_ms\": 0, \"tolerance_ms\": 60000},"
+	        "            \"classify.circuit\": {\"max_identical\": 100, \"required\": true},"
+	        "            \"wait.concurrency\": {\"max_concurrent_requests\": 1},"
+	        "            \"escalation.sanitised\": {\"required\": true}}}}",
+	        goal);
 	sc = parse_ok(text);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
 	CU_ASSERT_STRING_EQUAL(sc->harness.tasks[0].goal, goal);
@@ -334,19 +339,22 @@ static void scenario__goal_cancel_and_step5_expect_are_read(void)
 	CU_ASSERT_STRING_EQUAL(sc->harness.events[2].cancel[0], "b");
 	CU_ASSERT_FALSE(sc->harness.events[2].kill);
 	e = cJSON_GetObjectItemCaseSensitive(sc->harness.expect, "wait.concurrency");
-	CU_ASSERT_EQUAL(cJSON_GetObjectItemCaseSensitive(e, "max_concurrent_requests")->valueint, 1);
+	CU_ASSERT_EQUAL(cJSON_GetObjectItemCaseSensitive(e, "max_concurrent_requests")->valueint,
+	                1);
 	fa_scenario_free(sc);
 	free(text);
 }
 
 static void scenario__times_is_one_each_then_forever_for_the_last(void)
 {
-	char *text = scenario_text("",
-		"[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", \"responses\": ["
-		"{\"status\": 500}, {\"status\": 502, \"times\": 4}, {\"status\": 503},"
-		"{\"status\": 200}]},"
-		" {\"id\": \"r2\", \"method\": \"GET\", \"path\": \"/b\", \"responses\": ["
-		"{\"status\": 429}, {\"status\": 200, \"times\": 2}]}]", NULL);
+	char *text = scenario_text(
+	        "",
+	        "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", \"responses\": ["
+	        "{\"status\": 500}, {\"status\": 502, \"times\": 4}, {\"status\": 503},"
+	        "{\"status\": 200}]},"
+	        " {\"id\": \"r2\", \"method\": \"GET\", \"path\": \"/b\", \"responses\": ["
+	        "{\"status\": 429}, {\"status\": 200, \"times\": 2}]}]",
+	        NULL);
 	struct fa_scenario *sc = parse_ok(text);
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
@@ -363,18 +371,25 @@ static void scenario__times_is_one_each_then_forever_for_the_last(void)
 static void scenario__path_templates(void)
 {
 	static const char *const good[] = {
-		"/", "/v1/", "/v1/records/{id}", "/v1/{account_id}/x/{_b2}",
-		"/v1//x", "/v1/{a}/{b}/{c}", "/~me/a.b-c~d",
+		"/",
+		"/v1/",
+		"/v1/records/{id}",
+		"/v1/{account_id}/x/{_b2}",
+		"/v1//x",
+		"/v1/{a}/{b}/{c}",
+		"/~me/a.b-c~d",
 	};
 	static const char *const bad[] = {
-		"/{}", "/{1a}", "/a{b}c", "/{a}{b}", "/{a-b}", "/x}", "/{a",
-		"/{a}/{a}", "/a b", "/a#b", "/a?b", "/_fakeapi", "/_fakeapi/x", "a",
+		"/{}",      "/{1a}", "/a{b}c", "/{a}{b}", "/{a-b}",    "/x}",         "/{a",
+		"/{a}/{a}", "/a b",  "/a#b",   "/a?b",    "/_fakeapi", "/_fakeapi/x", "a",
 	};
 	struct fa_err err;
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-		char *routes = fa_xasprintf("[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"%s\","
-					    " \"responses\": [{\"status\": 200}]}]", good[i]);
+		char *routes =
+		        fa_xasprintf("[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"%s\","
+		                     " \"responses\": [{\"status\": 200}]}]",
+		                     good[i]);
 		char *text = scenario_text("", routes, NULL);
 		struct fa_scenario *sc = parse_ok(text);
 
@@ -385,8 +400,10 @@ static void scenario__path_templates(void)
 		free(routes);
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		char *routes = fa_xasprintf("[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"%s\","
-					    " \"responses\": [{\"status\": 200}]}]", bad[i]);
+		char *routes =
+		        fa_xasprintf("[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"%s\","
+		                     " \"responses\": [{\"status\": 200}]}]",
+		                     bad[i]);
 		char *text = scenario_text("", routes, NULL);
 
 		parse_err(text, &err);
@@ -403,10 +420,12 @@ static void scenario__path_templates(void)
 		for (int i = 0; i < 17; i++)
 			o += (size_t)snprintf(path + o, sizeof(path) - o, "/{p%d}", i);
 		routes = fa_xasprintf("[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"%s\","
-				      " \"responses\": [{\"status\": 200}]}]", path);
+		                      " \"responses\": [{\"status\": 200}]}]",
+		                      path);
 		text = scenario_text("", routes, NULL);
 		parse_err(text, &err);
-		CU_ASSERT_STRING_EQUAL(err.msg, "t.json: $.routes[0].path: more than 16 {name} segments");
+		CU_ASSERT_STRING_EQUAL(err.msg,
+		                       "t.json: $.routes[0].path: more than 16 {name} segments");
 		free(text);
 		free(routes);
 	}
@@ -422,35 +441,47 @@ static void scenario__unknown_key_lists_the_allowed_ones(void)
 		  "t.json: $.provider: unknown key \"x\" (allowed: keys, users, scope, during_pause, idempotency, reconciliation, quota, retry_after_ms)" },
 		{ ", \"during_pause\": {\"status\": 429, \"x\": 1}", ROUTE_OK, NULL,
 		  "t.json: $.provider.during_pause: unknown key \"x\" (allowed: status, headers, body, retry_after, delay_ms)" },
-		{ "", "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", \"x\": 1, \"responses\": [{\"status\": 200}]}]", NULL,
+		{ "",
+		  "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", \"x\": 1, \"responses\": [{\"status\": 200}]}]",
+		  NULL,
 		  "t.json: $.routes[0]: unknown key \"x\" (allowed: id, method, path, class, cursor, responses, effect, client_reference_field, kind, reply, models)" },
-		{ "", "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", \"responses\": [{\"status\": 200, \"retry_after\": {\"seconds\": 1, \"x\": 1}}]}]", NULL,
+		{ "",
+		  "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", \"responses\": [{\"status\": 200, \"retry_after\": {\"seconds\": 1, \"x\": 1}}]}]",
+		  NULL,
 		  "t.json: $.routes[0].responses[0].retry_after: unknown key \"x\" (allowed: seconds, form)" },
 		{ "", ROUTE_OK, "{\"x\": 1}",
 		  "t.json: $.harness: unknown key \"x\" (allowed: tasks, events, expect, timeout_s, pacing)" },
-		{ "", ROUTE_OK, "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\", \"x\": 1}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]}]}",
+		{ "", ROUTE_OK,
+		  "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\", \"x\": 1}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]}]}",
 		  "t.json: $.harness.tasks[0]: unknown key \"x\" (allowed: id, key, class, method, path, headers, body, budget, timeout_s, goal, outcome)" },
-		{ "", ROUTE_OK, "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\", \"budget\": {\"max_retries\": 3}}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]}]}",
+		{ "", ROUTE_OK,
+		  "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\", \"budget\": {\"max_retries\": 3}}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"]}]}",
 		  "t.json: $.harness.tasks[0].budget: unknown key \"max_retries\" (allowed: max_attempts, max_wait_s)" },
-		{ "", ROUTE_OK, "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"], \"x\": 1}]}",
+		{ "", ROUTE_OK,
+		  "{\"tasks\": [{\"id\": \"a\", \"key\": \"k1\", \"method\": \"GET\", \"path\": \"/a\"}], \"events\": [{\"at_ms\": 0, \"send\": [\"a\"], \"x\": 1}]}",
 		  "t.json: $.harness.events[0]: unknown key \"x\" (allowed: at_ms, after, plus_ms, send, kill, restart, cancel)" },
 	};
 	struct fa_err err;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *text = scenario_text(cases[i].provider, cases[i].routes,
-					   cases[i].harness);
+		char *text = scenario_text(cases[i].provider, cases[i].routes, cases[i].harness);
 
 		parse_err(text, &err);
 		if (strcmp(err.msg, cases[i].want) != 0)
-			FAILF("case %zu:\n  expected: %s\n  got:      %s", i,
-			      cases[i].want, err.msg);
+			FAILF("case %zu:\n  expected: %s\n  got:      %s", i, cases[i].want,
+			      err.msg);
 		free(text);
 	}
 	parse_err("{\"id\": \"s\", \"x\": 1}", &err);
-	CU_ASSERT_STRING_EQUAL(err.msg, "t.json: $: unknown key \"x\" (allowed: id, title, comment, provider, routes, harness)");
-	parse_err("{\"id\": \"s\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"s\", \"user\": \"u\", \"x\": 1}}}, \"routes\": " ROUTE_OK "}", &err);
-	CU_ASSERT_STRING_EQUAL(err.msg, "t.json: $.provider.keys.k: unknown key \"x\" (allowed: secret, user)");
+	CU_ASSERT_STRING_EQUAL(
+	        err.msg,
+	        "t.json: $: unknown key \"x\" (allowed: id, title, comment, provider, routes, harness)");
+	parse_err(
+	        "{\"id\": \"s\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"s\", \"user\": \"u\", \"x\": 1}}}, \"routes\": " ROUTE_OK
+	        "}",
+	        &err);
+	CU_ASSERT_STRING_EQUAL(
+	        err.msg, "t.json: $.provider.keys.k: unknown key \"x\" (allowed: secret, user)");
 }
 
 static void scenario__integers_and_descriptions(void)
@@ -458,7 +489,7 @@ static void scenario__integers_and_descriptions(void)
 	static const struct {
 		const char *status, *want;
 	} cases[] = {
-		{ "200.0", NULL },              /* no fraction: an integer */
+		{ "200.0", NULL }, /* no fraction: an integer */
 		{ "2e2", NULL },
 		{ "99", "expected integer 100..599, got integer 99" },
 		{ "-1", "expected integer 100..599, got integer -1" },
@@ -472,7 +503,8 @@ static void scenario__integers_and_descriptions(void)
 		{ "{\"a\": 1}", "expected integer 100..599, got object" },
 		{ "[]", "expected integer 100..599, got empty array" },
 		{ "[200]", "expected integer 100..599, got array" },
-		{ "\"a\\\"b\\\\c\\n\"", "expected integer 100..599, got string \"a\\\"b\\\\c\\n\"" },
+		{ "\"a\\\"b\\\\c\\n\"",
+		  "expected integer 100..599, got string \"a\\\"b\\\\c\\n\"" },
 		{ "\"0123456789012345678901234567890123456789\"",
 		  "expected integer 100..599, got string \"0123456789012345678901234567890123456789\"" },
 		{ "\"0123456789012345678901234567890123456789x\"",
@@ -486,8 +518,10 @@ static void scenario__integers_and_descriptions(void)
 	struct fa_err err;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *routes = fa_xasprintf("[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\","
-					    " \"responses\": [{\"status\": %s}]}]", cases[i].status);
+		char *routes =
+		        fa_xasprintf("[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\","
+		                     " \"responses\": [{\"status\": %s}]}]",
+		                     cases[i].status);
 		char *text = scenario_text("", routes, NULL);
 		char *want;
 
@@ -499,11 +533,11 @@ static void scenario__integers_and_descriptions(void)
 			fa_scenario_free(sc);
 		} else {
 			want = fa_xasprintf("t.json: $.routes[0].responses[0].status: %s",
-					    cases[i].want);
+			                    cases[i].want);
 			parse_err(text, &err);
 			if (strcmp(err.msg, want) != 0)
-				FAILF("status %s:\n  expected: %s\n  got:      %s",
-				      cases[i].status, want, err.msg);
+				FAILF("status %s:\n  expected: %s\n  got:      %s", cases[i].status,
+				      want, err.msg);
 			free(want);
 		}
 		free(text);
@@ -514,11 +548,12 @@ static void scenario__integers_and_descriptions(void)
 static void scenario__unreadable_file_is_eio(void)
 {
 	struct fa_scenario *sc = NULL;
-	struct fa_err err = {{0}};
+	struct fa_err err = { { 0 } };
 
 	CU_ASSERT_EQUAL(fa_scenario_load(BAD_DIR "/no-such-file.json", &sc, &err), FA_EIO);
 	CU_ASSERT_PTR_NULL(sc);
-	CU_ASSERT_STRING_EQUAL(err.msg, BAD_DIR "/no-such-file.json: cannot read: No such file or directory");
+	CU_ASSERT_STRING_EQUAL(err.msg, BAD_DIR
+	                       "/no-such-file.json: cannot read: No such file or directory");
 	fa_err_clear(&err);
 	CU_ASSERT_EQUAL(fa_scenario_load(BAD_DIR, &sc, &err), FA_EIO);
 	CU_ASSERT_STRING_EQUAL(err.msg, BAD_DIR ": cannot read: Is a directory");
@@ -558,7 +593,8 @@ static void jsontext__strict_syntax_with_positions(void)
 		{ "{\"a\": \"\\u0000\"}", "j:1:8: \\u0000 is not allowed in strings" },
 		{ "{\"a\": \"\\ud800\"}", "j:1:8: unpaired surrogate \\uD800 in string" },
 		{ "{\"a\": \"\\udc00\"}", "j:1:8: unpaired surrogate \\uDC00 in string" },
-		{ "{\"a\": \"\\u12\"}", "j:1:8: invalid \\u escape in string (expected 4 hex digits)" },
+		{ "{\"a\": \"\\u12\"}",
+		  "j:1:8: invalid \\u escape in string (expected 4 hex digits)" },
 		{ "{\"a\": \"\\x\"}", "j:1:8: invalid escape '\\x' in string" },
 		{ "{\"a\": \"\xff\"}", "j:1:8: invalid UTF-8 in string" },
 		{ "{\"a\": \"\xed\xa0\x80\"}", "j:1:8: invalid UTF-8 in string" },
@@ -569,7 +605,8 @@ static void jsontext__strict_syntax_with_positions(void)
 		{ "{\"a\": 1,\n}", "j:2:1: expected a string key, got '}'" },
 		{ "{\"a\" 1}", "j:1:6: expected ':' after the key, got '1'" },
 		{ "[1 2]", "j:1:4: expected ',' or ']', got '2'" },
-		{ "{\"a\": \xe2\x80\x9cq\xe2\x80\x9d}", "j:1:7: expected a value, got '\xe2\x80\x9c' (U+201C)" },
+		{ "{\"a\": \xe2\x80\x9cq\xe2\x80\x9d}",
+		  "j:1:7: expected a value, got '\xe2\x80\x9c' (U+201C)" },
 		{ "{\x01}", "j:1:2: expected a string key or '}', got control character U+0001" },
 		{ "{\"a\": 1}\x80", "j:1:9: trailing characters after the JSON value" },
 		{ "{}\n\n  }", "j:3:3: trailing characters after the JSON value" },
@@ -584,21 +621,22 @@ static void jsontext__strict_syntax_with_positions(void)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		fa_err_clear(&err);
-		if (fa_jsontext_parse(cases[i].text, strlen(cases[i].text), "j",
-				      &root, &err) == FA_OK) {
+		if (fa_jsontext_parse(cases[i].text, strlen(cases[i].text), "j", &root, &err) ==
+		    FA_OK) {
 			FAILF("case %zu parsed, expected: %s", i, cases[i].want);
 			cJSON_Delete(root);
 		} else if (strcmp(err.msg, cases[i].want) != 0) {
-			FAILF("case %zu:\n  expected: %s\n  got:      %s", i,
-			      cases[i].want, err.msg);
+			FAILF("case %zu:\n  expected: %s\n  got:      %s", i, cases[i].want,
+			      err.msg);
 		}
 		CU_ASSERT_PTR_NULL(root);
 	}
 
 	/* accepted: a byte order mark, surrogate pairs, escapes, deep but not too deep */
 	CU_ASSERT_EQUAL(fa_jsontext_parse("\xef\xbb\xbf{\"a\": \"\\ud83d\\ude00\\n\\/\"}",
-					  strlen("\xef\xbb\xbf{\"a\": \"\\ud83d\\ude00\\n\\/\"}"),
-					  "j", &root, &err), FA_OK);
+	                                  strlen("\xef\xbb\xbf{\"a\": \"\\ud83d\\ude00\\n\\/\"}"),
+	                                  "j", &root, &err),
+	                FA_OK);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(root, "a")->valuestring, "\xf0\x9f\x98\x80\n/");
 	cJSON_Delete(root);
 	for (int i = 0; i < FA_JSONTEXT_MAX_DEPTH; i++)
@@ -659,7 +697,7 @@ static char *temp_dir(void)
 {
 	const char *base = getenv("TMPDIR");
 	char *dir = fa_xasprintf("%s/fakeapi-test-suite-XXXXXX",
-				 base != NULL && base[0] != '\0' ? base : P_tmpdir);
+	                         base != NULL && base[0] != '\0' ? base : P_tmpdir);
 
 	if (mkdtemp(dir) == NULL) {
 		free(dir);
@@ -671,8 +709,8 @@ static char *temp_dir(void)
 static char *scenario_with_id(const char *id)
 {
 	return fa_xasprintf("{\"id\": \"%s\", \"provider\": {\"keys\": {\"k1\": "
-			    "{\"secret\": \"sk-1\", \"user\": \"u1\"}}}, \"routes\": "
-			    ROUTE_OK "}", id);
+	                    "{\"secret\": \"sk-1\", \"user\": \"u1\"}}}, \"routes\": " ROUTE_OK "}",
+	                    id);
 }
 
 static void suite__loads_scenarios_in_order_from_its_folder(void)
@@ -681,14 +719,14 @@ static void suite__loads_scenarios_in_order_from_its_folder(void)
 	char *a = scenario_with_id("s-a"), *b = scenario_with_id("s-b");
 	char *path, *want;
 	struct fa_suite *su = NULL;
-	struct fa_err err = {{0}};
+	struct fa_err err = { { 0 } };
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
 	write_file(dir, "sub/a.json", a);
 	write_file(dir, "b.json", b);
 	write_file(dir, "suite.json",
-		   "{\"id\": \"five-step\", \"version\": \"1\", \"title\": \"the five steps\","
-		   " \"scenarios\": [\"b.json\", \"sub/a.json\"]}");
+	           "{\"id\": \"five-step\", \"version\": \"1\", \"title\": \"the five steps\","
+	           " \"scenarios\": [\"b.json\", \"sub/a.json\"]}");
 	path = fa_xasprintf("%s/suite.json", dir);
 	CU_ASSERT_EQUAL(fa_suite_load(path, &su, &err), FA_OK);
 	CU_ASSERT_STRING_EQUAL(err.msg, "");
@@ -777,9 +815,9 @@ static void suite__errors_name_the_file_at_fault(void)
 	char *dir = temp_dir();
 	char *b = scenario_with_id("s-b");
 	char *bad = fa_xasprintf("{\"id\": \"x\", \"provider\": {\"keys\": {\"k1\": "
-				 "{\"secret\": \"sk-1\", \"user\": \"u1\"}}}, \"routes\": "
-				 "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", "
-				 "\"responses\": [{\"status\": \"200\"}]}]}");
+	                         "{\"secret\": \"sk-1\", \"user\": \"u1\"}}}, \"routes\": "
+	                         "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", "
+	                         "\"responses\": [{\"status\": \"200\"}]}]}");
 	char *path;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
@@ -789,7 +827,7 @@ static void suite__errors_name_the_file_at_fault(void)
 	path = fa_xasprintf("%s/suite.json", dir);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct fa_suite *su = NULL;
-		struct fa_err err = {{0}};
+		struct fa_err err = { { 0 } };
 		char *want = subst_dir(cases[i].want, dir);
 
 		write_file(dir, "suite.json", cases[i].suite);
@@ -811,7 +849,7 @@ static void suite__errors_name_the_file_at_fault(void)
 static void scenario__documented_example_is_valid(void)
 {
 	struct fa_scenario *sc = NULL;
-	struct fa_err err = {{0}};
+	struct fa_err err = { { 0 } };
 	char *doc = slurp(FORMAT_DOC, NULL);
 	char *example = slurp(GOOD_EXAMPLE, NULL);
 
@@ -829,7 +867,7 @@ static void scenario__documented_example_is_valid(void)
 static void schema__paths_quote_keys_that_are_not_identifiers(void)
 {
 	struct fa_schema s;
-	struct fa_err err = {{0}};
+	struct fa_err err = { { 0 } };
 	size_t m;
 
 	fa_schema_init(&s, "f", &err);
@@ -861,32 +899,31 @@ void test_scenario_register(void)
 	if (suite == NULL)
 		return;
 	CU_add_test(suite, "scenario__bad_files_give_their_exact_message",
-		    scenario__bad_files_give_their_exact_message);
+	            scenario__bad_files_give_their_exact_message);
 	CU_add_test(suite, "scenario__full_example_fills_every_field",
-		    scenario__full_example_fills_every_field);
+	            scenario__full_example_fills_every_field);
 	CU_add_test(suite, "scenario__defaults_when_fields_are_left_out",
-		    scenario__defaults_when_fields_are_left_out);
+	            scenario__defaults_when_fields_are_left_out);
 	CU_add_test(suite, "scenario__times_is_one_each_then_forever_for_the_last",
-		    scenario__times_is_one_each_then_forever_for_the_last);
+	            scenario__times_is_one_each_then_forever_for_the_last);
 	CU_add_test(suite, "scenario__path_templates", scenario__path_templates);
 	CU_add_test(suite, "scenario__goal_cancel_and_step5_expect_are_read",
-		    scenario__goal_cancel_and_step5_expect_are_read);
+	            scenario__goal_cancel_and_step5_expect_are_read);
 	CU_add_test(suite, "scenario__unknown_key_lists_the_allowed_ones",
-		    scenario__unknown_key_lists_the_allowed_ones);
+	            scenario__unknown_key_lists_the_allowed_ones);
 	CU_add_test(suite, "scenario__integers_and_descriptions",
-		    scenario__integers_and_descriptions);
-	CU_add_test(suite, "scenario__unreadable_file_is_eio",
-		    scenario__unreadable_file_is_eio);
+	            scenario__integers_and_descriptions);
+	CU_add_test(suite, "scenario__unreadable_file_is_eio", scenario__unreadable_file_is_eio);
 	CU_add_test(suite, "scenario__sha256_covers_the_raw_bytes",
-		    scenario__sha256_covers_the_raw_bytes);
+	            scenario__sha256_covers_the_raw_bytes);
 	CU_add_test(suite, "scenario__documented_example_is_valid",
-		    scenario__documented_example_is_valid);
+	            scenario__documented_example_is_valid);
 	CU_add_test(suite, "jsontext__strict_syntax_with_positions",
-		    jsontext__strict_syntax_with_positions);
+	            jsontext__strict_syntax_with_positions);
 	CU_add_test(suite, "schema__paths_quote_keys_that_are_not_identifiers",
-		    schema__paths_quote_keys_that_are_not_identifiers);
+	            schema__paths_quote_keys_that_are_not_identifiers);
 	CU_add_test(suite, "suite__loads_scenarios_in_order_from_its_folder",
-		    suite__loads_scenarios_in_order_from_its_folder);
+	            suite__loads_scenarios_in_order_from_its_folder);
 	CU_add_test(suite, "suite__errors_name_the_file_at_fault",
-		    suite__errors_name_the_file_at_fault);
+	            suite__errors_name_the_file_at_fault);
 }

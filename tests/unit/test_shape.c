@@ -24,8 +24,7 @@ static const char *ans_header(const struct fa_shape_answer *a, const char *name)
 }
 
 /* Render @shape with default tuning at time 0. */
-static void render(struct fa_shape_state *st, enum fa_shape shape,
-		   struct fa_shape_answer *a)
+static void render(struct fa_shape_state *st, enum fa_shape shape, struct fa_shape_answer *a)
 {
 	struct fa_shape_spec spec = { .shape = shape };
 
@@ -143,7 +142,7 @@ static void shape__pacing_comes_in_the_success_envelope(void)
 	render(st, FA_SHAPE_AI_PACING_LIMITED, &a);
 	CU_ASSERT_STRING_EQUAL(ans_header(&a, "Retry-After"), "60");
 	CU_ASSERT_STRING_EQUAL(get(get(a.body, "error"), "resetAt")->valuestring,
-			       "2026-11-30T08:56:10Z");
+	                       "2026-11-30T08:56:10Z");
 	fa_shape_answer_release(&a);
 	fa_shape_state_free(st);
 }
@@ -226,7 +225,7 @@ static void shape__cooldown_doubles_up_to_four_times_the_first(void)
 	t += 120 * S + 3 * S; /* a little after its end */
 	CU_ASSERT_EQUAL(fa_shape_cooldown(st, 60, t), 240);
 	t += 240 * S;
-	CU_ASSERT_EQUAL(fa_shape_cooldown(st, 60, t), 240); /* the cap */
+	CU_ASSERT_EQUAL(fa_shape_cooldown(st, 60, t), 240);     /* the cap */
 	CU_ASSERT_EQUAL(fa_shape_cooldown(st, 60, t + 1), 240); /* 239.999999 s left */
 	/* the cluster answered: the streak is over, the running one stays */
 	fa_shape_cluster_ok(st);
@@ -343,18 +342,18 @@ static void shape__deadline_answer_names_the_budget_it_had(void)
 /* ---- through the provider ---- */
 
 static const char provider_text[] =
-	"{\"id\": \"shapes\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"}},"
-	"  \"quota\": {\"per_key\": 2, \"period_s\": 60}},"
-	" \"routes\": ["
-	"  {\"id\": \"cluster\", \"method\": \"GET\", \"path\": \"/c\","
-	"   \"responses\": [{\"shape\": \"rate_limit_cluster\", \"retry_after_s\": 3}]},"
-	"  {\"id\": \"pool\", \"method\": \"GET\", \"path\": \"/p\","
-	"   \"responses\": [{\"shape\": \"pool_exhausted\", \"status\": 503,"
-	"                    \"headers\": {\"X-Extra\": \"1\"}}]},"
-	"  {\"id\": \"cool\", \"method\": \"GET\", \"path\": \"/cool\","
-	"   \"responses\": [{\"shape\": \"ai_provider_cooldown\", \"cooldown_s\": 7}]},"
-	"  {\"id\": \"ok\", \"method\": \"GET\", \"path\": \"/ok\","
-	"   \"responses\": [{\"status\": 200}]}]}";
+        "{\"id\": \"shapes\", \"provider\": {\"keys\": {\"k1\": {\"secret\": \"s1\", \"user\": \"u\"}},"
+        "  \"quota\": {\"per_key\": 2, \"period_s\": 60}},"
+        " \"routes\": ["
+        "  {\"id\": \"cluster\", \"method\": \"GET\", \"path\": \"/c\","
+        "   \"responses\": [{\"shape\": \"rate_limit_cluster\", \"retry_after_s\": 3}]},"
+        "  {\"id\": \"pool\", \"method\": \"GET\", \"path\": \"/p\","
+        "   \"responses\": [{\"shape\": \"pool_exhausted\", \"status\": 503,"
+        "                    \"headers\": {\"X-Extra\": \"1\"}}]},"
+        "  {\"id\": \"cool\", \"method\": \"GET\", \"path\": \"/cool\","
+        "   \"responses\": [{\"shape\": \"ai_provider_cooldown\", \"cooldown_s\": 7}]},"
+        "  {\"id\": \"ok\", \"method\": \"GET\", \"path\": \"/ok\","
+        "   \"responses\": [{\"status\": 200}]}]}";
 
 static void shape__provider_renders_refunds_and_journals_the_pause(void)
 {
@@ -420,23 +419,23 @@ void test_shape_register(void)
 	CU_pSuite suite = CU_add_suite("shape", NULL, NULL);
 
 	CU_add_test(suite, "shape__cluster_path_has_provider_status_and_no_scope",
-		    shape__cluster_path_has_provider_status_and_no_scope);
+	            shape__cluster_path_has_provider_status_and_no_scope);
 	CU_add_test(suite, "shape__congested_says_shed_and_the_others_do_not",
-		    shape__congested_says_shed_and_the_others_do_not);
+	            shape__congested_says_shed_and_the_others_do_not);
 	CU_add_test(suite, "shape__pacing_comes_in_the_success_envelope",
-		    shape__pacing_comes_in_the_success_envelope);
+	            shape__pacing_comes_in_the_success_envelope);
 	CU_add_test(suite, "shape__transient_503s_match_the_platform_example",
-		    shape__transient_503s_match_the_platform_example);
+	            shape__transient_503s_match_the_platform_example);
 	CU_add_test(suite, "shape__draws_stay_in_range_and_repeat_by_seed",
-		    shape__draws_stay_in_range_and_repeat_by_seed);
+	            shape__draws_stay_in_range_and_repeat_by_seed);
 	CU_add_test(suite, "shape__cooldown_doubles_up_to_four_times_the_first",
-		    shape__cooldown_doubles_up_to_four_times_the_first);
+	            shape__cooldown_doubles_up_to_four_times_the_first);
 	CU_add_test(suite, "shape__cooldown_answer_carries_what_is_left",
-		    shape__cooldown_answer_carries_what_is_left);
+	            shape__cooldown_answer_carries_what_is_left);
 	CU_add_test(suite, "shape__deadline_budget_is_only_ever_shortened",
-		    shape__deadline_budget_is_only_ever_shortened);
+	            shape__deadline_budget_is_only_ever_shortened);
 	CU_add_test(suite, "shape__deadline_answer_names_the_budget_it_had",
-		    shape__deadline_answer_names_the_budget_it_had);
+	            shape__deadline_answer_names_the_budget_it_had);
 	CU_add_test(suite, "shape__provider_renders_refunds_and_journals_the_pause",
-		    shape__provider_renders_refunds_and_journals_the_pause);
+	            shape__provider_renders_refunds_and_journals_the_pause);
 }

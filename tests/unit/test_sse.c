@@ -33,8 +33,10 @@ static void sse__frames_carry_their_event_name_and_compact_data(void)
 	CU_ASSERT_EQUAL(s.n_chunks, 6);
 	CU_ASSERT_EQUAL(s.cut, s.len);
 	CU_ASSERT_EQUAL(strlen(s.body), s.len);
-	CU_ASSERT(strncmp(s.body, "event: lead\ndata: {\"n\":0}\n\ndata: {\"n\":0}\n\n"
-			  "event: piece\n", 54) == 0);
+	CU_ASSERT(strncmp(s.body,
+	                  "event: lead\ndata: {\"n\":0}\n\ndata: {\"n\":0}\n\n"
+	                  "event: piece\n",
+	                  54) == 0);
 	CU_ASSERT_EQUAL(s.ends[0], strlen("event: lead\ndata: {\"n\":0}\n\n"));
 	CU_ASSERT(s.len > 14 && memcmp(s.body + s.len - 14, "data: [DONE]\n\n", 14) == 0);
 	fa_sse_stream_release(&s);
@@ -79,8 +81,9 @@ static void sse__chunks_sent_counts_content_frames_after_the_lead(void)
 
 static void sse__answer_is_a_200_event_stream_paced_as_the_entry_says(void)
 {
-	struct fa_response_spec spec = { .status = 529, .chunk_delay_ms = 20,
-					 .stall_after_chunks = 1, .stall_ms = 700 };
+	struct fa_response_spec spec = {
+		.status = 529, .chunk_delay_ms = 20, .stall_after_chunks = 1, .stall_ms = 700
+	};
 	struct fa_resp r = { .status = 529 };
 
 	fa_resp_add_header(&r, "Content-Type", "application/json");
@@ -102,11 +105,11 @@ void test_sse_register(void)
 	CU_pSuite suite = CU_add_suite("sse", NULL, NULL);
 
 	CU_add_test(suite, "sse__frames_carry_their_event_name_and_compact_data",
-		    sse__frames_carry_their_event_name_and_compact_data);
+	            sse__frames_carry_their_event_name_and_compact_data);
 	CU_add_test(suite, "sse__cut_keeps_the_lead_frames_and_never_the_tail",
-		    sse__cut_keeps_the_lead_frames_and_never_the_tail);
+	            sse__cut_keeps_the_lead_frames_and_never_the_tail);
 	CU_add_test(suite, "sse__chunks_sent_counts_content_frames_after_the_lead",
-		    sse__chunks_sent_counts_content_frames_after_the_lead);
+	            sse__chunks_sent_counts_content_frames_after_the_lead);
 	CU_add_test(suite, "sse__answer_is_a_200_event_stream_paced_as_the_entry_says",
-		    sse__answer_is_a_200_event_stream_paced_as_the_entry_says);
+	            sse__answer_is_a_200_event_stream_paced_as_the_entry_says);
 }

@@ -46,12 +46,12 @@ static void stdio__first_line_must_be_hello(void)
 	hx_client_log_init(&l);
 	hx_client_log_task(&l, "t1");
 	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"action_sent\",\"task\":\"t1\"}", 5),
-			HX_CLIENT_LINE_ERROR);
+	                HX_CLIENT_LINE_ERROR);
 	CU_ASSERT_PTR_NULL(l.hello);
 	CU_ASSERT_EQUAL(l.n_msgs, 0);
 	CU_ASSERT_STRING_EQUAL(last_error(&l), "line 1: expected hello, got type \"action_sent\"");
 	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"hello\",\"protocol\":\"1\"}", 6),
-			HX_CLIENT_LINE_ERROR);
+	                HX_CLIENT_LINE_ERROR);
 	CU_ASSERT_STRING_EQUAL(last_error(&l), "line 2: hello: \"protocol\" must be an integer");
 	CU_ASSERT_PTR_NULL(l.hello);
 	hx_client_log_release(&l);
@@ -78,9 +78,12 @@ static void stdio__stream_interrupted_is_a_message(void)
 	struct hx_client_log l;
 
 	greeted(&l);
-	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"stream_interrupted\",\"task\":\"t1\",\"attempt\":1,"
-			       "\"chunks\":2,\"reason\":\"error_frame\",\"error_code\":"
-			       "\"pool_exhausted\"}", 777), HX_CLIENT_LINE_MSG);
+	CU_ASSERT_EQUAL(feed(&l,
+	                     "{\"type\":\"stream_interrupted\",\"task\":\"t1\",\"attempt\":1,"
+	                     "\"chunks\":2,\"reason\":\"error_frame\",\"error_code\":"
+	                     "\"pool_exhausted\"}",
+	                     777),
+	                HX_CLIENT_LINE_MSG);
 	CU_ASSERT_EQUAL(l.n_errors, 0);
 	CU_ASSERT_EQUAL_FATAL(l.n_msgs, 1);
 	CU_ASSERT_STRING_EQUAL(l.msgs[0].type, "stream_interrupted");
@@ -88,7 +91,7 @@ static void stdio__stream_interrupted_is_a_message(void)
 	CU_ASSERT_EQUAL(l.msgs[0].t_us, 777);
 	/* it names a task the client was given, like every message */
 	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"stream_interrupted\",\"task\":\"t9\"}", 778),
-			HX_CLIENT_LINE_ERROR);
+	                HX_CLIENT_LINE_ERROR);
 	CU_ASSERT_STRING_EQUAL(last_error(&l), "line 3: unknown task \"t9\"");
 	hx_client_log_release(&l);
 }
@@ -138,7 +141,7 @@ static void stdio__malformed_stream_interrupted_is_no_report(void)
 	greeted(&l);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		line = fa_xasprintf("{\"type\":\"stream_interrupted\",\"task\":\"t1\",%s}",
-				    bad[i].members);
+		                    bad[i].members);
 		want = fa_xasprintf("line %zu: stream_interrupted: %s", i + 2, bad[i].error);
 		CU_ASSERT_EQUAL(feed(&l, line, 10), HX_CLIENT_LINE_ERROR);
 		CU_ASSERT_STRING_EQUAL(last_error(&l), want);
@@ -148,7 +151,7 @@ static void stdio__malformed_stream_interrupted_is_no_report(void)
 	CU_ASSERT_EQUAL(l.n_msgs, 0);
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		line = fa_xasprintf("{\"type\":\"stream_interrupted\",\"task\":\"t1\",%s}",
-				    good[i]);
+		                    good[i]);
 		CU_ASSERT_EQUAL(feed(&l, line, 10), HX_CLIENT_LINE_MSG);
 		free(line);
 	}
@@ -182,13 +185,21 @@ static void stdio__valid_lines_become_stamped_messages(void)
 	struct hx_client_log l;
 
 	greeted(&l);
-	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"action_sent\",\"task\":\"t1\",\"attempt\":1,"
-			       "\"idempotency_key\":null}\r", 1234), HX_CLIENT_LINE_MSG);
-	CU_ASSERT_EQUAL(feed(&l, " {\"type\":\"action_result\",\"task\":\"t1\",\"attempt\":1,"
-			       "\"status\":429,\"retry_after\":\"1\",\"error\":null} ", 2345),
-			HX_CLIENT_LINE_MSG);
-	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"result\",\"task\":\"t1\",\"outcome\":\"failed\","
-			       "\"attempts\":1}", 3456), HX_CLIENT_LINE_MSG);
+	CU_ASSERT_EQUAL(feed(&l,
+	                     "{\"type\":\"action_sent\",\"task\":\"t1\",\"attempt\":1,"
+	                     "\"idempotency_key\":null}\r",
+	                     1234),
+	                HX_CLIENT_LINE_MSG);
+	CU_ASSERT_EQUAL(feed(&l,
+	                     " {\"type\":\"action_result\",\"task\":\"t1\",\"attempt\":1,"
+	                     "\"status\":429,\"retry_after\":\"1\",\"error\":null} ",
+	                     2345),
+	                HX_CLIENT_LINE_MSG);
+	CU_ASSERT_EQUAL(feed(&l,
+	                     "{\"type\":\"result\",\"task\":\"t1\",\"outcome\":\"failed\","
+	                     "\"attempts\":1}",
+	                     3456),
+	                HX_CLIENT_LINE_MSG);
 	CU_ASSERT_EQUAL_FATAL(l.n_msgs, 3);
 	CU_ASSERT_EQUAL(l.n_errors, 0);
 	CU_ASSERT_EQUAL(l.msgs[0].t_us, 1234);
@@ -248,12 +259,14 @@ static void stdio__nothing_counts_after_a_task_result(void)
 	struct hx_client_log l;
 
 	greeted(&l);
-	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"result\",\"task\":\"t1\",\"outcome\":\"succeeded\"}", 1),
-			HX_CLIENT_LINE_MSG);
+	CU_ASSERT_EQUAL(
+	        feed(&l, "{\"type\":\"result\",\"task\":\"t1\",\"outcome\":\"succeeded\"}", 1),
+	        HX_CLIENT_LINE_MSG);
 	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"action_sent\",\"task\":\"t1\"}", 2),
-			HX_CLIENT_LINE_ERROR);
-	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"result\",\"task\":\"t1\",\"outcome\":\"succeeded\"}", 3),
-			HX_CLIENT_LINE_ERROR);
+	                HX_CLIENT_LINE_ERROR);
+	CU_ASSERT_EQUAL(
+	        feed(&l, "{\"type\":\"result\",\"task\":\"t1\",\"outcome\":\"succeeded\"}", 3),
+	        HX_CLIENT_LINE_ERROR);
 	CU_ASSERT_EQUAL(l.n_msgs, 1);
 	CU_ASSERT_EQUAL_FATAL(l.n_errors, 2);
 	CU_ASSERT_STRING_EQUAL(l.errors[0], "line 3: task \"t1\" already reported its result");
@@ -270,7 +283,7 @@ static void stdio__cut_and_nul_lines_are_malformed(void)
 	CU_ASSERT_EQUAL(hx_client_log_line(&l, "{\"type\":", 8, true, 1), HX_CLIENT_LINE_ERROR);
 	CU_ASSERT_STRING_EQUAL(last_error(&l), "line 2: longer than 1048576 bytes, cut");
 	CU_ASSERT_EQUAL(hx_client_log_line(&l, nul_line, sizeof(nul_line) - 1, false, 1),
-			HX_CLIENT_LINE_ERROR);
+	                HX_CLIENT_LINE_ERROR);
 	CU_ASSERT_EQUAL(l.n_errors, 2);
 	CU_ASSERT_EQUAL(l.n_msgs, 0);
 	hx_client_log_release(&l);
@@ -297,9 +310,9 @@ static void stdio__errors_past_the_cap_are_counted_then_summed_up(void)
 	CU_ASSERT_EQUAL(r.n_protocol_errors_seen, HX_CLIENT_LOG_MAX_ERRORS + 7);
 	CU_ASSERT_STRING_EQUAL(r.protocol_errors[0], "line 2: not a JSON object: x");
 	CU_ASSERT_STRING_EQUAL(r.protocol_errors[HX_CLIENT_LOG_MAX_ERRORS],
-			       "6 more protocol errors not listed");
+	                       "6 more protocol errors not listed");
 	CU_ASSERT_STRING_EQUAL(r.protocol_errors[HX_CLIENT_LOG_MAX_ERRORS + 1],
-			       "client exited with status 3 before shutdown");
+	                       "client exited with status 3 before shutdown");
 	CU_ASSERT_EQUAL(r.n_msgs, 1);
 	CU_ASSERT_PTR_NOT_NULL(r.hello);
 	CU_ASSERT_EQUAL(l.n_errors, 0);
@@ -307,7 +320,7 @@ static void stdio__errors_past_the_cap_are_counted_then_summed_up(void)
 	CU_ASSERT_PTR_NULL(l.hello);
 	/* the log goes on: line numbers and tasks are kept */
 	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"action_sent\",\"task\":\"t1\"}", 9),
-			HX_CLIENT_LINE_MSG);
+	                HX_CLIENT_LINE_MSG);
 	hx_client_log_release(&l);
 	hx_scenario_result_release(&r);
 }
@@ -330,15 +343,14 @@ static void stdio__end_of_session_errors_survive_the_cap_in_order(void)
 	hx_client_log_move(&l, &r);
 	CU_ASSERT_EQUAL_FATAL(r.n_protocol_errors, 2 * HX_CLIENT_LOG_MAX_ERRORS + 4);
 	CU_ASSERT_EQUAL(r.n_protocol_errors_seen, 2 * HX_CLIENT_LOG_MAX_ERRORS + 7);
-	CU_ASSERT_STRING_EQUAL(r.protocol_errors[0],
-			       "client exited with status 1 before shutdown");
+	CU_ASSERT_STRING_EQUAL(r.protocol_errors[0], "client exited with status 1 before shutdown");
 	CU_ASSERT_STRING_EQUAL(r.protocol_errors[1], "line 2: not a JSON object: x");
 	CU_ASSERT_STRING_EQUAL(r.protocol_errors[HX_CLIENT_LOG_MAX_ERRORS + 1],
-			       "2 more protocol errors not listed");
+	                       "2 more protocol errors not listed");
 	CU_ASSERT_STRING_EQUAL(r.protocol_errors[HX_CLIENT_LOG_MAX_ERRORS + 2],
-			       "client still running 5 s after shutdown: killed");
+	                       "client still running 5 s after shutdown: killed");
 	CU_ASSERT_STRING_EQUAL(r.protocol_errors[2 * HX_CLIENT_LOG_MAX_ERRORS + 3],
-			       "3 more protocol errors not listed");
+	                       "3 more protocol errors not listed");
 	hx_client_log_release(&l);
 	hx_scenario_result_release(&r);
 }
@@ -355,14 +367,20 @@ static void stdio__result_is_kept_past_the_message_cap(void)
 		CU_ASSERT_EQUAL_FATAL(feed(&l, sent, i), HX_CLIENT_LINE_MSG);
 	CU_ASSERT_EQUAL(feed(&l, sent, 1), HX_CLIENT_LINE_ERROR);
 	snprintf(msg, sizeof(msg), "line %d: more than %d messages, ignored",
-		 HX_CLIENT_LOG_MAX_MSGS + 2, HX_CLIENT_LOG_MAX_MSGS);
+	         HX_CLIENT_LOG_MAX_MSGS + 2, HX_CLIENT_LOG_MAX_MSGS);
 	CU_ASSERT_STRING_EQUAL(last_error(&l), msg);
-	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"action_result\",\"task\":\"t1\",\"status\":200}",
-			     2), HX_CLIENT_LINE_ERROR);
-	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"result\",\"task\":\"t1\",\"outcome\":"
-			     "\"succeeded\",\"attempts\":100000}", 3), HX_CLIENT_LINE_MSG);
-	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"result\",\"task\":\"t2\",\"outcome\":"
-			     "\"failed\",\"attempts\":0}", 4), HX_CLIENT_LINE_MSG);
+	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"action_result\",\"task\":\"t1\",\"status\":200}", 2),
+	                HX_CLIENT_LINE_ERROR);
+	CU_ASSERT_EQUAL(feed(&l,
+	                     "{\"type\":\"result\",\"task\":\"t1\",\"outcome\":"
+	                     "\"succeeded\",\"attempts\":100000}",
+	                     3),
+	                HX_CLIENT_LINE_MSG);
+	CU_ASSERT_EQUAL(feed(&l,
+	                     "{\"type\":\"result\",\"task\":\"t2\",\"outcome\":"
+	                     "\"failed\",\"attempts\":0}",
+	                     4),
+	                HX_CLIENT_LINE_MSG);
 	CU_ASSERT_EQUAL_FATAL(l.n_msgs, HX_CLIENT_LOG_MAX_MSGS + 2);
 	CU_ASSERT_STRING_EQUAL(l.msgs[HX_CLIENT_LOG_MAX_MSGS].type, "result");
 	CU_ASSERT_STRING_EQUAL(l.msgs[HX_CLIENT_LOG_MAX_MSGS + 1].task, "t2");
@@ -370,8 +388,11 @@ static void stdio__result_is_kept_past_the_message_cap(void)
 	CU_ASSERT_TRUE(l.has_result[1]);
 	CU_ASSERT_EQUAL(l.n_errors, 2);
 	/* a second result for a task is still refused */
-	CU_ASSERT_EQUAL(feed(&l, "{\"type\":\"result\",\"task\":\"t1\",\"outcome\":"
-			     "\"succeeded\",\"attempts\":1}", 5), HX_CLIENT_LINE_ERROR);
+	CU_ASSERT_EQUAL(feed(&l,
+	                     "{\"type\":\"result\",\"task\":\"t1\",\"outcome\":"
+	                     "\"succeeded\",\"attempts\":1}",
+	                     5),
+	                HX_CLIENT_LINE_ERROR);
 	hx_client_log_release(&l);
 }
 
@@ -387,19 +408,19 @@ static void stdio__key_env_is_upper_case_with_underscores(void)
 }
 
 static const char scenario_text[] =
-	"{\"id\": \"s\", \"provider\": {\"keys\": {\"ops-1\": {\"secret\": \"sk-1\", \"user\": \"ops-team\"}},"
-	" \"scope\": \"%s\"},"
-	" \"routes\": [{\"id\": \"r\", \"method\": \"POST\", \"path\": \"/v1/records\","
-	"   \"responses\": [{\"status\": 200}]},"
-	"  {\"id\": \"list\", \"method\": \"GET\", \"path\": \"/v1/records\","
-	"   \"responses\": [{\"status\": 200}]}],"
-	" \"harness\": {\"tasks\": ["
-	"   {\"id\": \"t1\", \"key\": \"ops-1\", \"class\": \"write\", \"method\": \"POST\","
-	"    \"path\": \"/v1/records\", \"headers\": {\"Accept\": \"application/json\"},"
-	"    \"body\": {\"a\": [1, \"x\"]}, \"budget\": {\"max_attempts\": 4}},"
-	"   {\"id\": \"t2\", \"key\": \"ops-1\", \"method\": \"GET\", \"path\": \"/v1/records\","
-	"    \"budget\": {\"max_wait_s\": 0}}],"
-	"   \"events\": [{\"at_ms\": 0, \"send\": [\"t1\", \"t2\"]}]}}";
+        "{\"id\": \"s\", \"provider\": {\"keys\": {\"ops-1\": {\"secret\": \"sk-1\", \"user\": \"ops-team\"}},"
+        " \"scope\": \"%s\"},"
+        " \"routes\": [{\"id\": \"r\", \"method\": \"POST\", \"path\": \"/v1/records\","
+        "   \"responses\": [{\"status\": 200}]},"
+        "  {\"id\": \"list\", \"method\": \"GET\", \"path\": \"/v1/records\","
+        "   \"responses\": [{\"status\": 200}]}],"
+        " \"harness\": {\"tasks\": ["
+        "   {\"id\": \"t1\", \"key\": \"ops-1\", \"class\": \"write\", \"method\": \"POST\","
+        "    \"path\": \"/v1/records\", \"headers\": {\"Accept\": \"application/json\"},"
+        "    \"body\": {\"a\": [1, \"x\"]}, \"budget\": {\"max_attempts\": 4}},"
+        "   {\"id\": \"t2\", \"key\": \"ops-1\", \"method\": \"GET\", \"path\": \"/v1/records\","
+        "    \"budget\": {\"max_wait_s\": 0}}],"
+        "   \"events\": [{\"at_ms\": 0, \"send\": [\"t1\", \"t2\"]}]}}";
 
 static struct fa_scenario *load_scenario(const char *scope)
 {
@@ -422,15 +443,15 @@ static void stdio__task_line_has_the_protocol_fields(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
 	t = hx_stdio_task_json(sc, &sc->harness.tasks[0], "http://h/v1/records?fa_task=t1", 75000);
 	text = cJSON_PrintUnformatted(t);
-	CU_ASSERT_STRING_EQUAL(text,
-			       "{\"type\":\"task\",\"id\":\"t1\",\"class\":\"write\",\"method\":\"POST\","
-			       "\"url\":\"http://h/v1/records?fa_task=t1\","
-			       "\"headers\":{\"Accept\":\"application/json\"},"
-			       "\"body\":\"{\\\"a\\\":[1,\\\"x\\\"]}\",\"goal\":null,\"key\":\"ops-1\","
-			       "\"key_env\":\"FAKEAPI_KEY_OPS_1\",\"scope\":\"user:ops-team\","
-			       "\"budget\":{\"max_attempts\":4,\"max_wait_s\":null},"
-			       "\"deadline_ms\":75000,\"stream\":false,\"tokens\":null,"
-			       "\"pacing\":null}");
+	CU_ASSERT_STRING_EQUAL(
+	        text, "{\"type\":\"task\",\"id\":\"t1\",\"class\":\"write\",\"method\":\"POST\","
+	              "\"url\":\"http://h/v1/records?fa_task=t1\","
+	              "\"headers\":{\"Accept\":\"application/json\"},"
+	              "\"body\":\"{\\\"a\\\":[1,\\\"x\\\"]}\",\"goal\":null,\"key\":\"ops-1\","
+	              "\"key_env\":\"FAKEAPI_KEY_OPS_1\",\"scope\":\"user:ops-team\","
+	              "\"budget\":{\"max_attempts\":4,\"max_wait_s\":null},"
+	              "\"deadline_ms\":75000,\"stream\":false,\"tokens\":null,"
+	              "\"pacing\":null}");
 	CU_ASSERT_PTR_NULL(strstr(text, "sk-1")); /* secrets never travel in lines */
 	free(text);
 	cJSON_Delete(t);
@@ -455,19 +476,19 @@ static void stdio__task_line_has_the_protocol_fields(void)
 /* A one-task scenario whose task has @body (JSON text) and whose
  * $.provider and $.harness end with @provider_more and @harness_more. */
 static struct fa_scenario *chat_scenario(const char *body, const char *provider_more,
-					 const char *harness_more)
+                                         const char *harness_more)
 {
 	struct fa_scenario *sc = NULL;
 	struct fa_err err = { { 0 } };
 	char *text = fa_xasprintf(
-		"{\"id\": \"s\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"sk-1\", "
-		"\"user\": \"u\"}}%s},"
-		" \"routes\": [{\"id\": \"r\", \"method\": \"POST\", \"path\": \"/v1/chat\","
-		"   \"responses\": [{\"status\": 200}]}],"
-		" \"harness\": {\"tasks\": [{\"id\": \"c1\", \"key\": \"k\", \"method\": \"POST\","
-		"   \"path\": \"/v1/chat\", \"body\": %s}],"
-		"   \"events\": [{\"at_ms\": 0, \"send\": [\"c1\"]}]%s}}",
-		provider_more, body, harness_more);
+	        "{\"id\": \"s\", \"provider\": {\"keys\": {\"k\": {\"secret\": \"sk-1\", "
+	        "\"user\": \"u\"}}%s},"
+	        " \"routes\": [{\"id\": \"r\", \"method\": \"POST\", \"path\": \"/v1/chat\","
+	        "   \"responses\": [{\"status\": 200}]}],"
+	        " \"harness\": {\"tasks\": [{\"id\": \"c1\", \"key\": \"k\", \"method\": \"POST\","
+	        "   \"path\": \"/v1/chat\", \"body\": %s}],"
+	        "   \"events\": [{\"at_ms\": 0, \"send\": [\"c1\"]}]%s}}",
+	        provider_more, body, harness_more);
 
 	if (fa_scenario_parse(text, strlen(text), "s.json", &sc, &err) != FA_OK)
 		fprintf(stderr, "test scenario: %s\n", err.msg);
@@ -498,7 +519,8 @@ static void stdio__task_line_carries_stream_tokens_and_pacing(void)
 	} cases[] = {
 		/* 9 bytes of prompt: 3 tokens, plus max_tokens 50 */
 		{ "{\"stream\": true, \"max_tokens\": 50, \"messages\": [{\"role\": \"user\", "
-		  "\"content\": \"abcdefghi\"}]}", "", ", \"pacing\": {\"rpm\": 10, \"period_s\": 2}",
+		  "\"content\": \"abcdefghi\"}]}",
+		  "", ", \"pacing\": {\"rpm\": 10, \"period_s\": 2}",
 		  "true 53 {\"rpm\":10,\"tpm\":null,\"period_s\":2}" },
 		/* no max_tokens; the period is the quota's, else a minute */
 		{ "{\"messages\": [{\"role\": \"user\", \"content\": \"abcd\"}, "
@@ -515,8 +537,8 @@ static void stdio__task_line_carries_stream_tokens_and_pacing(void)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct fa_scenario *sc = chat_scenario(cases[i].body, cases[i].provider_more,
-						       cases[i].harness_more);
+		struct fa_scenario *sc =
+		        chat_scenario(cases[i].body, cases[i].provider_more, cases[i].harness_more);
 		char *got;
 
 		CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
@@ -533,9 +555,9 @@ static void stdio__task_line_carries_stream_tokens_and_pacing(void)
 static void stdio__task_body_sets_stream_and_tokens_in_place(void)
 {
 	cJSON *line = cJSON_Parse("{\"type\": \"task\", \"body\": null, \"goal\": null, "
-				  "\"stream\": false, \"tokens\": null}");
+	                          "\"stream\": false, \"tokens\": null}");
 	cJSON *body = cJSON_Parse("{\"stream\": true, \"max_tokens\": 1, \"messages\": "
-				  "[{\"role\": \"user\", \"content\": \"12345678\"}]}");
+	                          "[{\"role\": \"user\", \"content\": \"12345678\"}]}");
 	char *text;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(line);
@@ -543,20 +565,20 @@ static void stdio__task_body_sets_stream_and_tokens_in_place(void)
 	hx_stdio_task_body(line, body, FA_ROUTE_CHAT);
 	text = cJSON_PrintUnformatted(line);
 	CU_ASSERT_STRING_EQUAL(text, "{\"type\":\"task\",\"body\":\"{\\\"stream\\\":true,"
-			       "\\\"max_tokens\\\":1,\\\"messages\\\":[{\\\"role\\\":"
-			       "\\\"user\\\",\\\"content\\\":\\\"12345678\\\"}]}\","
-			       "\"goal\":null,\"stream\":true,\"tokens\":3}");
+	                             "\\\"max_tokens\\\":1,\\\"messages\\\":[{\\\"role\\\":"
+	                             "\\\"user\\\",\\\"content\\\":\\\"12345678\\\"}]}\","
+	                             "\"goal\":null,\"stream\":true,\"tokens\":3}");
 	free(text);
 	hx_stdio_task_body(line, NULL, FA_ROUTE_CHAT);
 	text = cJSON_PrintUnformatted(line);
 	CU_ASSERT_STRING_EQUAL(text, "{\"type\":\"task\",\"body\":null,\"goal\":null,"
-			       "\"stream\":false,\"tokens\":null}");
+	                             "\"stream\":false,\"tokens\":null}");
 	free(text);
 	cJSON_Delete(body);
 	/* a Messages request's system text costs tokens too, as the provider
 	 * counts it: 2 (system) + 2 (message) + 1 (max_tokens) */
 	body = cJSON_Parse("{\"model\": \"m\", \"max_tokens\": 1, \"system\": \"abcdefgh\", "
-			   "\"messages\": [{\"role\": \"user\", \"content\": \"12345678\"}]}");
+	                   "\"messages\": [{\"role\": \"user\", \"content\": \"12345678\"}]}");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(body);
 	hx_stdio_task_body(line, body, FA_ROUTE_MESSAGES);
 	CU_ASSERT_EQUAL(cJSON_GetObjectItemCaseSensitive(line, "tokens")->valuedouble, 5);
@@ -673,10 +695,10 @@ static void stdio__session_greets_takes_a_task_and_shuts_down(void)
 {
 	static const char *const env[] = { "FAKEAPI_KEY_OPS_1=sk-1", NULL };
 	const char *cmd =
-		"echo '" HELLO "'; read -r line; printf '%s\\n' \"$line\" >&2; "
-		"echo \"key=$FAKEAPI_KEY_OPS_1\" >&2; "
-		"echo '{\"type\":\"result\",\"task\":\"t1\",\"outcome\":\"succeeded\",\"attempts\":0}'; "
-		"read -r line; printf '%s\\n' \"$line\" >&2; read -r line || exit 0; exit 9";
+	        "echo '" HELLO "'; read -r line; printf '%s\\n' \"$line\" >&2; "
+	        "echo \"key=$FAKEAPI_KEY_OPS_1\" >&2; "
+	        "echo '{\"type\":\"result\",\"task\":\"t1\",\"outcome\":\"succeeded\",\"attempts\":0}'; "
+	        "read -r line; printf '%s\\n' \"$line\" >&2; read -r line || exit 0; exit 9";
 	int64_t t0 = fa_clock_mono_us() - 5000000;
 	struct hx_stdio *c = start(cmd, env, t0);
 	struct fa_scenario *sc = load_scenario("user");
@@ -750,7 +772,7 @@ static void stdio__other_first_line_or_version_is_refused(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	CU_ASSERT_EQUAL(hx_stdio_hello(c, 5000000, &err), FA_EIO);
 	CU_ASSERT_STRING_EQUAL(err.msg,
-			       "client did not say hello: line 1: not a JSON object: hi there");
+	                       "client did not say hello: line 1: not a JSON object: hi there");
 	hx_stdio_free(c);
 
 	fa_err_clear(&err);
@@ -780,7 +802,7 @@ static void stdio__bad_first_line_fails_even_with_hello_in_the_same_read(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		/* printf writes its whole output at once, on exit */
 		char *cmd = fa_xasprintf("printf '%%s\\n%%s\\n' '%s' '" HELLO "'; sleep 5",
-					 cases[i].first);
+		                         cases[i].first);
 		struct hx_stdio *c = start(cmd, NULL, 0);
 		struct fa_err err = { { 0 } };
 		char *want = fa_xasprintf("client did not say hello: %s", cases[i].error);
@@ -800,7 +822,7 @@ static void stdio__bad_first_line_fails_even_with_hello_in_the_same_read(void)
 static void stdio__ignored_shutdown_kills_the_group_after_the_grace(void)
 {
 	const char *cmd = "trap '' TERM HUP; echo '" HELLO "'; echo \"$$\" >&2; "
-			  "sleep 30 & sleep 30; sleep 30";
+	                  "sleep 30 & sleep 30; sleep 30";
 	struct hx_stdio *c = start(cmd, NULL, 0);
 	struct fa_err err = { { 0 } };
 	struct hx_scenario_result r;
@@ -824,7 +846,7 @@ static void stdio__ignored_shutdown_kills_the_group_after_the_grace(void)
 	CU_ASSERT_EQUAL(group_alive(pgid), 0);
 	CU_ASSERT_EQUAL_FATAL(r.n_protocol_errors, 1);
 	CU_ASSERT_STRING_EQUAL(r.protocol_errors[0],
-			       "client still running 0.3 s after shutdown: killed");
+	                       "client still running 0.3 s after shutdown: killed");
 	hx_scenario_result_release(&r);
 	hx_stdio_free(c);
 }
@@ -874,7 +896,8 @@ static void stdio__plain_text_has_no_control_bytes(void)
 	/* overlong forms, a surrogate and a code point past U+10FFFF are
 	 * not UTF-8, byte by byte; an emoji is */
 	plain = hx_client_log_plain("\xc0\xaf|\xe0\x80\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|"
-				    "\xf0\x9f\x98\x80", 20);
+	                            "\xf0\x9f\x98\x80",
+	                            20);
 	CU_ASSERT_STRING_EQUAL(plain, "??|???|???|????|\xf0\x9f\x98\x80");
 	free(plain);
 }
@@ -896,7 +919,7 @@ static void stdio__stderr_before_hello_is_plain_in_the_error(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	CU_ASSERT_EQUAL(hx_stdio_hello(c, 5000000, &err), FA_EIO);
 	CU_ASSERT_STRING_EQUAL(err.msg, "client exited with status 5 before saying hello: "
-			       "?[31mno?[0m");
+	                                "?[31mno?[0m");
 	hx_stdio_free(c);
 }
 
@@ -905,12 +928,12 @@ static void stdio__session_gets_a_marker_and_its_escapee_dies_with_it(void)
 	/* the escapee writes its pid, then the session says hello and leaves */
 	const char *tmp = getenv("TMPDIR");
 	char *pidfile = fa_xasprintf("%s/test-stdio-escapee-%ld.pid", tmp && *tmp ? tmp : P_tmpdir,
-				     (long)getpid());
+	                             (long)getpid());
 	char *cmd = fa_xasprintf(
-		"setsid sh -c 'echo $$ > \"$0.tmp\"; mv \"$0.tmp\" \"$0\"; exec sleep 30' '%s' & "
-		"while [ ! -s '%s' ]; do sleep 0.01; done; "
-		"printf '%%s\\n' '" HELLO "'; [ ${#" HX_STRAY_ENV "} -eq 32 ] || exit 9; exit 0",
-		pidfile, pidfile);
+	        "setsid sh -c 'echo $$ > \"$0.tmp\"; mv \"$0.tmp\" \"$0\"; exec sleep 30' '%s' & "
+	        "while [ ! -s '%s' ]; do sleep 0.01; done; "
+	        "printf '%%s\\n' '" HELLO "'; [ ${#" HX_STRAY_ENV "} -eq 32 ] || exit 9; exit 0",
+	        pidfile, pidfile);
 	struct hx_stdio *c;
 	struct fa_err err = { { 0 } };
 	struct hx_stdio_end e;
@@ -958,7 +981,7 @@ static void stdio__writing_to_a_client_that_left_raises_no_sigpipe(void)
 static void stdio__long_line_is_cut_and_the_next_one_read(void)
 {
 	const char *cmd = "echo '" HELLO "'; head -c 1100000 /dev/zero | tr '\\0' x; echo; "
-			  "echo '{\"type\":\"action_sent\",\"task\":\"t9\"}'";
+	                  "echo '{\"type\":\"action_sent\",\"task\":\"t9\"}'";
 	struct hx_stdio *c = start(cmd, NULL, 0);
 	struct fa_err err = { { 0 } };
 	struct hx_scenario_result r;
@@ -983,57 +1006,58 @@ void test_stdio_register(void)
 		return;
 	CU_add_test(s, "stdio__first_line_must_be_hello", stdio__first_line_must_be_hello);
 	CU_add_test(s, "stdio__hello_is_kept_apart_from_the_messages",
-		    stdio__hello_is_kept_apart_from_the_messages);
+	            stdio__hello_is_kept_apart_from_the_messages);
 	CU_add_test(s, "stdio__valid_lines_become_stamped_messages",
-		    stdio__valid_lines_become_stamped_messages);
+	            stdio__valid_lines_become_stamped_messages);
 	CU_add_test(s, "stdio__malformed_lines_are_numbered_protocol_errors",
-		    stdio__malformed_lines_are_numbered_protocol_errors);
+	            stdio__malformed_lines_are_numbered_protocol_errors);
 	CU_add_test(s, "stdio__nothing_counts_after_a_task_result",
-		    stdio__nothing_counts_after_a_task_result);
+	            stdio__nothing_counts_after_a_task_result);
 	CU_add_test(s, "stdio__cut_and_nul_lines_are_malformed",
-		    stdio__cut_and_nul_lines_are_malformed);
+	            stdio__cut_and_nul_lines_are_malformed);
 	CU_add_test(s, "stdio__errors_past_the_cap_are_counted_then_summed_up",
-		    stdio__errors_past_the_cap_are_counted_then_summed_up);
+	            stdio__errors_past_the_cap_are_counted_then_summed_up);
 	CU_add_test(s, "stdio__end_of_session_errors_survive_the_cap_in_order",
-		    stdio__end_of_session_errors_survive_the_cap_in_order);
+	            stdio__end_of_session_errors_survive_the_cap_in_order);
 	CU_add_test(s, "stdio__result_is_kept_past_the_message_cap",
-		    stdio__result_is_kept_past_the_message_cap);
+	            stdio__result_is_kept_past_the_message_cap);
 	CU_add_test(s, "stdio__key_env_is_upper_case_with_underscores",
-		    stdio__key_env_is_upper_case_with_underscores);
+	            stdio__key_env_is_upper_case_with_underscores);
 	CU_add_test(s, "stdio__task_line_has_the_protocol_fields",
-		    stdio__task_line_has_the_protocol_fields);
+	            stdio__task_line_has_the_protocol_fields);
 	CU_add_test(s, "stdio__stream_interrupted_is_a_message",
-		    stdio__stream_interrupted_is_a_message);
+	            stdio__stream_interrupted_is_a_message);
 	CU_add_test(s, "stdio__task_line_carries_stream_tokens_and_pacing",
-		    stdio__task_line_carries_stream_tokens_and_pacing);
+	            stdio__task_line_carries_stream_tokens_and_pacing);
 	CU_add_test(s, "stdio__task_body_sets_stream_and_tokens_in_place",
-		    stdio__task_body_sets_stream_and_tokens_in_place);
+	            stdio__task_body_sets_stream_and_tokens_in_place);
 	CU_add_test(s, "stdio__session_greets_takes_a_task_and_shuts_down",
-		    stdio__session_greets_takes_a_task_and_shuts_down);
+	            stdio__session_greets_takes_a_task_and_shuts_down);
 	CU_add_test(s, "stdio__silence_is_a_start_failure_after_the_timeout",
-		    stdio__silence_is_a_start_failure_after_the_timeout);
+	            stdio__silence_is_a_start_failure_after_the_timeout);
 	CU_add_test(s, "stdio__exit_before_hello_names_the_status_and_stderr",
-		    stdio__exit_before_hello_names_the_status_and_stderr);
+	            stdio__exit_before_hello_names_the_status_and_stderr);
 	CU_add_test(s, "stdio__other_first_line_or_version_is_refused",
-		    stdio__other_first_line_or_version_is_refused);
+	            stdio__other_first_line_or_version_is_refused);
 	CU_add_test(s, "stdio__bad_first_line_fails_even_with_hello_in_the_same_read",
-		    stdio__bad_first_line_fails_even_with_hello_in_the_same_read);
+	            stdio__bad_first_line_fails_even_with_hello_in_the_same_read);
 	CU_add_test(s, "stdio__malformed_stream_interrupted_is_no_report",
-		    stdio__malformed_stream_interrupted_is_no_report);
+	            stdio__malformed_stream_interrupted_is_no_report);
 	CU_add_test(s, "stdio__hello_line_is_recorded", stdio__hello_line_is_recorded);
 	CU_add_test(s, "stdio__ignored_shutdown_kills_the_group_after_the_grace",
-		    stdio__ignored_shutdown_kills_the_group_after_the_grace);
-	CU_add_test(s, "stdio__early_exit_is_a_protocol_error", stdio__early_exit_is_a_protocol_error);
+	            stdio__ignored_shutdown_kills_the_group_after_the_grace);
+	CU_add_test(s, "stdio__early_exit_is_a_protocol_error",
+	            stdio__early_exit_is_a_protocol_error);
 	CU_add_test(s, "stdio__writing_to_a_client_that_left_raises_no_sigpipe",
-		    stdio__writing_to_a_client_that_left_raises_no_sigpipe);
+	            stdio__writing_to_a_client_that_left_raises_no_sigpipe);
 	CU_add_test(s, "stdio__plain_text_has_no_control_bytes",
-		    stdio__plain_text_has_no_control_bytes);
+	            stdio__plain_text_has_no_control_bytes);
 	CU_add_test(s, "stdio__end_by_signal_names_the_signal",
-		    stdio__end_by_signal_names_the_signal);
+	            stdio__end_by_signal_names_the_signal);
 	CU_add_test(s, "stdio__stderr_before_hello_is_plain_in_the_error",
-		    stdio__stderr_before_hello_is_plain_in_the_error);
+	            stdio__stderr_before_hello_is_plain_in_the_error);
 	CU_add_test(s, "stdio__session_gets_a_marker_and_its_escapee_dies_with_it",
-		    stdio__session_gets_a_marker_and_its_escapee_dies_with_it);
+	            stdio__session_gets_a_marker_and_its_escapee_dies_with_it);
 	CU_add_test(s, "stdio__long_line_is_cut_and_the_next_one_read",
-		    stdio__long_line_is_cut_and_the_next_one_read);
+	            stdio__long_line_is_cut_and_the_next_one_read);
 }

@@ -11,12 +11,14 @@
 
 #define S_US 1000000LL
 
-static struct fa_store *store_with(enum fa_idem_profile profile, int retention_s,
-				   bool required)
+static struct fa_store *store_with(enum fa_idem_profile profile, int retention_s, bool required)
 {
 	struct fa_store_spec spec = {
-		.profile = profile, .retention_s = retention_s, .key_required = required,
-		.by_client_reference = true, .by_operation = true,
+		.profile = profile,
+		.retention_s = retention_s,
+		.key_required = required,
+		.by_client_reference = true,
+		.by_operation = true,
 	};
 
 	return fa_store_new(&spec);
@@ -29,13 +31,17 @@ static char *sha_of(const char *text, char out[FA_SHA256_HEX])
 }
 
 /* Commit a write answering 201 {"id": "{provider_id}"}; returns the id. */
-static char *commit(struct fa_store *s, const char *key, const char *sha,
-		    const char *ref, uint64_t owner, int64_t now, char id[FA_STORE_ID_MAX])
+static char *commit(struct fa_store *s, const char *key, const char *sha, const char *ref,
+                    uint64_t owner, int64_t now, char id[FA_STORE_ID_MAX])
 {
 	cJSON *body = cJSON_Parse("{\"id\": \"{provider_id}\", \"ok\": true}");
 	struct fa_store_write w = {
-		.route = "create", .client_reference = ref, .idempotency_key = key,
-		.body_sha256 = sha, .status = 201, .body = body,
+		.route = "create",
+		.client_reference = ref,
+		.idempotency_key = key,
+		.body_sha256 = sha,
+		.status = 201,
+		.body = body,
 	};
 
 	CU_ASSERT_EQUAL(fa_store_commit(s, &w, owner, now, id), FA_OK);
@@ -64,8 +70,8 @@ static void store__without_profile_every_write_creates_a_record(void)
 	op = fa_store_by_key(s, "k1", 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(op);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(op, "status")->valuestring, "completed");
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(op, "record"), "id")->valuestring,
-			       "rec_2");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(op, "record"), "id")->valuestring, "rec_2");
 	cJSON_Delete(op);
 	CU_ASSERT_PTR_NULL(fa_store_by_key(s, "k2", 0));
 	fa_store_free(s);
@@ -93,8 +99,12 @@ static void store__same_key_same_body_replays_the_stored_answer(void)
 	cJSON *tmpl = cJSON_Parse("{\"id\": \"{provider_id}\", \"n\": \"{n}\", \"x\": \"{x}\"}");
 	struct fa_params params = { 0 };
 	struct fa_store_write w = {
-		.route = "create", .client_reference = "r1", .idempotency_key = "k1",
-		.status = 201, .body = tmpl, .params = &params,
+		.route = "create",
+		.client_reference = "r1",
+		.idempotency_key = "k1",
+		.status = 201,
+		.body = tmpl,
+		.params = &params,
 	};
 	struct fa_store_answer a;
 	char sha[FA_SHA256_HEX], id[FA_STORE_ID_MAX];
@@ -179,8 +189,8 @@ static void store__same_key_in_flight_is_a_conflict_until_it_ends(void)
 	op = fa_store_by_key(s, "k1", 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(op);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(op, "status")->valuestring, "in_flight");
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(op, "record"), "id")->valuestring,
-			       "rec_1");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(op, "record"), "id")->valuestring, "rec_1");
 	cJSON_Delete(op);
 	/* another owner's end changes nothing */
 	fa_store_end(s, "k1", 2, 0);
@@ -337,11 +347,11 @@ static void store__lookups_by_client_reference_and_by_key(void)
 	CU_ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(rec, "idempotency_key")));
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(rec, "body_sha256")->valuestring, sha);
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(rec, "status")->valueint, 201);
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "body"), "id")->valuestring,
-			       "rec_1");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "body"), "id")->valuestring, "rec_1");
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(rec, "created_us")->valuedouble, 100.0);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetArrayItem(arr, 1), "id")->valuestring,
-			       "rec_3");
+	                       "rec_3");
 	cJSON_Delete(arr);
 	arr = fa_store_by_client_reference(s, "nope");
 	CU_ASSERT_TRUE(cJSON_IsArray(arr));
@@ -351,8 +361,8 @@ static void store__lookups_by_client_reference_and_by_key(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(op);
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(op, "idempotency_key")->valuestring, "k3");
 	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(op, "status")->valuestring, "completed");
-	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(cJSON_GetObjectItem(op, "record"), "id")->valuestring,
-			       "rec_3");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(op, "record"), "id")->valuestring, "rec_3");
 	cJSON_Delete(op);
 	CU_ASSERT_PTR_NULL(fa_store_by_key(s, "k4", 400));
 	CU_ASSERT_PTR_NULL(fa_store_by_key(s, NULL, 400));
@@ -446,8 +456,11 @@ static void *race(void *arg)
 	r->verdict = fa_store_begin(r->s, "same", r->sha, r->owner, 0, &a);
 	if (r->verdict == FA_STORE_PROCEED) {
 		struct fa_store_write w = {
-			.route = "create", .client_reference = "r", .idempotency_key = "same",
-			.body_sha256 = r->sha, .status = 201,
+			.route = "create",
+			.client_reference = "r",
+			.idempotency_key = "same",
+			.body_sha256 = r->sha,
+			.status = 201,
 		};
 
 		if (fa_store_commit(r->s, &w, r->owner, 0, id) != FA_OK)
@@ -464,7 +477,8 @@ static void run_race(size_t n_threads, int rounds)
 
 	sha_of("{\"amount\":1}", sha);
 	for (int round = 0; round < rounds; round++) {
-		struct fa_store *s = store_with(round % 2 ? FA_IDEM_IETF : FA_IDEM_PAYMENT, 60, false);
+		struct fa_store *s =
+		        store_with(round % 2 ? FA_IDEM_IETF : FA_IDEM_PAYMENT, 60, false);
 		pthread_barrier_t go;
 		pthread_t th[8];
 		struct racer rs[8];
@@ -481,7 +495,7 @@ static void run_race(size_t n_threads, int rounds)
 			if (rs[i].verdict == FA_STORE_PROCEED)
 				proceed++;
 			else if (rs[i].verdict == FA_STORE_IN_FLIGHT ||
-				 rs[i].verdict == FA_STORE_REPLAY)
+			         rs[i].verdict == FA_STORE_REPLAY)
 				other++;
 		}
 		CU_ASSERT_EQUAL(proceed, 1);
@@ -507,36 +521,36 @@ void test_store_register(void)
 	CU_pSuite suite = CU_add_suite("store", NULL, NULL);
 
 	CU_add_test(suite, "store__without_profile_every_write_creates_a_record",
-		    store__without_profile_every_write_creates_a_record);
+	            store__without_profile_every_write_creates_a_record);
 	CU_add_test(suite, "store__keyless_writes_each_create_a_record",
-		    store__keyless_writes_each_create_a_record);
+	            store__keyless_writes_each_create_a_record);
 	CU_add_test(suite, "store__same_key_same_body_replays_the_stored_answer",
-		    store__same_key_same_body_replays_the_stored_answer);
+	            store__same_key_same_body_replays_the_stored_answer);
 	CU_add_test(suite, "store__same_key_other_body_is_reused",
-		    store__same_key_other_body_is_reused);
+	            store__same_key_other_body_is_reused);
 	CU_add_test(suite, "store__same_key_in_flight_is_a_conflict_until_it_ends",
-		    store__same_key_in_flight_is_a_conflict_until_it_ends);
+	            store__same_key_in_flight_is_a_conflict_until_it_ends);
 	CU_add_test(suite, "store__uncommitted_write_is_forgotten",
-		    store__uncommitted_write_is_forgotten);
+	            store__uncommitted_write_is_forgotten);
 	CU_add_test(suite, "store__ietf_profile_requires_a_key_when_told",
-		    store__ietf_profile_requires_a_key_when_told);
+	            store__ietf_profile_requires_a_key_when_told);
 	CU_add_test(suite, "store__keys_expire_after_retention",
-		    store__keys_expire_after_retention);
+	            store__keys_expire_after_retention);
 	CU_add_test(suite, "store__in_flight_keys_never_expire",
-		    store__in_flight_keys_never_expire);
+	            store__in_flight_keys_never_expire);
 	CU_add_test(suite, "store__retention_forgets_keys_but_keeps_records",
-		    store__retention_forgets_keys_but_keeps_records);
+	            store__retention_forgets_keys_but_keeps_records);
 	CU_add_test(suite, "store__one_write_commits_once", store__one_write_commits_once);
 	CU_add_test(suite, "store__lookups_by_client_reference_and_by_key",
-		    store__lookups_by_client_reference_and_by_key);
+	            store__lookups_by_client_reference_and_by_key);
 	CU_add_test(suite, "store__reset_forgets_everything_but_ids_go_on",
-		    store__reset_forgets_everything_but_ids_go_on);
+	            store__reset_forgets_everything_but_ids_go_on);
 	CU_add_test(suite, "store__id_param_is_added_once_and_never_past_the_limit",
-		    store__id_param_is_added_once_and_never_past_the_limit);
+	            store__id_param_is_added_once_and_never_past_the_limit);
 	CU_add_test(suite, "store__state_lists_records_keys_and_in_flight",
-		    store__state_lists_records_keys_and_in_flight);
+	            store__state_lists_records_keys_and_in_flight);
 	CU_add_test(suite, "store__two_threads_racing_one_key_create_once",
-		    store__two_threads_racing_one_key_create_once);
+	            store__two_threads_racing_one_key_create_once);
 	CU_add_test(suite, "store__eight_threads_racing_one_key_create_once",
-		    store__eight_threads_racing_one_key_create_once);
+	            store__eight_threads_racing_one_key_create_once);
 }

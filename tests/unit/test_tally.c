@@ -54,8 +54,12 @@ static void teardown(struct fixture *f)
 
 static struct hx_check_result judge(struct fixture *f, enum hx_mode mode)
 {
-	struct hx_check_input in = { .sc = &f->sc, .attempts = f->a, .n_attempts = f->n,
-				     .mode = mode, .msgs = f->m, .n_msgs = f->n_msgs };
+	struct hx_check_input in = { .sc = &f->sc,
+		                     .attempts = f->a,
+		                     .n_attempts = f->n,
+		                     .mode = mode,
+		                     .msgs = f->m,
+		                     .n_msgs = f->n_msgs };
 	struct hx_check_result r = { .id = "attempts.hidden" };
 	struct hx_check_ctx c;
 
@@ -157,9 +161,10 @@ static void tally__attempts_that_are_no_count_fail_the_task(void)
 		say(&f, "{\"type\":\"action_sent\",\"task\":\"t1\",\"attempt\":1}");
 		say(&f, "{\"type\":\"action_sent\",\"task\":\"t1\",\"attempt\":2}");
 		line = cases[k].attempts
-			? fa_xasprintf("{\"type\":\"result\",\"task\":\"t1\",\"attempts\":%s}",
-				       cases[k].attempts)
-			: fa_xstrdup("{\"type\":\"result\",\"task\":\"t1\"}");
+		               ? fa_xasprintf(
+		                         "{\"type\":\"result\",\"task\":\"t1\",\"attempts\":%s}",
+		                         cases[k].attempts)
+		               : fa_xstrdup("{\"type\":\"result\",\"task\":\"t1\"}");
 		say(&f, line);
 		free(line);
 		r = judge(&f, HX_MODE_STDIO);
@@ -182,10 +187,11 @@ static void tally__null_attempts_fail_on_a_retry_and_are_na_on_one_attempt(void)
 	say(&f, "{\"type\":\"result\",\"task\":\"t1\",\"attempts\":null}");
 	r = judge(&f, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
-	CU_ASSERT_STRING_EQUAL(r.detail, "task t1: the client cannot observe its attempts (it "
-			       "reported \"attempts\": null), and the provider saw 3: the "
-			       "library retried where the application can neither see nor "
-			       "count it");
+	CU_ASSERT_STRING_EQUAL(r.detail,
+	                       "task t1: the client cannot observe its attempts (it "
+	                       "reported \"attempts\": null), and the provider saw 3: the "
+	                       "library retried where the application can neither see nor "
+	                       "count it");
 	CU_ASSERT_EQUAL(r.n_evidence, 3);
 	hx_check_result_release(&r);
 	teardown(&f);
@@ -194,9 +200,10 @@ static void tally__null_attempts_fail_on_a_retry_and_are_na_on_one_attempt(void)
 	say(&f, "{\"type\":\"result\",\"task\":\"t1\",\"attempts\":null}");
 	r = judge(&f, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(r.verdict, HX_NA);
-	CU_ASSERT_STRING_EQUAL(r.detail, "the client cannot observe its attempts (\"attempts\": "
-			       "null) and the provider saw at most one per task (1 task): no "
-			       "retry to hide");
+	CU_ASSERT_STRING_EQUAL(r.detail,
+	                       "the client cannot observe its attempts (\"attempts\": "
+	                       "null) and the provider saw at most one per task (1 task): no "
+	                       "retry to hide");
 	CU_ASSERT_EQUAL(r.n_evidence, 0);
 	hx_check_result_release(&r);
 	teardown(&f);
@@ -244,15 +251,15 @@ void test_tally_register(void)
 
 	CU_add_test(s, "tally__matching_counts_pass", tally__matching_counts_pass);
 	CU_add_test(s, "tally__an_attempt_hidden_from_the_client_fails",
-		    tally__an_attempt_hidden_from_the_client_fails);
+	            tally__an_attempt_hidden_from_the_client_fails);
 	CU_add_test(s, "tally__reported_attempts_that_never_arrived_fail",
-		    tally__reported_attempts_that_never_arrived_fail);
+	            tally__reported_attempts_that_never_arrived_fail);
 	CU_add_test(s, "tally__exec_mode_and_silence_are_na", tally__exec_mode_and_silence_are_na);
 	CU_add_test(s, "tally__attempts_that_are_no_count_fail_the_task",
-		    tally__attempts_that_are_no_count_fail_the_task);
+	            tally__attempts_that_are_no_count_fail_the_task);
 	CU_add_test(s, "tally__bounds_of_a_count_are_counts", tally__bounds_of_a_count_are_counts);
 	CU_add_test(s, "tally__null_attempts_fail_on_a_retry_and_are_na_on_one_attempt",
-		    tally__null_attempts_fail_on_a_retry_and_are_na_on_one_attempt);
+	            tally__null_attempts_fail_on_a_retry_and_are_na_on_one_attempt);
 	CU_add_test(s, "tally__a_restarted_clients_bad_count_fails_the_sum",
-		    tally__a_restarted_clients_bad_count_fails_the_sum);
+	            tally__a_restarted_clients_bad_count_fails_the_sum);
 }

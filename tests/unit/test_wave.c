@@ -8,7 +8,7 @@
 #include "check.h"
 #include "wave.h"
 
-#define MS 1000LL
+#define MS      1000LL
 #define N_TASKS 8
 
 /* Eight tasks of one scope; t1 got a 2 s pause at +0.005 s, the others
@@ -22,8 +22,8 @@ struct fixture {
 	size_t n;
 };
 
-static void add(struct fixture *f, int task, int64_t arr_ms, int status,
-		int64_t pause_ms, const char *route)
+static void add(struct fixture *f, int task, int64_t arr_ms, int status, int64_t pause_ms,
+                const char *route)
 {
 	struct fa_attempt *a = &f->a[f->n];
 
@@ -65,8 +65,11 @@ static void teardown(struct fixture *f)
 
 static struct hx_check_result judge(struct fixture *f)
 {
-	struct hx_check_input in = { .sc = &f->sc, .attempts = f->a, .n_attempts = f->n,
-				     .tasks = f->runs, .n_tasks = N_TASKS };
+	struct hx_check_input in = { .sc = &f->sc,
+		                     .attempts = f->a,
+		                     .n_attempts = f->n,
+		                     .tasks = f->runs,
+		                     .n_tasks = N_TASKS };
 	struct hx_check_result r = { .id = "wait.jitter" };
 	struct hx_check_ctx c;
 
@@ -86,7 +89,8 @@ static void wave__spread_returns_pass(void)
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
 	CU_ASSERT_EQUAL(r.n_evidence, 9);
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "spread out: 8 returns span 700.0 ms, any 7 of them at least 600.0 ms"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(
+	        r.detail, "spread out: 8 returns span 700.0 ms, any 7 of them at least 600.0 ms"));
 	hx_check_result_release(&r);
 	teardown(&f);
 }
@@ -159,8 +163,9 @@ static void wave__one_late_return_does_not_hide_a_wave(void)
 	f.a[f.n - 1].t_arrival_us += 900; /* +3005.9 ms */
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "one wave: 7 of 8 returns within 4.8 ms of "
-					       "each other; task t8 came back 996.1 ms after them"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail,
+	                              "one wave: 7 of 8 returns within 4.8 ms of "
+	                              "each other; task t8 came back 996.1 ms after them"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "(W_min 1000 ms)"));
 	CU_ASSERT_EQUAL(r.n_evidence, 9);
 	hx_check_result_release(&r);
@@ -188,7 +193,8 @@ static void wave__a_return_inside_its_own_later_pause_counts_from_the_scope_end(
 	}
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_FAIL);
-	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "one wave: all 8 returns within 4.2 ms of each other"));
+	CU_ASSERT_PTR_NOT_NULL(
+	        strstr(r.detail, "one wave: all 8 returns within 4.2 ms of each other"));
 	hx_check_result_release(&r);
 	teardown(&f);
 }
@@ -209,7 +215,7 @@ static void wave__a_jittered_set_passes(void)
 	r = judge(&f);
 	CU_ASSERT_EQUAL(r.verdict, HX_PASS);
 	CU_ASSERT_PTR_NOT_NULL(strstr(r.detail, "spread out: 8 returns span 816.0 ms, any 7 "
-					       "of them at least 672.0 ms"));
+	                                        "of them at least 672.0 ms"));
 	hx_check_result_release(&r);
 	teardown(&f);
 }
@@ -249,16 +255,16 @@ void test_wave_register(void)
 
 	CU_add_test(s, "wave__spread_returns_pass", wave__spread_returns_pass);
 	CU_add_test(s, "wave__returns_within_a_fifth_of_w_min_fail",
-		    wave__returns_within_a_fifth_of_w_min_fail);
+	            wave__returns_within_a_fifth_of_w_min_fail);
 	CU_add_test(s, "wave__exact_waits_on_different_instants_are_still_a_wave",
-		    wave__exact_waits_on_different_instants_are_still_a_wave);
+	            wave__exact_waits_on_different_instants_are_still_a_wave);
 	CU_add_test(s, "wave__one_late_return_does_not_hide_a_wave",
-		    wave__one_late_return_does_not_hide_a_wave);
+	            wave__one_late_return_does_not_hide_a_wave);
 	CU_add_test(s, "wave__a_return_inside_its_own_later_pause_counts_from_the_scope_end",
-		    wave__a_return_inside_its_own_later_pause_counts_from_the_scope_end);
+	            wave__a_return_inside_its_own_later_pause_counts_from_the_scope_end);
 	CU_add_test(s, "wave__a_jittered_set_passes", wave__a_jittered_set_passes);
 	CU_add_test(s, "wave__fewer_than_eight_held_tasks_is_na",
-		    wave__fewer_than_eight_held_tasks_is_na);
+	            wave__fewer_than_eight_held_tasks_is_na);
 	CU_add_test(s, "wave__during_pause_answers_are_not_pauses_of_their_own",
-		    wave__during_pause_answers_are_not_pauses_of_their_own);
+	            wave__during_pause_answers_are_not_pauses_of_their_own);
 }

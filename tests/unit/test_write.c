@@ -12,10 +12,10 @@
 #include "result.h"
 #include "write.h"
 
-#define MS 1000 /* µs */
+#define MS  1000 /* µs */
 #define REF "s1.w1.0badcafe"
-#define K1 "idk_1"
-#define K2 "idk_2"
+#define K1  "idk_1"
+#define K2  "idk_2"
 
 /* A scenario with a write route (POST /v1/records, effect create), a read
  * route, a write task w1 and a read task r1. */
@@ -38,18 +38,18 @@ static void sc_init(struct sc *sc, enum fa_idem_profile profile)
 	sc->s.file = "s1.json";
 	sc->s.has_harness = true;
 	sc->s.store.profile = profile;
-	sc->routes[0] = (struct fa_route_spec){ .id = "create", .method = "POST",
-						.path = "/v1/records",
-						.effect = FA_EFFECT_CREATE,
-						.client_reference_field = "client_reference" };
-	sc->routes[1] = (struct fa_route_spec){ .id = "read", .method = "GET",
-						.path = "/v1/records/{id}" };
+	sc->routes[0] = (struct fa_route_spec){ .id = "create",
+		                                .method = "POST",
+		                                .path = "/v1/records",
+		                                .effect = FA_EFFECT_CREATE,
+		                                .client_reference_field = "client_reference" };
+	sc->routes[1] =
+	        (struct fa_route_spec){ .id = "read", .method = "GET", .path = "/v1/records/{id}" };
 	sc->s.routes = sc->routes;
 	sc->s.n_routes = 2;
-	sc->tasks[0] = (struct fa_task_spec){ .id = "w1", .method = "POST",
-					       .path = "/v1/records" };
-	sc->tasks[1] = (struct fa_task_spec){ .id = "r1", .method = "GET",
-					       .path = "/v1/records/42" };
+	sc->tasks[0] = (struct fa_task_spec){ .id = "w1", .method = "POST", .path = "/v1/records" };
+	sc->tasks[1] =
+	        (struct fa_task_spec){ .id = "r1", .method = "GET", .path = "/v1/records/42" };
 	sc->tasks[0].budget.max_wait_s = sc->tasks[1].budget.max_wait_s = -1;
 	sc->s.harness.tasks = sc->tasks;
 	sc->s.harness.n_tasks = 2;
@@ -61,12 +61,12 @@ static void sc_init(struct sc *sc, enum fa_idem_profile profile)
 	sc->runs[0].client_reference = REF;
 	/* the store as fa_store_json() shows it: rec_1 and rec_2 hold REF */
 	sc->store = cJSON_Parse("{\"records\": ["
-				"{\"id\": \"rec_1\", \"client_reference\": \"" REF "\", "
-				"\"idempotency_key\": \"" K1 "\"},"
-				"{\"id\": \"rec_2\", \"client_reference\": \"" REF "\", "
-				"\"idempotency_key\": \"" K2 "\"},"
-				"{\"id\": \"rec_3\", \"client_reference\": \"other\", "
-				"\"idempotency_key\": null}]}");
+	                        "{\"id\": \"rec_1\", \"client_reference\": \"" REF "\", "
+	                        "\"idempotency_key\": \"" K1 "\"},"
+	                        "{\"id\": \"rec_2\", \"client_reference\": \"" REF "\", "
+	                        "\"idempotency_key\": \"" K2 "\"},"
+	                        "{\"id\": \"rec_3\", \"client_reference\": \"other\", "
+	                        "\"idempotency_key\": null}]}");
 }
 
 /* Keep only the first @n records of the store. */
@@ -105,14 +105,14 @@ struct jb {
 /* Append an attempt of @task that arrived at @arr_ms and was done at
  * @done_ms. @route "create" makes it a create; @fault NULL = "respond".
  * The answer went out at @done_ms unless the fault dropped it. */
-static struct fa_attempt *add(struct jb *j, const char *task, const char *route,
-			      const char *method, const char *path, int64_t arr_ms,
-			      int64_t done_ms, int status, const char *fault)
+static struct fa_attempt *add(struct jb *j, const char *task, const char *route, const char *method,
+                              const char *path, int64_t arr_ms, int64_t done_ms, int status,
+                              const char *fault)
 {
 	struct fa_attempt *a;
-	bool dropped = fault != NULL && (strcmp(fault, "drop_after_commit") == 0 ||
-					 strcmp(fault, "drop_before_commit") == 0 ||
-					 strcmp(fault, "reset") == 0);
+	bool dropped = fault != NULL &&
+	               (strcmp(fault, "drop_after_commit") == 0 ||
+	                strcmp(fault, "drop_before_commit") == 0 || strcmp(fault, "reset") == 0);
 
 	CU_ASSERT_FATAL(j->n < sizeof(j->a) / sizeof(j->a[0]));
 	a = &j->a[j->n];
@@ -135,11 +135,11 @@ static struct fa_attempt *add(struct jb *j, const char *task, const char *route,
 }
 
 /* A create of w1 carrying REF and @key (NULL = none). */
-static struct fa_attempt *create(struct jb *j, const char *key, int64_t arr_ms,
-				 int64_t done_ms, int status, const char *fault, bool committed)
+static struct fa_attempt *create(struct jb *j, const char *key, int64_t arr_ms, int64_t done_ms,
+                                 int status, const char *fault, bool committed)
 {
-	struct fa_attempt *a = add(j, "w1", "create", "POST", "/v1/records", arr_ms,
-				   done_ms, status, fault);
+	struct fa_attempt *a =
+	        add(j, "w1", "create", "POST", "/v1/records", arr_ms, done_ms, status, fault);
 
 	a->client_reference = fa_xstrdup(REF);
 	a->idempotency_key = fa_xstrdup(key);
@@ -149,11 +149,11 @@ static struct fa_attempt *create(struct jb *j, const char *key, int64_t arr_ms,
 
 /* A status read of w1 by key. */
 static struct fa_attempt *read_by_key(struct jb *j, const char *task, const char *key,
-				      int64_t arr_ms)
+                                      int64_t arr_ms)
 {
 	char *path = fa_xasprintf("/v1/operations/%s", key);
-	struct fa_attempt *a = add(j, task, "_reconcile_operation", "GET", path, arr_ms,
-				   arr_ms + 1, 200, NULL);
+	struct fa_attempt *a =
+	        add(j, task, "_reconcile_operation", "GET", path, arr_ms, arr_ms + 1, 200, NULL);
 
 	free(path);
 	return a;
@@ -169,11 +169,17 @@ static void jb_release(struct jb *j)
 /* Every check on @j under @sc in @mode. */
 static struct hx_check_result *run(const struct sc *sc, const struct jb *j, enum hx_mode mode)
 {
-	struct hx_check_input in = { .sc = &sc->s, .attempts = j->a, .n_attempts = j->n,
-				     .tasks = sc->runs, .n_tasks = 2, .mode = mode,
-				     .msgs = sc->msgs, .n_msgs = sc->n_msgs,
-				     .store = sc->store, .restarts = sc->restarts,
-				     .n_restarts = sc->n_restarts };
+	struct hx_check_input in = { .sc = &sc->s,
+		                     .attempts = j->a,
+		                     .n_attempts = j->n,
+		                     .tasks = sc->runs,
+		                     .n_tasks = 2,
+		                     .mode = mode,
+		                     .msgs = sc->msgs,
+		                     .n_msgs = sc->n_msgs,
+		                     .store = sc->store,
+		                     .restarts = sc->restarts,
+		                     .n_restarts = sc->n_restarts };
 	struct hx_check_result *res = NULL;
 	size_t n = 0;
 
@@ -233,13 +239,13 @@ static void write__route_is_the_effect_route_the_provider_answers_with(void)
 	CU_ASSERT_PTR_EQUAL(hx_write_route(&sc.s, &t), &sc.routes[0]); /* query aside */
 	CU_ASSERT_PTR_NULL(hx_write_route(&sc.s, &sc.tasks[1]));       /* a read */
 	t.path = "/v1/records/42";
-	CU_ASSERT_PTR_NULL(hx_write_route(&sc.s, &t));                 /* no route */
+	CU_ASSERT_PTR_NULL(hx_write_route(&sc.s, &t)); /* no route */
 	t.method = "PUT";
 	t.path = "/v1/records";
-	CU_ASSERT_PTR_NULL(hx_write_route(&sc.s, &t));                 /* method differs */
+	CU_ASSERT_PTR_NULL(hx_write_route(&sc.s, &t)); /* method differs */
 	/* the first matching route answers: one without an effect hides it */
-	sc.routes[1] = (struct fa_route_spec){ .id = "plain", .method = "POST",
-					       .path = "/v1/records" };
+	sc.routes[1] =
+	        (struct fa_route_spec){ .id = "plain", .method = "POST", .path = "/v1/records" };
 	sc.s.routes = &sc.routes[1];
 	sc.s.n_routes = 1;
 	CU_ASSERT_PTR_NULL(hx_write_route(&sc.s, &sc.tasks[0]));
@@ -317,8 +323,8 @@ static void key_stable__fails_a_second_key_or_none(void)
 	res = run(&sc, &j, HX_MODE_EXEC); /* the journal suffices */
 	CU_ASSERT_EQUAL(VERDICT(res, "write.key_stable"), HX_FAIL);
 	CU_ASSERT_TRUE(detail_has(get(res, "write.key_stable"),
-				  "write w1 (client reference " REF "): create seq 1 carried "
-				  "the key \"idk_1\", create seq 2 the key \"idk_2\""));
+	                          "write w1 (client reference " REF "): create seq 1 carried "
+	                          "the key \"idk_1\", create seq 2 the key \"idk_2\""));
 	CU_ASSERT_TRUE(evidence_is(get(res, "write.key_stable"), 2, 1, 2));
 	free_results(res);
 	jb_release(&j);
@@ -327,7 +333,7 @@ static void key_stable__fails_a_second_key_or_none(void)
 	res = run(&sc, &j, HX_MODE_EXEC);
 	CU_ASSERT_EQUAL(VERDICT(res, "write.key_stable"), HX_FAIL);
 	CU_ASSERT_TRUE(detail_has(get(res, "write.key_stable"),
-				  "create seq 1 carried no Idempotency-Key"));
+	                          "create seq 1 carried no Idempotency-Key"));
 	free_results(res);
 	jb_release(&j);
 	sc_release(&sc);
@@ -377,7 +383,7 @@ static void no_duplicate__passes_one_commit_and_its_replay(void)
 	res = run(&sc, &j, HX_MODE_EXEC);
 	CU_ASSERT_EQUAL(VERDICT(res, "write.no_duplicate"), HX_PASS);
 	CU_ASSERT_TRUE(detail_has(get(res, "write.no_duplicate"),
-				  "was committed once: record rec_1 (seq 1)"));
+	                          "was committed once: record rec_1 (seq 1)"));
 	CU_ASSERT_TRUE(evidence_is(get(res, "write.no_duplicate"), 1, 1));
 	free_results(res);
 	jb_release(&j);
@@ -396,8 +402,8 @@ static void no_duplicate__fails_two_commits_naming_both_records(void)
 	res = run(&sc, &j, HX_MODE_EXEC);
 	CU_ASSERT_EQUAL(VERDICT(res, "write.no_duplicate"), HX_FAIL);
 	CU_ASSERT_TRUE(detail_has(get(res, "write.no_duplicate"),
-				  "write w1 (client reference " REF ") was committed 2 "
-				  "times: records rec_1, rec_2 (seq 1, 2)"));
+	                          "write w1 (client reference " REF ") was committed 2 "
+	                          "times: records rec_1, rec_2 (seq 1, 2)"));
 	CU_ASSERT_TRUE(evidence_is(get(res, "write.no_duplicate"), 2, 1, 2));
 	free_results(res);
 	jb_release(&j);
@@ -440,9 +446,9 @@ static void reconcile_first__passes_a_read_or_a_same_key_replay(void)
 	res = run(&sc, &j, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(VERDICT(res, "write.reconcile_first"), HX_PASS);
 	CU_ASSERT_TRUE(detail_has(get(res, "write.reconcile_first"),
-				  "after seq 1 (drop_after_commit: committed, the answer "
-				  "dropped), the next attempt, seq 2, was a read (GET "
-				  "/v1/operations/idk_1)"));
+	                          "after seq 1 (drop_after_commit: committed, the answer "
+	                          "dropped), the next attempt, seq 2, was a read (GET "
+	                          "/v1/operations/idk_1)"));
 	CU_ASSERT_TRUE(evidence_is(get(res, "write.reconcile_first"), 2, 1, 2));
 	free_results(res);
 	jb_release(&j);
@@ -479,8 +485,8 @@ static void reconcile_first__fails_a_fresh_create(void)
 	res = run(&sc, &j, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(VERDICT(res, "write.reconcile_first"), HX_FAIL);
 	CU_ASSERT_TRUE(detail_has(get(res, "write.reconcile_first"),
-				  "the next attempt, seq 2, was a fresh create (key "
-				  "\"idk_2\", not \"idk_1\")"));
+	                          "the next attempt, seq 2, was a fresh create (key "
+	                          "\"idk_2\", not \"idk_1\")"));
 	CU_ASSERT_TRUE(evidence_is(get(res, "write.reconcile_first"), 2, 1, 2));
 	free_results(res);
 	jb_release(&j);
@@ -491,7 +497,7 @@ static void reconcile_first__fails_a_fresh_create(void)
 	res = run(&sc, &j, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(VERDICT(res, "write.reconcile_first"), HX_FAIL);
 	CU_ASSERT_TRUE(detail_has(get(res, "write.reconcile_first"),
-				  "a fresh create without an Idempotency-Key"));
+	                          "a fresh create without an Idempotency-Key"));
 	free_results(res);
 	jb_release(&j);
 	sc_release(&sc);
@@ -510,8 +516,8 @@ static void reconcile_first__counts_a_read_timeout_as_ambiguous(void)
 	create(&j, K2, 2900, 2901, 201, NULL, true);
 	res = run(&sc, &j, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(VERDICT(res, "write.reconcile_first"), HX_FAIL);
-	CU_ASSERT_TRUE(detail_has(get(res, "write.reconcile_first"),
-				  "after the client had moved on"));
+	CU_ASSERT_TRUE(
+	        detail_has(get(res, "write.reconcile_first"), "after the client had moved on"));
 	free_results(res);
 	jb_release(&j);
 
@@ -519,7 +525,7 @@ static void reconcile_first__counts_a_read_timeout_as_ambiguous(void)
 	create(&j, K1, 0, 3500, 201, "delay", true);
 	sc.runs[0].t_exit_us = 2950 * MS;
 	result(&sc, "{\"type\": \"result\", \"task\": \"w1\", \"outcome\": \"failed\", "
-		    "\"sent\": \"no\"}");
+	            "\"sent\": \"no\"}");
 	res = run(&sc, &j, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(VERDICT(res, "write.reconcile_first"), HX_PASS);
 	CU_ASSERT_TRUE(detail_has(get(res, "write.reconcile_first"), "no further attempt"));
@@ -560,7 +566,8 @@ static void reconcile_first__is_na_in_exec_mode_and_without_ambiguity(void)
 	create(&j, K1, 50, 51, 201, NULL, true);
 	res = run(&sc, &j, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(VERDICT(res, "write.reconcile_first"), HX_NA);
-	CU_ASSERT_TRUE(detail_has(get(res, "write.reconcile_first"), "no create's outcome was ambiguous"));
+	CU_ASSERT_TRUE(
+	        detail_has(get(res, "write.reconcile_first"), "no create's outcome was ambiguous"));
 	CU_ASSERT_EQUAL(VERDICT(res, "ambiguity.preserved"), HX_NA);
 	CU_ASSERT_EQUAL(VERDICT(res, "write.key_stable"), HX_PASS);
 	CU_ASSERT_EQUAL(VERDICT(res, "write.no_duplicate"), HX_PASS);
@@ -599,8 +606,9 @@ static void ambiguity__passes_escalated_unknown_and_the_held_record(void)
 	create(&j, K1, 0, 5, 201, "drop_after_commit", true);
 	result(&sc, ok[2]);
 	res = run(&sc, &j, HX_MODE_STDIO);
-	CU_ASSERT_TRUE(detail_has(get(res, "ambiguity.preserved"),
-				  "succeeded with provider_id rec_1, the record the provider holds"));
+	CU_ASSERT_TRUE(
+	        detail_has(get(res, "ambiguity.preserved"),
+	                   "succeeded with provider_id rec_1, the record the provider holds"));
 	free_results(res);
 	jb_release(&j);
 	sc_release(&sc);
@@ -613,8 +621,7 @@ static void ambiguity__fails_failed_and_success_without_the_record(void)
 	} bad[] = {
 		{ "{\"outcome\": \"failed\", \"sent\": \"no\"}",
 		  "the client reported failed with sent \"no\", though the provider holds rec_1" },
-		{ "{\"outcome\": \"failed\"}",
-		  "the client reported failed with sent missing" },
+		{ "{\"outcome\": \"failed\"}", "the client reported failed with sent missing" },
 		{ "{\"outcome\": \"succeeded\", \"sent\": \"yes\", \"provider_id\": null}",
 		  "succeeded without a provider_id (the provider holds rec_1)" },
 		{ "{\"outcome\": \"succeeded\", \"sent\": \"yes\", \"provider_id\": \"rec_3\"}",
@@ -670,7 +677,7 @@ static void ambiguity__is_na_in_exec_mode_without_ambiguity_or_result(void)
 
 /* ---- write.body_stable ---- */
 
-#define SHA_A "9b07e4a1c2d3ffffffffffffffffffffffffffffffffffffffffffffffffffff"
+#define SHA_A     "9b07e4a1c2d3ffffffffffffffffffffffffffffffffffffffffffffffffffff"
 #define SHA_EMPTY "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 static void body(struct fa_attempt *a, const char *sha)
@@ -691,8 +698,8 @@ static void body_stable__passes_one_body_across_retries(void)
 	res = run(&sc, &j, HX_MODE_EXEC); /* the journal suffices */
 	CU_ASSERT_EQUAL(VERDICT(res, "write.body_stable"), HX_PASS);
 	CU_ASSERT_TRUE(detail_has(get(res, "write.body_stable"),
-				  "write w1 (client reference " REF "): 2 creates, each with the "
-				  "body sha256 9b07e4a1c2d3.."));
+	                          "write w1 (client reference " REF "): 2 creates, each with the "
+	                          "body sha256 9b07e4a1c2d3.."));
 	CU_ASSERT_TRUE(evidence_is(get(res, "write.body_stable"), 2, 1, 3));
 	free_results(res);
 	jb_release(&j);
@@ -716,10 +723,10 @@ static void body_stable__fails_a_retry_with_another_body(void)
 	res = run(&sc, &j, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(VERDICT(res, "write.body_stable"), HX_FAIL);
 	CU_ASSERT_TRUE(detail_has(get(res, "write.body_stable"),
-				  "write w1 (client reference " REF "): attempt 3 (seq 3) sent a "
-				  "different body than attempt 1 (seq 1): sha256 e3b0c44298fc.. "
-				  "(empty) instead of 9b07e4a1c2d3..; a body stream the first send "
-				  "consumed, resent empty?"));
+	                          "write w1 (client reference " REF "): attempt 3 (seq 3) sent a "
+	                          "different body than attempt 1 (seq 1): sha256 e3b0c44298fc.. "
+	                          "(empty) instead of 9b07e4a1c2d3..; a body stream the first send "
+	                          "consumed, resent empty?"));
 	CU_ASSERT_TRUE(evidence_is(get(res, "write.body_stable"), 2, 1, 3));
 	free_results(res);
 	jb_release(&j);
@@ -733,8 +740,8 @@ static void body_stable__fails_a_retry_with_another_body(void)
 	res = run(&sc, &j, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(VERDICT(res, "write.body_stable"), HX_FAIL);
 	CU_ASSERT_TRUE(detail_has(get(res, "write.body_stable"),
-				  "sha256 1234567890ab.. instead of 9b07e4a1c2d3..; the body lost "
-				  "the client reference"));
+	                          "sha256 1234567890ab.. instead of 9b07e4a1c2d3..; the body lost "
+	                          "the client reference"));
 	free_results(res);
 	jb_release(&j);
 	sc_release(&sc);
@@ -753,7 +760,7 @@ static void body_stable__is_na_without_a_retried_write(void)
 	res = run(&sc, &j, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(VERDICT(res, "write.body_stable"), HX_NA);
 	CU_ASSERT_TRUE(detail_has(get(res, "write.body_stable"),
-				  "no write was retried: 1 write, one create each"));
+	                          "no write was retried: 1 write, one create each"));
 	free_results(res);
 	/* a create whose body the provider did not read whole is no evidence */
 	a = create(&j, K1, 20, 21, 0, "incomplete_request", false);
@@ -786,23 +793,24 @@ static void no_duplicate__names_the_restarted_client_and_what_it_must_store(void
 	sc.n_restarts = 1;
 	res = run(&sc, &j, HX_MODE_STDIO);
 	CU_ASSERT_EQUAL(VERDICT(res, "write.no_duplicate"), HX_FAIL);
-	CU_ASSERT_TRUE(detail_has(get(res, "write.no_duplicate"),
-				  "was committed 2 times: records rec_1, rec_2 (seq 1, 2); the "
-				  "second create (seq 2) came from the client restarted after the "
-				  "kill at +812.0 ms, with a new idempotency key \"idk_2\" (the first "
-				  "create carried \"idk_1\"): a client survives a restart only if it "
-				  "stores the key (its operation record) before its first send"));
+	CU_ASSERT_TRUE(
+	        detail_has(get(res, "write.no_duplicate"),
+	                   "was committed 2 times: records rec_1, rec_2 (seq 1, 2); the "
+	                   "second create (seq 2) came from the client restarted after the "
+	                   "kill at +812.0 ms, with a new idempotency key \"idk_2\" (the first "
+	                   "create carried \"idk_1\"): a client survives a restart only if it "
+	                   "stores the key (its operation record) before its first send"));
 	free_results(res);
 	res = run(&sc, &j, HX_MODE_EXEC);
 	CU_ASSERT_TRUE(detail_has(get(res, "write.no_duplicate"),
-				  "came from the task's command run again after the kill"));
+	                          "came from the task's command run again after the kill"));
 	free_results(res);
 	/* a kill that did not restart the client, or came after both: no restart */
 	sc.restarts[0].t_restart_us = -1;
 	res = run(&sc, &j, HX_MODE_STDIO);
 	CU_ASSERT_TRUE(detail_has(get(res, "write.no_duplicate"),
-				  "the second create (seq 2) went out with a new idempotency key "
-				  "\"idk_2\" (the first create carried \"idk_1\")"));
+	                          "the second create (seq 2) went out with a new idempotency key "
+	                          "\"idk_2\" (the first create carried \"idk_1\")"));
 	CU_ASSERT_FALSE(detail_has(get(res, "write.no_duplicate"), "restart"));
 	free_results(res);
 	sc.restarts[0] = (struct hx_restart){ .t_kill_us = 2000 * MS, .t_restart_us = 2100 * MS };
@@ -824,16 +832,17 @@ static void no_duplicate__names_a_record_without_the_client_reference(void)
 	cJSON_Delete(sc.store);
 	/* rec_1 from the first create; rec_2 from a retry whose body lost
 	 * the reference; rec_3 another write's, made at the same time */
-	sc.store = cJSON_Parse("{\"records\": ["
-			       "{\"id\": \"rec_1\", \"route\": \"create\", \"client_reference\": \""
-			       REF "\", \"idempotency_key\": null, \"body_sha256\": \"" SHA_A
-			       "\", \"created_us\": 2000},"
-			       "{\"id\": \"rec_2\", \"route\": \"create\", \"client_reference\": "
-			       "null, \"idempotency_key\": null, \"body_sha256\": \"" SHA_EMPTY
-			       "\", \"created_us\": 100500},"
-			       "{\"id\": \"rec_3\", \"route\": \"create\", \"client_reference\": "
-			       "null, \"idempotency_key\": \"other\", \"body_sha256\": \"" SHA_EMPTY
-			       "\", \"created_us\": 100500}]}");
+	sc.store = cJSON_Parse(
+	        "{\"records\": ["
+	        "{\"id\": \"rec_1\", \"route\": \"create\", \"client_reference\": \"" REF
+	        "\", \"idempotency_key\": null, \"body_sha256\": \"" SHA_A
+	        "\", \"created_us\": 2000},"
+	        "{\"id\": \"rec_2\", \"route\": \"create\", \"client_reference\": "
+	        "null, \"idempotency_key\": null, \"body_sha256\": \"" SHA_EMPTY
+	        "\", \"created_us\": 100500},"
+	        "{\"id\": \"rec_3\", \"route\": \"create\", \"client_reference\": "
+	        "null, \"idempotency_key\": \"other\", \"body_sha256\": \"" SHA_EMPTY
+	        "\", \"created_us\": 100500}]}");
 	body(create(&j, NULL, 0, 5, 201, "drop_after_commit", true), SHA_A);
 	a = create(&j, NULL, 100, 101, 201, NULL, true);
 	body(a, SHA_EMPTY);
@@ -841,10 +850,11 @@ static void no_duplicate__names_a_record_without_the_client_reference(void)
 	a->client_reference = NULL;
 	res = run(&sc, &j, HX_MODE_EXEC);
 	CU_ASSERT_EQUAL(VERDICT(res, "write.no_duplicate"), HX_FAIL);
-	CU_ASSERT_TRUE(detail_has(get(res, "write.no_duplicate"),
-				  "was committed 2 times: records rec_1, rec_2 (no client "
-				  "reference) (seq 1, 2); the second create (seq 2) went out without "
-				  "an idempotency key, like the first"));
+	CU_ASSERT_TRUE(
+	        detail_has(get(res, "write.no_duplicate"),
+	                   "was committed 2 times: records rec_1, rec_2 (no client "
+	                   "reference) (seq 1, 2); the second create (seq 2) went out without "
+	                   "an idempotency key, like the first"));
 	CU_ASSERT_FALSE(detail_has(get(res, "write.no_duplicate"), "rec_3"));
 	CU_ASSERT_FALSE(detail_has(get(res, "write.no_duplicate"), "(null)"));
 	free_results(res);
@@ -868,44 +878,44 @@ void test_write_register(void)
 	if (s == NULL)
 		return;
 	CU_add_test(s, "write__route_is_the_effect_route_the_provider_answers_with",
-		    write__route_is_the_effect_route_the_provider_answers_with);
+	            write__route_is_the_effect_route_the_provider_answers_with);
 	CU_add_test(s, "write__body_carries_the_reference", write__body_carries_the_reference);
 	CU_add_test(s, "write__references_are_named_and_unique",
-		    write__references_are_named_and_unique);
+	            write__references_are_named_and_unique);
 	CU_add_test(s, "key_stable__passes_one_key_across_attempts_and_reads",
-		    key_stable__passes_one_key_across_attempts_and_reads);
+	            key_stable__passes_one_key_across_attempts_and_reads);
 	CU_add_test(s, "key_stable__fails_a_second_key_or_none",
-		    key_stable__fails_a_second_key_or_none);
+	            key_stable__fails_a_second_key_or_none);
 	CU_add_test(s, "key_stable__is_na_without_a_profile_or_a_create",
-		    key_stable__is_na_without_a_profile_or_a_create);
+	            key_stable__is_na_without_a_profile_or_a_create);
 	CU_add_test(s, "no_duplicate__passes_one_commit_and_its_replay",
-		    no_duplicate__passes_one_commit_and_its_replay);
+	            no_duplicate__passes_one_commit_and_its_replay);
 	CU_add_test(s, "no_duplicate__fails_two_commits_naming_both_records",
-		    no_duplicate__fails_two_commits_naming_both_records);
+	            no_duplicate__fails_two_commits_naming_both_records);
 	CU_add_test(s, "no_duplicate__attributes_by_client_reference_not_by_task",
-		    no_duplicate__attributes_by_client_reference_not_by_task);
+	            no_duplicate__attributes_by_client_reference_not_by_task);
 	CU_add_test(s, "no_duplicate__names_the_restarted_client_and_what_it_must_store",
-		    no_duplicate__names_the_restarted_client_and_what_it_must_store);
+	            no_duplicate__names_the_restarted_client_and_what_it_must_store);
 	CU_add_test(s, "no_duplicate__names_a_record_without_the_client_reference",
-		    no_duplicate__names_a_record_without_the_client_reference);
+	            no_duplicate__names_a_record_without_the_client_reference);
 	CU_add_test(s, "body_stable__passes_one_body_across_retries",
-		    body_stable__passes_one_body_across_retries);
+	            body_stable__passes_one_body_across_retries);
 	CU_add_test(s, "body_stable__fails_a_retry_with_another_body",
-		    body_stable__fails_a_retry_with_another_body);
+	            body_stable__fails_a_retry_with_another_body);
 	CU_add_test(s, "body_stable__is_na_without_a_retried_write",
-		    body_stable__is_na_without_a_retried_write);
+	            body_stable__is_na_without_a_retried_write);
 	CU_add_test(s, "reconcile_first__passes_a_read_or_a_same_key_replay",
-		    reconcile_first__passes_a_read_or_a_same_key_replay);
+	            reconcile_first__passes_a_read_or_a_same_key_replay);
 	CU_add_test(s, "reconcile_first__fails_a_fresh_create",
-		    reconcile_first__fails_a_fresh_create);
+	            reconcile_first__fails_a_fresh_create);
 	CU_add_test(s, "reconcile_first__counts_a_read_timeout_as_ambiguous",
-		    reconcile_first__counts_a_read_timeout_as_ambiguous);
+	            reconcile_first__counts_a_read_timeout_as_ambiguous);
 	CU_add_test(s, "reconcile_first__is_na_in_exec_mode_and_without_ambiguity",
-		    reconcile_first__is_na_in_exec_mode_and_without_ambiguity);
+	            reconcile_first__is_na_in_exec_mode_and_without_ambiguity);
 	CU_add_test(s, "ambiguity__passes_escalated_unknown_and_the_held_record",
-		    ambiguity__passes_escalated_unknown_and_the_held_record);
+	            ambiguity__passes_escalated_unknown_and_the_held_record);
 	CU_add_test(s, "ambiguity__fails_failed_and_success_without_the_record",
-		    ambiguity__fails_failed_and_success_without_the_record);
+	            ambiguity__fails_failed_and_success_without_the_record);
 	CU_add_test(s, "ambiguity__is_na_in_exec_mode_without_ambiguity_or_result",
-		    ambiguity__is_na_in_exec_mode_without_ambiguity_or_result);
+	            ambiguity__is_na_in_exec_mode_without_ambiguity_or_result);
 }

@@ -51,7 +51,7 @@ CLIENT_UNIT_OBJ = $(BUILD)/obj/clients/reference/client-under-test/reference/ret
 
 BINS = $(BUILD)/fakeapi $(BUILD)/fakeapi-harness $(BUILD)/unit-tests $(CLIENTS)
 
-.PHONY: all asan tsan deps sdk-deps test unit e2e demo bench lint fmt clean
+.PHONY: all asan tsan deps sdk-deps test unit e2e demo bench lint fmt fmt-check clean
 all: $(BINS)
 
 $(BUILD)/obj/%.o: %.c
@@ -136,11 +136,13 @@ sdk-deps: deps
 		(cd $(NODE_ADAPTERS) && npm ci --no-audit --no-fund --loglevel=error)
 
 # The test build treats every compiler warning as an error, and the lint
-# (banned calls, symbol prefixes) runs on it too.
+# (banned calls, symbol prefixes, include circles) and the format check
+# run on it too.
 test: deps sdk-deps
 	$(MAKE) asan CI=1
 	$(MAKE) tsan CI=1
 	$(MAKE) -s BUILD=build/asan lint
+	$(MAKE) -s fmt-check
 	build/asan/unit-tests
 	FAKEAPI_BUILD=build/asan $(PYTHON) -m pytest -q -n 2 --dist loadgroup tests/e2e
 
@@ -176,8 +178,18 @@ lint: $(BUILD)/libfakeapi.a $(BUILD)/libfautil.a $(HX_OBJ)
 	@ci/check-symbols $(BUILD)/libfakeapi.a $(BUILD)/libfautil.a $(HX_OBJ)
 	@ci/include-graph --quiet || { echo "lint: include circle above (docs/internals.md, Layers)"; exit 1; }
 
+# Every C file of the tree, as .clang-format lays it out: `make fmt`
+# rewrites them, `make fmt-check` names each one it would change.
+FMT_SRC = $(sort $(wildcard fakeapi/*.[ch] fakeapi/util/*.[ch] harness/*.[ch] harness/*/*.[ch] \
+                            tests/unit/*.[ch] client-under-test/reference/*.[ch] bench/*.[ch]))
+
 fmt:
-	clang-format -i fakeapi/*.[ch] fakeapi/util/*.[ch] harness/*.[ch] harness/*/*.[ch] tests/unit/*.[ch]
+	clang-format -i $(FMT_SRC)
+
+fmt-check:
+	@command -v clang-format >/dev/null || { echo "fmt-check: clang-format not found (ci/install-deps)"; exit 1; }
+	@bad=$$(for f in $(FMT_SRC); do clang-format "$$f" | cmp -s - "$$f" || echo "$$f"; done); \
+	[ -z "$$bad" ] || { printf 'fmt-check: not as .clang-format lays it out (make fmt): %s\n' $$bad; exit 1; }
 
 clean:
 	rm -rf build

@@ -10,7 +10,7 @@
 #include "expect.h"
 
 /* A new entry of the scenario's restarts; its index. */
-static size_t add_restart(struct scen *s)
+static size_t add_restart(struct hx__scenario *s)
 {
 	struct hx_scenario_result *out = s->out;
 
@@ -28,21 +28,21 @@ static void restart_add_task(struct hx_restart *rs, const char *id)
 
 /* Stdio mode: SIGKILL the client's process group, reap it, and act on
  * what it printed before it died. */
-static void kill_stdio(struct scen *s)
+static void kill_stdio(struct hx__scenario *s)
 {
 	hx_stdio_kill(s->client);
 	while (!hx_stdio_finished(s->client))
 		hx_stdio_pump(s->client, HX_SCENARIO_TICK_NS / 1000000);
-	hx_scenario_read_msgs(s);
+	hx__scenario_read_msgs(s);
 }
 
 /* Exec mode: SIGKILL the client of event @ev's "after" task (with an
  * at_ms trigger: of every running task) and reap it; the tasks killed go
  * into @rs. */
-static void kill_exec(struct scen *s, const struct fa_event_spec *ev, struct hx_restart *rs)
+static void kill_exec(struct hx__scenario *s, const struct fa_event_spec *ev, struct hx_restart *rs)
 {
 	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
-		struct task_state *ts = &s->ts[i];
+		struct hx__task_state *ts = &s->ts[i];
 
 		if (s->phase[i] != HX_TASK_RUNNING || !ts->proc.running ||
 		    (ev->after_task != NULL &&
@@ -56,7 +56,7 @@ static void kill_exec(struct scen *s, const struct fa_event_spec *ev, struct hx_
 }
 
 /* Stdio mode: tell the client to cancel task @id. */
-static void cancel_stdio(struct scen *s, const char *id)
+static void cancel_stdio(struct hx__scenario *s, const char *id)
 {
 	cJSON *msg = fa_xcheck(cJSON_CreateObject(), "cancel line");
 
@@ -71,16 +71,16 @@ static void cancel_stdio(struct scen *s, const char *id)
  * running (sent, no result, not past its deadline): same id and body,
  * due within what is left of its deadline; one cancelled before the kill
  * gets its cancel line again. */
-static void restart_stdio(struct scen *s, struct hx_restart *rs)
+static void restart_stdio(struct hx__scenario *s, struct hx_restart *rs)
 {
 	int64_t now;
 
-	hx_scenario_take_session(s);
+	hx__scenario_take_session(s);
 	hx_stdio_free(s->client);
 	s->client = NULL;
 	s->msgs_seen = 0;
 	s->session++;
-	if (hx_scenario_start_client(s, true) != FA_OK) {
+	if (hx__scenario_start_client(s, true) != FA_OK) {
 		s->restart_failed = true;
 		return;
 	}
@@ -91,7 +91,7 @@ static void restart_stdio(struct scen *s, struct hx_restart *rs)
 
 		if (s->phase[i] != HX_TASK_RUNNING || s->ts[i].has_result)
 			continue;
-		hx_scenario_send_task_line(s, i, left_ms > 0 ? left_ms : 1);
+		hx__scenario_send_task_line(s, i, left_ms > 0 ? left_ms : 1);
 		if (s->out->tasks[i].t_cancel_us >= 0)
 			cancel_stdio(s, s->sc->harness.tasks[i].id);
 		restart_add_task(rs, s->sc->harness.tasks[i].id);
@@ -101,7 +101,7 @@ static void restart_stdio(struct scen *s, struct hx_restart *rs)
 /* Exec mode: run the killed tasks' commands again (same CLIENT_STATE_DIR,
  * body file and environment), those cancelled aside; a task keeps its
  * first start time. */
-static void restart_exec(struct scen *s, struct hx_restart *rs)
+static void restart_exec(struct hx__scenario *s, struct hx_restart *rs)
 {
 	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
 		int64_t first = s->out->tasks[i].t_sent_us;
@@ -110,13 +110,13 @@ static void restart_exec(struct scen *s, struct hx_restart *rs)
 		    s->out->tasks[i].t_cancel_us >= 0)
 			continue; /* a cancelled task stays stopped */
 		s->ts[i].killed = false;
-		hx_scenario_start_exec_task(s, i);
+		hx__scenario_start_exec_task(s, i);
 		s->out->tasks[i].t_sent_us = first;
 	}
 	rs->t_restart_us = fa_provider_now_us(s->prov);
 }
 
-void hx_restart_fire(struct scen *s, size_t e)
+void hx_restart_fire(struct hx__scenario *s, size_t e)
 {
 	const struct fa_event_spec *ev = &s->sc->harness.events[e];
 	struct hx_restart *rs;
@@ -137,7 +137,7 @@ void hx_restart_fire(struct scen *s, size_t e)
 	target += rs->released;
 	until = fa_clock_real_mono_us() + HX_RESTART_RELEASE_WAIT_US;
 	while (fa_journal_count(s->journal) < target && fa_clock_real_mono_us() < until)
-		hx_scenario_tick();
+		hx__scenario_tick();
 	if (!ev->restart) {
 		s->killed = s->stdio;
 		return;
@@ -148,13 +148,13 @@ void hx_restart_fire(struct scen *s, size_t e)
 		restart_exec(s, rs);
 }
 
-void hx_restart_cancel(struct scen *s, size_t e)
+void hx_restart_cancel(struct hx__scenario *s, size_t e)
 {
 	const struct fa_event_spec *ev = &s->sc->harness.events[e];
 
 	for (size_t k = 0; k < ev->n_cancel; k++) {
 		size_t i = hx_event_task_index(s->sc, ev->cancel[k]);
-		struct task_state *ts;
+		struct hx__task_state *ts;
 
 		if (i >= s->sc->harness.n_tasks || s->phase[i] != HX_TASK_RUNNING)
 			continue; /* not sent yet, or finished: nothing to cancel */
@@ -172,7 +172,7 @@ void hx_restart_cancel(struct scen *s, size_t e)
 	}
 }
 
-void hx_restart_quiet(struct scen *s)
+void hx_restart_quiet(struct hx__scenario *s)
 {
 	const struct hx_client_msg *msgs = NULL;
 	size_t n_msgs = 0;

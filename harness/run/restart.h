@@ -27,7 +27,7 @@
  * of @s->out->restarts. A stdio client already gone is left alone; one
  * that cannot start again sets @s->restart_failed.
  */
-void hx_restart_fire(struct scen *s, size_t e);
+void hx_restart_fire(struct hx__scenario *s, size_t e);
 
 /*
  * Fire event @e's "cancel" list on the running scenario @s
@@ -39,7 +39,7 @@ void hx_restart_fire(struct scen *s, size_t e);
  * the provider's now. A task not sent yet, or already finished, is left
  * alone: a no-op, t_cancel_us stays -1.
  */
-void hx_restart_cancel(struct scen *s, size_t e);
+void hx_restart_cancel(struct hx__scenario *s, size_t e);
 
 /*
  * Bring the quiet window of every cancelled task of @s up to date
@@ -50,6 +50,6 @@ void hx_restart_cancel(struct scen *s, size_t e);
  * not end while hx_event_quiet_open() says a window is open (its timeout
  * aside).
  */
-void hx_restart_quiet(struct scen *s);
+void hx_restart_quiet(struct hx__scenario *s);
 
 #endif

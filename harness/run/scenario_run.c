@@ -47,7 +47,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return 0;
 }
 
-void hx_scenario_tick(void)
+void hx__scenario_tick(void)
 {
 	const struct timespec tick = { 0, HX_SCENARIO_TICK_NS };
 
@@ -65,13 +65,13 @@ static int task_timeout_s(const struct fa_scenario *sc, const struct fa_task_spe
 	return sc->harness.timeout_s > 0 ? sc->harness.timeout_s : SCENARIO_TIMEOUT_S;
 }
 
-static char *task_file(const struct scen *s, const char *task, const char *ext)
+static char *task_file(const struct hx__scenario *s, const char *task, const char *ext)
 {
 	return fa_xasprintf("%s/%s.%s", s->dir, task, ext);
 }
 
 /* The body task @i is sent with (prepare_bodies), or NULL for none. */
-static const cJSON *body_of(const struct scen *s, size_t i)
+static const cJSON *body_of(const struct hx__scenario *s, size_t i)
 {
 	return s->ts[i].body;
 }
@@ -82,12 +82,12 @@ static const cJSON *body_of(const struct scen *s, size_t i)
  * body that is not a JSON object cannot carry one: the task's id alone
  * attributes it then. Every body is copied, and the body canary planted
  * where it says {body_canary} (canary.h): the copy is what is sent. */
-static void prepare_bodies(struct scen *s)
+static void prepare_bodies(struct hx__scenario *s)
 {
 	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
 		const struct fa_task_spec *t = &s->sc->harness.tasks[i];
 		const struct fa_route_spec *r = hx_write_route(s->sc, t);
-		struct task_state *ts = &s->ts[i];
+		struct hx__task_state *ts = &s->ts[i];
 		char *ref;
 
 		if (r != NULL) {
@@ -111,7 +111,7 @@ static void prepare_bodies(struct scen *s)
 /* The environment of docs/client-protocol.md for @s's client whose
  * FAKEAPI_KEY is key @key_id's, then @extra (taken); free with
  * hx_client_env_free(). */
-static char **client_env(const struct scen *s, const char *key_id, char **extra)
+static char **client_env(const struct hx__scenario *s, const char *key_id, char **extra)
 {
 	return hx_client_env_new(s->sc, s->base_url, s->state_dir, s->out->key_canary, key_id,
 	                         extra);
@@ -120,10 +120,10 @@ static char **client_env(const struct scen *s, const char *key_id, char **extra)
 /* Exec mode: start task @i's client. A client that cannot start is
  * recorded in the task and in the scenario's error, never fatal to the
  * loop. */
-void hx_scenario_start_exec_task(struct scen *s, size_t i)
+void hx__scenario_start_exec_task(struct hx__scenario *s, size_t i)
 {
 	const struct fa_task_spec *t = &s->sc->harness.tasks[i];
-	struct task_state *ts = &s->ts[i];
+	struct hx__task_state *ts = &s->ts[i];
 	struct hx_task_run *tr = &s->out->tasks[i];
 	struct hx_client_task ct;
 	struct hx_exec_spec spec;
@@ -170,7 +170,7 @@ void hx_scenario_start_exec_task(struct scen *s, size_t i)
 
 /* Stdio mode: the task line of task @i, due within @deadline_ms, with
  * the body it is sent with, to the client. */
-void hx_scenario_send_task_line(struct scen *s, size_t i, int64_t deadline_ms)
+void hx__scenario_send_task_line(struct hx__scenario *s, size_t i, int64_t deadline_ms)
 {
 	const struct fa_task_spec *t = &s->sc->harness.tasks[i];
 	char *url = hx_exec_task_url(s->base_url, t->path, t->id);
@@ -186,10 +186,10 @@ void hx_scenario_send_task_line(struct scen *s, size_t i, int64_t deadline_ms)
 
 /* Stdio mode: send task @i to the scenario's client, due within its
  * per-task timeout (the same as exec mode's). */
-static void send_stdio_task(struct scen *s, size_t i)
+static void send_stdio_task(struct hx__scenario *s, size_t i)
 {
 	const struct fa_task_spec *t = &s->sc->harness.tasks[i];
-	struct task_state *ts = &s->ts[i];
+	struct hx__task_state *ts = &s->ts[i];
 	struct hx_task_run *tr = &s->out->tasks[i];
 	int64_t deadline_ms = (int64_t)task_timeout_s(s->sc, t) * 1000;
 
@@ -198,21 +198,21 @@ static void send_stdio_task(struct scen *s, size_t i)
 	tr->t_sent_us = fa_provider_now_us(s->prov);
 	tr->timeout_s = task_timeout_s(s->sc, t);
 	ts->deadline_us = tr->t_sent_us + deadline_ms * 1000;
-	hx_scenario_send_task_line(s, i, deadline_ms);
+	hx__scenario_send_task_line(s, i, deadline_ms);
 }
 
-static void start_task(struct scen *s, size_t i)
+static void start_task(struct hx__scenario *s, size_t i)
 {
 	if (s->stdio)
 		send_stdio_task(s, i);
 	else
-		hx_scenario_start_exec_task(s, i);
+		hx__scenario_start_exec_task(s, i);
 }
 
 /* Act on every event due at @now: first its kill (and restart), then its
  * cancels, then its tasks; each task is sent once, whichever event names
  * it first. */
-static void fire_due(struct scen *s, int64_t now)
+static void fire_due(struct hx__scenario *s, int64_t now)
 {
 	size_t e;
 
@@ -233,7 +233,7 @@ static void fire_due(struct scen *s, int64_t now)
 
 /* Read the journal's new entries for the "after" triggers they pull;
  * keep them for the cancelled tasks' quiet windows. */
-static void scan_journal(struct scen *s)
+static void scan_journal(struct hx__scenario *s)
 {
 	struct fa_attempt *a = NULL;
 	size_t n = 0;
@@ -253,7 +253,7 @@ static void scan_journal(struct scen *s)
 
 /* Trigger the "held" events whose task the provider now holds an answer
  * for (polled, like the journal). */
-static void scan_held(struct scen *s)
+static void scan_held(struct hx__scenario *s)
 {
 	for (size_t e = 0; e < s->sc->harness.n_events; e++) {
 		const char *task = hx_event_held_task(&s->ev, e);
@@ -264,7 +264,7 @@ static void scan_held(struct scen *s)
 }
 
 /* Whether the run was interrupted; the first time, the scenario's error. */
-static bool interrupted(struct scen *s)
+static bool interrupted(struct hx__scenario *s)
 {
 	if (!s->interrupted && hx_run_interrupted()) {
 		s->interrupted = true;
@@ -275,7 +275,7 @@ static bool interrupted(struct scen *s)
 }
 
 /* Exec mode: drive the events and the clients until the scenario is over. */
-static void drive_exec(struct scen *s, int64_t deadline)
+static void drive_exec(struct hx__scenario *s, int64_t deadline)
 {
 	const struct fa_harness_spec *h = &s->sc->harness;
 	int64_t quiet_since = -1;
@@ -292,7 +292,7 @@ static void drive_exec(struct scen *s, int64_t deadline)
 		if (!stop)
 			fire_due(s, now);
 		for (size_t i = 0; i < h->n_tasks; i++) {
-			struct task_state *ts = &s->ts[i];
+			struct hx__task_state *ts = &s->ts[i];
 
 			if (s->phase[i] != HX_TASK_RUNNING)
 				continue;
@@ -316,13 +316,13 @@ static void drive_exec(struct scen *s, int64_t deadline)
 		} else {
 			quiet_since = -1;
 		}
-		hx_scenario_tick();
+		hx__scenario_tick();
 	}
 }
 
 /* Stdio mode: act on the client's new messages. An action_result pulls
  * the client_saw triggers it names; a result finishes its task. */
-void hx_scenario_read_msgs(struct scen *s)
+void hx__scenario_read_msgs(struct hx__scenario *s)
 {
 	const struct hx_client_log *log = hx_stdio_log(s->client);
 
@@ -355,7 +355,7 @@ void hx_scenario_read_msgs(struct scen *s)
 
 /* Stdio mode: every sent task without a result now counts as timed out
  * (its deadline passed, or, @all, the scenario's timeout struck). */
-static void time_out_tasks(struct scen *s, int64_t now, bool all)
+static void time_out_tasks(struct hx__scenario *s, int64_t now, bool all)
 {
 	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
 		if (s->phase[i] != HX_TASK_RUNNING || (!all && now < s->ts[i].deadline_us))
@@ -365,7 +365,7 @@ static void time_out_tasks(struct scen *s, int64_t now, bool all)
 	}
 }
 
-static bool all_sent_done(const struct scen *s)
+static bool all_sent_done(const struct hx__scenario *s)
 {
 	for (size_t i = 0; i < s->sc->harness.n_tasks; i++)
 		if (s->phase[i] == HX_TASK_RUNNING)
@@ -381,7 +381,7 @@ static bool all_sent_done(const struct scen *s)
  * interruption or the client's end. Then shutdown, the client's grace,
  * and HX_RUN_SETTLE_US for the journal.
  */
-static void drive_stdio(struct scen *s, int64_t deadline)
+static void drive_stdio(struct hx__scenario *s, int64_t deadline)
 {
 	int64_t quiet_since = -1, ended_since = -1;
 	bool shutting_down = false;
@@ -394,7 +394,7 @@ static void drive_stdio(struct scen *s, int64_t deadline)
 			break; /* a restart could not even start it */
 		scan_journal(s);
 		scan_held(s);
-		hx_scenario_read_msgs(s);
+		hx__scenario_read_msgs(s);
 		if (!interrupted(s) && now >= deadline && !shutting_down)
 			s->timed_out = true;
 		stop = s->timed_out || s->interrupted || !hx_stdio_running(s->client);
@@ -423,12 +423,12 @@ static void drive_stdio(struct scen *s, int64_t deadline)
 		hx_stdio_pump(s->client, HX_SCENARIO_TICK_NS / 1000000);
 	}
 	if (s->client != NULL)
-		hx_scenario_read_msgs(s);
+		hx__scenario_read_msgs(s);
 }
 
 /* Stdio mode: what the client said goes into the result, marked with
  * its process's session. */
-void hx_scenario_take_session(struct scen *s)
+void hx__scenario_take_session(struct hx__scenario *s)
 {
 	size_t from = s->out->n_msgs;
 
@@ -442,7 +442,7 @@ void hx_scenario_take_session(struct scen *s)
  * scenario's error, and the client is killed; at the first start what it
  * said is kept for the report at once, after a restart the end of the
  * scenario keeps it. */
-enum fa_rc hx_scenario_start_client(struct scen *s, bool restart)
+enum fa_rc hx__scenario_start_client(struct hx__scenario *s, bool restart)
 {
 	/* FAKEAPI_KEY: the first task's key */
 	char **env = client_env(s, s->sc->harness.tasks[0].key, NULL);
@@ -469,7 +469,7 @@ enum fa_rc hx_scenario_start_client(struct scen *s, bool restart)
 			while (!hx_stdio_finished(s->client))
 				hx_stdio_pump(s->client, HX_SCENARIO_TICK_NS / 1000000);
 			if (!restart)
-				hx_scenario_take_session(s);
+				hx__scenario_take_session(s);
 		}
 	}
 	hx_client_env_free(env);
@@ -478,7 +478,7 @@ enum fa_rc hx_scenario_start_client(struct scen *s, bool restart)
 
 /* Stdio mode: what the client said goes into the result; a task it never
  * reported on, when it ended on its own, failed with the reason. */
-static void collect_stdio(struct scen *s)
+static void collect_stdio(struct hx__scenario *s)
 {
 	struct hx_stdio_end e = { 0 };
 	char *how = NULL;
@@ -504,16 +504,16 @@ static void collect_stdio(struct scen *s)
 	}
 	free(how);
 	if (s->client != NULL)
-		hx_scenario_take_session(s);
+		hx__scenario_take_session(s);
 }
 
 /* Exec mode: fill the task results from the processes, and blame a
  * client that could not even start. */
-static void collect_exec(struct scen *s)
+static void collect_exec(struct hx__scenario *s)
 {
 	for (size_t i = 0; i < s->out->n_tasks; i++) {
 		const struct fa_task_spec *t = &s->sc->harness.tasks[i];
-		struct task_state *ts = &s->ts[i];
+		struct hx__task_state *ts = &s->ts[i];
 		struct hx_task_run *tr = &s->out->tasks[i];
 		bool seen = false;
 		char *path, *line;
@@ -550,7 +550,7 @@ static void collect_exec(struct scen *s)
  * the scenario's id. */
 static void live_line(void *ctx, const struct fa_attempt *a, const char *line, size_t len)
 {
-	const struct scen *s = ctx;
+	const struct hx__scenario *s = ctx;
 	struct fa_follow f = { .feed = s->opts->live,
 		               .text = s->opts->live_text,
 		               .scenario = s->sc->id };
@@ -559,7 +559,7 @@ static void live_line(void *ctx, const struct fa_attempt *a, const char *line, s
 }
 
 /* Folders, body files and the provider for @s. */
-static enum fa_rc set_up(struct scen *s, struct fa_err *err)
+static enum fa_rc set_up(struct hx__scenario *s, struct fa_err *err)
 {
 	struct fa_server_opts so = { .bind = "127.0.0.1", .port = 0 };
 	char *jpath = NULL;
@@ -611,7 +611,7 @@ out:
  * searched as they were parsed too; exec mode: each task's stdout and
  * stderr files), its escalation records, and its state folder for the
  * key canary; and say when any of it could not be searched whole. */
-static void search_canaries(struct scen *s)
+static void search_canaries(struct hx__scenario *s)
 {
 	size_t n = s->stdio ? 2 : 2 * s->sc->harness.n_tasks;
 	struct hx_client_text *texts = fa_xcalloc(n + 1, sizeof(*texts));
@@ -655,7 +655,7 @@ static void search_canaries(struct scen *s)
 /* The checks on the journal copy; an interrupted scenario is not graded:
  * what an unfinished run shows (a client stopped mid-wait looks hung)
  * says nothing of the client. */
-static void grade(struct scen *s)
+static void grade(struct hx__scenario *s)
 {
 	struct hx_scenario_result *out = s->out;
 	struct hx_check_input in = {
@@ -695,7 +695,7 @@ static void grade(struct scen *s)
 }
 
 /* Stop and reap every client still running, remove the folder. */
-static void tear_down(struct scen *s, size_t n_tasks)
+static void tear_down(struct hx__scenario *s, size_t n_tasks)
 {
 	hx_stdio_free(s->client);
 	fa_server_stop(s->srv);
@@ -726,7 +726,7 @@ enum fa_rc hx_scenario_run(const struct fa_scenario *sc, const struct hx_run_opt
                            const char *dir, struct hx_scenario_result *out, bool *cut)
 {
 	const size_t n_tasks = sc->has_harness ? sc->harness.n_tasks : 0;
-	struct scen s = {
+	struct hx__scenario s = {
 		.sc = sc, .opts = opts, .out = out, .dir = dir, .stdio = opts->client_cmd != NULL
 	};
 	struct fa_err err = { { 0 } };
@@ -757,7 +757,7 @@ enum fa_rc hx_scenario_run(const struct fa_scenario *sc, const struct hx_run_opt
 		goto out;
 	}
 	/* the client is up before the first event counts its time */
-	if (s.stdio && hx_scenario_start_client(&s, false) != FA_OK) {
+	if (s.stdio && hx__scenario_start_client(&s, false) != FA_OK) {
 		rc = FA_EIO;
 		goto out;
 	}

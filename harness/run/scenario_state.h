@@ -1,5 +1,7 @@
-/* scenario_state.h -- one scenario while it runs, shared by scenario_run.c and restart.c (private
- * to them). */
+/* scenario_state.h -- one scenario while it runs, private to scenario_run.c and restart.c. */
+
+/* What the two share carries the folder-private prefix hx__ (libuv's uv__):
+ * nothing outside run/ includes this header. */
 #ifndef HX_SCENARIO_STATE_H
 #define HX_SCENARIO_STATE_H
 
@@ -24,7 +26,7 @@
 #define HX_SCENARIO_TICK_NS (10 * 1000 * 1000)
 
 /* One task during a scenario. */
-struct task_state {
+struct hx__task_state {
 	struct hx_exec_proc proc; /* exec mode: its client process */
 	char *body_file;          /* owned: what {body_file} names (exec mode) */
 	char *headers_file;       /* owned: what {headers_file} names (exec mode) */
@@ -38,7 +40,7 @@ struct task_state {
 };
 
 /* One scenario while it runs. hx_scenario_run() owns it. */
-struct scen {
+struct hx__scenario {
 	const struct fa_scenario *sc;   /* borrowed: the scenario */
 	const struct hx_run_opts *opts; /* borrowed: the client and the run's options */
 	struct hx_scenario_result *out; /* borrowed: what the run fills */
@@ -53,7 +55,7 @@ struct scen {
 	struct fa_attempt *seen;        /* owned: the journal entries read so far (n_seen), for
 	                                   the quiet windows of cancelled tasks */
 	size_t n_seen;
-	struct task_state *ts;           /* owned, one per task */
+	struct hx__task_state *ts;       /* owned, one per task */
 	enum hx_task_phase *phase;       /* owned, one per task */
 	struct hx_event_set ev;          /* the harness events and their triggers */
 	bool timed_out;                  /* the scenario's own timeout struck */
@@ -70,25 +72,25 @@ struct scen {
 };
 
 /* Sleep one HX_SCENARIO_TICK_NS. */
-void hx_scenario_tick(void);
+void hx__scenario_tick(void);
 
 /* Exec mode: start task @i's client, the task now running (sent at the
  * provider's now). A client that cannot start is recorded in the task
  * and in the scenario's error, never fatal to the loop. */
-void hx_scenario_start_exec_task(struct scen *s, size_t i);
+void hx__scenario_start_exec_task(struct hx__scenario *s, size_t i);
 
 /* Stdio mode: send the task line of task @i, due within @deadline_ms, with
  * the body it is sent with, to the scenario's client. */
-void hx_scenario_send_task_line(struct scen *s, size_t i, int64_t deadline_ms);
+void hx__scenario_send_task_line(struct hx__scenario *s, size_t i, int64_t deadline_ms);
 
 /* Stdio mode: act on the client's messages not yet acted on. An
  * action_result pulls the client_saw triggers it names; a result
  * finishes its task. */
-void hx_scenario_read_msgs(struct scen *s);
+void hx__scenario_read_msgs(struct hx__scenario *s);
 
 /* Stdio mode: move what the client said into the result, marked with its
  * process's session. */
-void hx_scenario_take_session(struct scen *s);
+void hx__scenario_take_session(struct hx__scenario *s);
 
 /*
  * Stdio mode: start the scenario's client (again, after a kill, when
@@ -97,6 +99,6 @@ void hx_scenario_take_session(struct scen *s);
  * start what it said is kept for the report at once, after a restart the
  * end of the scenario keeps it.
  */
-enum fa_rc hx_scenario_start_client(struct scen *s, bool restart);
+enum fa_rc hx__scenario_start_client(struct hx__scenario *s, bool restart);
 
 #endif

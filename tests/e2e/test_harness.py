@@ -457,7 +457,7 @@ def curl_fast(harness_bin, repo_root, tmp_path_factory):
 def test_curl_fast_report_has_a_verdict_for_every_check(curl_fast):
     proc, report, _, _ = curl_fast
     assert proc.returncode == report["exit_code"]
-    assert report["suite"] == "five-step-fast" and report["suite_version"] == "4"
+    assert report["suite"] == "five-step-fast" and report["suite_version"] == "5"
     assert report["seed"] == 42 and report["mode"] == "exec"
     assert report["client"]["command"] == CURL
     assert [s["id"] for s in report["scenarios"]] == [

@@ -79,5 +79,10 @@ def test_every_verdict_at_scale_20_is_the_one_at_scale_1(scaled, client):
             # the scale spreads a wave by the client's real scheduling
             # times S; a spread inside that band is n/a, never a pass
             allowed = allowed + ["n/a"]
+        if cid == "wait.concurrency" and "pass" in allowed:
+            # the scale stretches the client's start time S-fold, and a
+            # task only counts as held for a slot past twice that: a
+            # loaded machine can leave no hold to see, which is n/a
+            allowed = allowed + ["n/a"]
         assert c["verdict"] in allowed, \
             f"{client} on {sid}: {cid} is {c['verdict']} at scale 20, {want} at 1: {c['detail']}"

@@ -215,6 +215,10 @@ static const char usage_text[] =
         "        (times in seconds since the scenario's provider started).\n"
         "    -q, --quiet\n"
         "        No progress lines on stderr.\n"
+        "    -v, --verbose\n"
+        "        List the N/A checks in the text report too, each with why it\n"
+        "        was not judged (by default they are counted, not listed; the\n"
+        "        JSON and JUnit reports are the same either way).\n"
         "    -h, --help\n"
         "        This text.\n"
         "    --version\n"
@@ -274,6 +278,7 @@ struct cli {
 	bool has_seed;
 	unsigned jobs;
 	bool quiet;
+	bool verbose;      /* -v: the text report lists N/A checks */
 	double time_scale; /* --time-scale S; 1 = real time */
 	char *clock_check; /* owned: how the client's clock was checked */
 };
@@ -355,6 +360,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		{ "repeat", required_argument, NULL, OPT_REPEAT },
 		{ "time-scale", required_argument, NULL, OPT_TIME_SCALE },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -364,7 +370,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 
 	opterr = 0;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":qhv", longopts, NULL)) != -1) {
 		switch (ch) {
 		case OPT_EXEC:
 			if (optarg[0] == '\0')
@@ -428,6 +434,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 				                   scale_why(optarg));
 			break;
 		case 'q': c->quiet = true; break;
+		case 'v': c->verbose = true; break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		case OPT_VERSION: printf("%s %s\n", PROG, HX_VERSION); return 0;
 		case ':': return usage_error("%s: missing its argument", argv[optind - 1]);
@@ -709,7 +716,7 @@ static int run(const struct cli *c, const char *path)
 	if (res.interrupted)
 		fputs(PROG ": interrupted\n", stderr);
 	/* a machine report or the live lines on stdout keep stdout to themselves */
-	hx_report_text(to_stdout ? stderr : stdout, &res);
+	hx_report_text(to_stdout ? stderr : stdout, &res, c->verbose);
 	fflush(stdout);
 	code = res.interrupted ? 2 : res.exit_code;
 	if (c->report_json != NULL && hx_report_json(c->report_json, &res, &err) != FA_OK) {

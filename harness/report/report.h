@@ -2,14 +2,21 @@
 #ifndef HX_REPORT_H
 #define HX_REPORT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "rc.h"
 #include "result.h"
 
-/* Readable report on @out: per scenario, each check's verdict, detail and
- * evidence (journal lines), then the summary, level and exit code. */
-void hx_report_text(FILE *out, const struct hx_run_result *r);
+/*
+ * Readable report on @out: per scenario, each judged check's verdict,
+ * detail and evidence (journal lines), then the checks over the suite,
+ * and last the recap: each failed check once with its reason and the
+ * scenario it failed in, the profile, the level and the exit code, so the
+ * last screen says why. N/A checks are counted but not listed unless
+ * @verbose (`-v`); the JSON report keeps everything.
+ */
+void hx_report_text(FILE *out, const struct hx_run_result *r, bool verbose);
 
 /* Write the JSON report (schema in docs/report.md) to @path ("-" = stdout).
  * FA_EIO with "PATH: cannot write: reason" in @err on failure. */

@@ -107,16 +107,25 @@ static bool known(const struct hx_run_result *r, const struct hx_check_result *c
 static void junit_scenario(FILE *f, const struct hx_run_result *r,
                            const struct hx_scenario_result *s, struct totals *tot)
 {
-	size_t fail = 0, skip = 0, i;
-	size_t tests = s->n_checks + (s->error ? 1 : 0);
-	char num[32];
+	size_t fail = 0, skip = 0, na = 0, i;
+	size_t tests;
+	char num[32], *not_judged = fa_xstrdup(""), *more;
 
+	/* only judged checks are testcases: an N/A is "not judged", never a
+	 * skipped test a CI page would count with the known failures */
 	for (i = 0; i < s->n_checks; i++) {
-		if (known(r, &s->checks[i]) || s->checks[i].verdict == HX_NA)
+		if (s->checks[i].verdict == HX_NA) {
+			more = fa_xasprintf("%s%s%s", not_judged, na++ ? " " : "",
+			                    s->checks[i].id ? s->checks[i].id : "?");
+			free(not_judged);
+			not_judged = more;
+		} else if (known(r, &s->checks[i])) {
 			skip++;
-		else if (s->checks[i].verdict == HX_FAIL)
+		} else if (s->checks[i].verdict == HX_FAIL) {
 			fail++;
+		}
 	}
+	tests = s->n_checks - na + (s->error ? 1 : 0);
 	tot->tests += tests;
 	tot->failures += fail;
 	tot->errors += s->error ? 1 : 0;
@@ -135,6 +144,9 @@ static void junit_scenario(FILE *f, const struct hx_run_result *r,
 	junit_property(f, "attempts", num);
 	snprintf(num, sizeof(num), "%zu", hx_report_unattributed(s));
 	junit_property(f, "unattributed_attempts", num);
+	/* the checks this scenario could not judge, space-separated */
+	junit_property(f, "not_judged", not_judged);
+	free(not_judged);
 	if (r->time_scale > 1.0) {
 		/* the times are virtual: the suite ran this much faster */
 		snprintf(num, sizeof(num), "%g", r->time_scale);
@@ -155,6 +167,8 @@ static void junit_scenario(FILE *f, const struct hx_run_result *r,
 	for (i = 0; i < s->n_checks; i++) {
 		const struct hx_check_result *c = &s->checks[i];
 
+		if (c->verdict == HX_NA)
+			continue;
 		fputs("    <testcase classname=\"", f);
 		put_xml(f, hx_report_suite_id(r));
 		fputc('.', f);
@@ -175,10 +189,6 @@ static void junit_scenario(FILE *f, const struct hx_run_result *r,
 			        c->required || r->strict ? "required" : "recommended");
 			junit_evidence(f, s, c);
 			fputs("</failure>\n", f);
-		} else if (c->verdict == HX_NA) {
-			fputs("      <skipped message=\"", f);
-			put_client_xml(f, s, c->detail);
-			fputs("\"/>\n", f);
 		} else {
 			fputs("      <system-out>", f);
 			put_client_xml(f, s, c->detail);
@@ -247,7 +257,7 @@ static void junit_known_failing(FILE *f, const struct hx_run_result *r, struct t
 static void junit_repeat(FILE *f, const struct hx_run_result *r, struct totals *tot)
 {
 	const struct hx_repeat *rep = r->repeat;
-	size_t fail = 0, skip = 0, d, n;
+	size_t fail = 0, skip = 0, tests = 0, d, n;
 
 	if (rep == NULL)
 		return;
@@ -257,23 +267,29 @@ static void junit_repeat(FILE *f, const struct hx_run_result *r, struct totals *
 		bool listed =
 		        hx_known_failing_find(r->known_failing, hx_check_def_at(d)->id) != NULL;
 
+		if (t->pass == 0 && t->fail == 0)
+			continue; /* n/a in every run: not judged, not a test */
+		tests++;
 		if (t->fail > 0 && t->counted && !listed)
 			fail++;
 		else if (t->pass == 0)
 			skip++;
 	}
-	tot->tests += n;
+	tot->tests += tests;
 	tot->failures += fail;
 	tot->skipped += skip;
 	fprintf(f,
 	        "  <testsuite name=\"repeat\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
 	        "skipped=\"%zu\" time=\"0\">\n",
-	        n, fail, skip);
+	        tests, fail, skip);
 	for (d = 0; d < n; d++) {
 		const struct hx_repeat_tally *t = &rep->tally[d];
 		const char *id = hx_check_def_at(d)->id;
 		bool listed = hx_known_failing_find(r->known_failing, id) != NULL;
 		char tally[96];
+
+		if (t->pass == 0 && t->fail == 0)
+			continue;
 
 		snprintf(tally, sizeof(tally), "%u/%u pass, %u fail, %u n/a", t->pass, rep->runs,
 		         t->fail, t->na);

@@ -391,10 +391,69 @@ static void text_repeat(FILE *out, const struct hx_repeat *rep)
 	fputc('\n', out);
 }
 
-void hx_report_text(FILE *out, const struct hx_run_result *r)
+/* The recap: each check that failed, once, with the first scenario it
+ * failed in and its reason there, and how many other scenarios it failed. */
+static void text_recap(FILE *out, const struct hx_run_result *r)
+{
+	size_t shown = 0;
+
+	for (size_t d = 0; d < hx_check_count(); d++) {
+		const struct hx_check_def *def = hx_check_def_at(d);
+		const struct hx_scenario_result *first = NULL;
+		const struct hx_check_result *fc = NULL;
+		size_t more = 0;
+		bool req;
+
+		for (size_t i = 0; i < r->n_scenarios; i++) {
+			const struct hx_scenario_result *s = &r->scenarios[i];
+
+			for (size_t j = 0; j < s->n_checks; j++) {
+				const struct hx_check_result *c = &s->checks[j];
+
+				if (c->verdict != HX_FAIL || c->id == NULL ||
+				    strcmp(c->id, def->id) != 0)
+					continue;
+				if (first == NULL) {
+					first = s;
+					fc = c;
+				} else {
+					more++;
+				}
+			}
+		}
+		if (first == NULL)
+			continue;
+		if (shown++ == 0)
+			fputs("\nwhy (each failed check once, in the first scenario it failed):\n",
+			      out);
+		hx_report_suite_verdict(r, def->id, &req);
+		fprintf(out, "  FAIL  %-22s (L%d)%s%s  ", def->id, def->level,
+		        req || r->strict ? "" : " recommended, not counted",
+		        hx_grade_known_state(r, def->id) == HX_KNOWN_FAILING ? " known failing"
+		                                                             : "");
+		put_plain(out, hx_report_scenario_id(first));
+		fputs(": ", out);
+		put_client(out, first, fc->detail);
+		if (more > 0)
+			fprintf(out, " (and in %zu more scenario%s)", more, more == 1 ? "" : "s");
+		fputc('\n', out);
+	}
+	if (shown == 0)
+		fputs("\nwhy: no check failed\n", out);
+	for (size_t i = 0; i < r->n_scenarios; i++)
+		if (r->scenarios[i].error != NULL) {
+			fputs("  ERROR  ", out);
+			put_plain(out, hx_report_scenario_id(&r->scenarios[i]));
+			fputs(": could not run: ", out);
+			put_client(out, &r->scenarios[i], r->scenarios[i].error);
+			fputc('\n', out);
+		}
+}
+
+void hx_report_text(FILE *out, const struct hx_run_result *r, bool verbose)
 {
 	struct hx_report_counts t;
-	size_t i, j;
+	size_t i, j, n_na;
 	char *why;
 
 	fprintf(out, "fakeapi-harness %s\n", r->harness_version ? r->harness_version : "?");
@@ -451,8 +510,16 @@ void hx_report_text(FILE *out, const struct hx_run_result *r)
 		text_restarts(out, r->mode, s);
 		text_client(out, s);
 		text_canaries(out, s);
-		for (j = 0; j < s->n_checks; j++)
-			text_check(out, r, s, &s->checks[j]);
+		for (j = 0, n_na = 0; j < s->n_checks; j++) {
+			if (s->checks[j].verdict == HX_NA && !verbose)
+				n_na++;
+			else
+				text_check(out, r, s, &s->checks[j]);
+		}
+		if (n_na > 0)
+			fprintf(out,
+			        "  N/A   %zu check%s not judged here (-v lists them with why)\n",
+			        n_na, n_na == 1 ? "" : "s");
 	}
 
 	hx_report_count(r, &t);
@@ -461,10 +528,23 @@ void hx_report_text(FILE *out, const struct hx_run_result *r)
 		fprintf(out, " (%zu of them not covered)", t.not_covered);
 	fprintf(out, " (over %zu scenario%s)\nchecks over the suite:\n", r->n_scenarios,
 	        r->n_scenarios == 1 ? "" : "s");
-	for (i = 0; i < hx_check_count(); i++)
-		text_suite_check(out, r, hx_check_def_at(i));
-	text_profile(out, r);
+	for (i = 0, n_na = 0; i < hx_check_count(); i++) {
+		const struct hx_check_def *d = hx_check_def_at(i);
+		bool req;
+
+		if (!verbose && hx_report_suite_verdict(r, d->id, &req) == HX_NA &&
+		    hx_grade_known_state(r, d->id) == HX_KNOWN_UNLISTED)
+			n_na++;
+		else
+			text_suite_check(out, r, d);
+	}
+	if (n_na > 0)
+		fprintf(out, "  N/A   %zu check%s judged nowhere (-v lists them)\n", n_na,
+		        n_na == 1 ? "" : "s");
 	text_repeat(out, r->repeat);
+	text_recap(out, r);
+	fputc('\n', out);
+	text_profile(out, r);
 	fprintf(out, "level reached: %s", hx_report_level_str(r->level));
 	if (r->repeat != NULL && r->repeat->runs > 1)
 		fprintf(out, " (lowest of %u runs)", r->repeat->runs);

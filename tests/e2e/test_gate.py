@@ -381,6 +381,25 @@ def test_gate_exec_client_writes_junit_and_passes_the_exit_code(gate, harness_bi
     case = root.find("./testsuite[@name='gate-exec']/testcase[@name='wait.retry_after']")
     assert case.find("failure") is not None
     validate(json.loads(report.read_text()), schema)
+    # only judged checks are testcases; the n/a ones are named, not skipped
+    suite = root.find("./testsuite[@name='gate-exec']")
+    judged = [c for c in json.loads(report.read_text())["scenarios"][0]["checks"]
+              if c["verdict"] != "n/a"]
+    assert int(suite.get("tests")) == len(judged) and suite.get("skipped") == "0"
+    assert root.find(".//skipped") is None
+    not_judged = suite.find("./properties/property[@name='not_judged']").get("value").split()
+    assert "write.key_stable" in not_judged and "wait.retry_after" not in not_judged
+    # the text report's last screen says why; the n/a lines are only counted
+    why = proc.stdout[proc.stdout.index("\nwhy (each failed check once"):]
+    assert "\n  FAIL  wait.retry_after       (L1)  gate-exec: task t1 retried" in why
+    assert why.index("profile (") < why.index("level reached: L0") < why.index("exit code 1")
+    assert "N/A   write.key_stable" not in proc.stdout
+    assert " checks not judged here (-v lists them with why)\n" in proc.stdout
+    proc = run_gate(gate, harness_bin, "--suite", str(path), "--seed", "3", "-v",
+                    "--exec", IMPATIENT)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "  N/A   write.key_stable       (L3)  " in proc.stdout
+    assert "-v lists them" not in proc.stdout
 
     # the same client with its failure listed passes the gate
     kf = tmp_path / "kf.txt"

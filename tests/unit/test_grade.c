@@ -351,7 +351,7 @@ static char *text_of(const struct run *x)
 	FILE *out = open_memstream(&text, &len);
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
-	hx_report_text(out, &x->r);
+	hx_report_text(out, &x->r, true);
 	fclose(out);
 	return text;
 }

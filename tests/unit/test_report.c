@@ -185,7 +185,7 @@ static void report__text_shows_verdicts_evidence_and_exit(void)
 	fixture_init(&f);
 	out = open_memstream(&text, &len);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
-	hx_report_text(out, &f.run);
+	hx_report_text(out, &f.run, true);
 	fclose(out);
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "fakeapi-harness 0.1.0"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "suite: five-step version 1"));
@@ -239,6 +239,38 @@ static void report__attempt_line_quotes_retry_after_ms(void)
 	fa_attempt_release(&a);
 }
 
+/* Without -v the N/A lines are counted, not listed, and the report ends
+ * with why: each failed check once, then the profile, the level and the
+ * exit code. */
+static void report__text_ends_with_why_and_hides_na(void)
+{
+	struct fixture f;
+	char *text = NULL, *why, *profile, *level, *code;
+	size_t len = 0;
+	FILE *out;
+
+	fixture_init(&f);
+	out = open_memstream(&text, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+	hx_report_text(out, &f.run, false);
+	fclose(out);
+	CU_ASSERT_PTR_NULL(strstr(text, "N/A   classify.no_retry_4xx"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, " not judged here (-v lists them with why)\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, " judged nowhere (-v lists them)\n"));
+	why = strstr(text, "\nwhy (each failed check once, in the first scenario it failed):\n"
+	                   "  FAIL  attempts.bounded       (L1)  s1: 1 attempt named no task");
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n  FAIL  wait.retry_after       (L1)  s1: task t1 "
+	                                    "retried 9885.0 ms early"));
+	profile = strstr(text, "profile (P pass");
+	level = strstr(text, "level reached: L0");
+	code = strstr(text, "exit code 2: ");
+	CU_ASSERT_PTR_NOT_NULL(why);
+	CU_ASSERT_TRUE(why != NULL && profile > why && level > profile && code > level);
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "  ERROR  s2: could not run: cannot start client"));
+	free(text);
+	fixture_release(&f);
+}
+
 static void report__text_marks_recommended_checks(void)
 {
 	struct fixture f;
@@ -250,7 +282,7 @@ static void report__text_marks_recommended_checks(void)
 	f.run.scenarios[0].checks[2].required = false;
 	out = open_memstream(&text, &len);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
-	hx_report_text(out, &f.run);
+	hx_report_text(out, &f.run, true);
 	fclose(out);
 	CU_ASSERT_PTR_NOT_NULL(
 	        strstr(text, "N/A   classify.no_retry_4xx  (L1) recommended  no task"));
@@ -387,20 +419,24 @@ static void report__junit_has_failure_skipped_error_and_escapes(void)
 
 	fixture_init(&f);
 	/* Markup and a control character inside a detail. */
-	free(f.run.scenarios[0].checks[2].detail);
-	f.run.scenarios[0].checks[2].detail = fa_xstrdup("a & b < c > d \"e\" 'f'\x01");
+	free(f.run.scenarios[0].checks[4].detail);
+	f.run.scenarios[0].checks[4].detail = fa_xstrdup("a & b < c > d \"e\" 'f'\x01");
 	temp_path(path, sizeof(path));
 	CU_ASSERT_EQUAL_FATAL(hx_report_junit(path, &f.run, &err), FA_OK);
 	xml = slurp(path);
 	unlink(path);
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"));
 	snprintf(want, sizeof(want),
-	         "<testsuites name=\"five-step\" tests=\"%zu\" failures=\"2\" "
-	         "errors=\"1\" skipped=\"%zu\">",
-	         n + 1, n - 3);
+	         "<testsuites name=\"five-step\" tests=\"4\" failures=\"2\" "
+	         "errors=\"1\" skipped=\"0\">");
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, want));
-	snprintf(want, sizeof(want), "<testsuite name=\"s1\" tests=\"%zu\" failures=\"2\"", n);
-	CU_ASSERT_PTR_NOT_NULL(strstr(xml, want));
+	/* the n/a checks are no testcase, only named */
+	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<testsuite name=\"s1\" tests=\"3\" failures=\"2\""));
+	CU_ASSERT_PTR_NOT_NULL(
+	        strstr(xml, "<property name=\"not_judged\" value=\"classify.no_retry_4xx "));
+	CU_ASSERT_PTR_NULL(strstr(xml, "name=\"classify.no_retry_4xx\""));
+	CU_ASSERT_PTR_NULL(strstr(xml, "<skipped"));
+	CU_ASSERT_EQUAL(n > 3, 1);
 	CU_ASSERT_PTR_NOT_NULL(
 	        strstr(xml, "<testcase classname=\"five-step.s1\" name=\"wait.retry_after\""));
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<failure message=\"task t1 retried"));
@@ -409,7 +445,7 @@ static void report__junit_has_failure_skipped_error_and_escapes(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "/v1/\\xFF\\x01&lt;x&gt;"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(
 	        xml,
-	        "<skipped message=\"a &amp; b &lt; c &gt; d &quot;e&quot; &apos;f&apos;\\x01\"/>"));
+	        "<system-out>a &amp; b &lt; c &gt; d &quot;e&quot; &apos;f&apos;\\x01</system-out>"));
 	CU_ASSERT_PTR_NOT_NULL(
 	        strstr(xml, "<testcase classname=\"five-step.s2\" name=\"scenario\""));
 	CU_ASSERT_PTR_NOT_NULL(strstr(
@@ -430,7 +466,7 @@ static char *text_of(const struct fixture *f)
 	FILE *out = open_memstream(&text, &len);
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
-	hx_report_text(out, &f->run);
+	hx_report_text(out, &f->run, true);
 	fclose(out);
 	return text;
 }
@@ -727,6 +763,8 @@ void test_report_register(void)
 	            report__text_shows_verdicts_evidence_and_exit);
 	CU_add_test(s, "report__attempt_line_quotes_retry_after_ms",
 	            report__attempt_line_quotes_retry_after_ms);
+	CU_add_test(s, "report__text_ends_with_why_and_hides_na",
+	            report__text_ends_with_why_and_hides_na);
 	CU_add_test(s, "report__text_marks_recommended_checks",
 	            report__text_marks_recommended_checks);
 	CU_add_test(s, "report__json_parses_back_with_every_field",

@@ -530,9 +530,14 @@ def test_curl_fast_junit_is_parseable(curl_fast):
     root = ET.parse(junit).getroot()
     suites = root.findall(".//testsuite")
     assert [ts.get("name") for ts in suites] == [s["id"] for s in report["scenarios"]]
-    for ts in suites:
-        assert len(ts.findall("testcase")) == len(CHECKS)
-        assert int(ts.get("tests")) == len(CHECKS)
+    for ts, s in zip(suites, report["scenarios"]):
+        # a testcase per judged check; the n/a ones are named in not_judged
+        judged = [c["id"] for c in s["checks"] if c["verdict"] != "n/a"]
+        na = [c["id"] for c in s["checks"] if c["verdict"] == "n/a"]
+        assert [tc.get("name") for tc in ts.findall("testcase")] == judged
+        assert int(ts.get("tests")) == len(judged) and ts.get("skipped") == "0"
+        prop = ts.find("./properties/property[@name='not_judged']").get("value")
+        assert prop.split() == na and len(judged) + len(na) == len(CHECKS)
     failures = sum(len(ts.findall("testcase/failure")) for ts in suites)
     assert failures == report["summary"]["fail"]
 

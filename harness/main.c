@@ -26,6 +26,7 @@
 #include "livefeed.h"
 #include "log.h"
 #include "report.h"
+#include "report_facts.h"
 #include "result.h"
 #include "run.h"
 #include "scenario.h"
@@ -592,12 +593,28 @@ static void print_error(const char *msg)
 	free(plain);
 }
 
-/* Print the errors of @res's scenarios. */
+/* Print the errors of @res's scenarios, each cause once: one scenario's
+ * as it is, a cause many share with how many and the first of them. */
 static void print_errors(const struct hx_run_result *res)
 {
-	for (size_t i = 0; i < res->n_scenarios; i++)
-		if (res->scenarios[i].error != NULL)
-			print_error(res->scenarios[i].error);
+	struct hx_error_group *g = fa_xcalloc(res->n_scenarios + 1, sizeof(*g));
+	size_t n = hx_report_error_groups(res, g);
+
+	for (size_t k = 0; k < n; k++) {
+		const struct hx_scenario_result *first = &res->scenarios[g[k].first];
+		char *msg;
+
+		if (g[k].n == 1) {
+			print_error(first->error);
+			continue;
+		}
+		msg = fa_xasprintf("%s (%zu scenarios, the first %s)", g[k].cause, g[k].n,
+		                   first->sc != NULL && first->sc->file != NULL ? first->sc->file
+		                                                                : "?");
+		print_error(msg);
+		free(msg);
+	}
+	free(g);
 }
 
 /*

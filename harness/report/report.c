@@ -78,6 +78,36 @@ const struct fa_attempt *hx_report_attempt(const struct hx_scenario_result *s, u
 	return NULL;
 }
 
+/* @s's error without the scenario file it starts with. */
+static const char *error_cause(const struct hx_scenario_result *s)
+{
+	const char *file = s->sc != NULL ? s->sc->file : NULL;
+	size_t n = file != NULL ? strlen(file) : 0;
+
+	if (n > 0 && strncmp(s->error, file, n) == 0 && strncmp(s->error + n, ": ", 2) == 0)
+		return s->error + n + 2;
+	return s->error;
+}
+
+size_t hx_report_error_groups(const struct hx_run_result *r, struct hx_error_group *out)
+{
+	size_t n = 0, g;
+
+	for (size_t i = 0; i < r->n_scenarios; i++) {
+		const char *cause;
+
+		if (r->scenarios[i].error == NULL)
+			continue;
+		cause = error_cause(&r->scenarios[i]);
+		for (g = 0; g < n && strcmp(out[g].cause, cause) != 0; g++)
+			;
+		if (g == n)
+			out[n++] = (struct hx_error_group){ .cause = cause, .first = i, .n = 0 };
+		out[g].n++;
+	}
+	return n;
+}
+
 size_t hx_report_unattributed(const struct hx_scenario_result *s)
 {
 	size_t i, n = 0;

@@ -42,6 +42,21 @@ char *hx_report_exit_reason(const struct hx_run_result *r);
 /* The attempt of @s's journal copy with seq @seq (borrowed), or NULL. */
 const struct fa_attempt *hx_report_attempt(const struct hx_scenario_result *s, uint64_t seq);
 
+/* Scenarios that could not run for one cause: the cause (their error
+ * without the leading "FILE: ", borrowed from the first of them), the
+ * index of the first and how many. */
+struct hx_error_group {
+	const char *cause;
+	size_t first;
+	size_t n;
+};
+
+/* Group the scenarios of @r that could not run by cause, in order of first
+ * appearance, into @out (room for r->n_scenarios groups); returns how many
+ * groups. One cause (a client command that does not exist) is one group,
+ * so it is said once. */
+size_t hx_report_error_groups(const struct hx_run_result *r, struct hx_error_group *out);
+
 /* Attempts naming no task of the scenario, as the checks count them
  * (docs/checks.md, "unattributed"). */
 size_t hx_report_unattributed(const struct hx_scenario_result *s);

@@ -395,7 +395,8 @@ static void text_repeat(FILE *out, const struct hx_repeat *rep)
  * failed in and its reason there, and how many other scenarios it failed. */
 static void text_recap(FILE *out, const struct hx_run_result *r)
 {
-	size_t shown = 0;
+	struct hx_error_group *g;
+	size_t shown = 0, n;
 
 	for (size_t d = 0; d < hx_check_count(); d++) {
 		const struct hx_check_def *def = hx_check_def_at(d);
@@ -438,16 +439,27 @@ static void text_recap(FILE *out, const struct hx_run_result *r)
 			fprintf(out, " (and in %zu more scenario%s)", more, more == 1 ? "" : "s");
 		fputc('\n', out);
 	}
+	/* each cause once: a client that cannot start is one line, not one
+	 * per scenario */
+	g = fa_xcalloc(r->n_scenarios + 1, sizeof(*g));
+	n = hx_report_error_groups(r, g);
 	if (shown == 0)
-		fputs("\nwhy: no check failed\n", out);
-	for (size_t i = 0; i < r->n_scenarios; i++)
-		if (r->scenarios[i].error != NULL) {
-			fputs("  ERROR  ", out);
-			put_plain(out, hx_report_scenario_id(&r->scenarios[i]));
-			fputs(": could not run: ", out);
-			put_client(out, &r->scenarios[i], r->scenarios[i].error);
-			fputc('\n', out);
-		}
+		fputs(n > 0 ? "\nwhy (no check failed, but not every scenario ran):\n"
+		            : "\nwhy: no check failed\n",
+		      out);
+	for (size_t k = 0; k < n; k++) {
+		const struct hx_scenario_result *first = &r->scenarios[g[k].first];
+
+		fputs("  ERROR  could not run ", out);
+		put_plain(out, hx_report_scenario_id(first));
+		if (g[k].n > 1)
+			fprintf(out, " and %zu more scenario%s", g[k].n - 1,
+			        g[k].n == 2 ? "" : "s");
+		fputs(": ", out);
+		put_client(out, first, g[k].cause);
+		fputc('\n', out);
+	}
+	free(g);
 }
 
 void hx_report_text(FILE *out, const struct hx_run_result *r, bool verbose)

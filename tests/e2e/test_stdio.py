@@ -513,12 +513,12 @@ def with_hello(first):
 ])
 def test_client_that_does_not_start_stops_the_run(harness_bin, tmp_path, first, cause):
     source = COMMON + first + "\ntime.sleep(30)\n"
-    docs = [scenario("first", OK_200), scenario("second", OK_200)]
+    docs = [scenario("first", OK_200), scenario("second", OK_200), scenario("third", OK_200)]
     for d in docs:
         (tmp_path / f"{d['id']}.json").write_text(json.dumps(d))
     suite = tmp_path / "suite.json"
-    suite.write_text(json.dumps({"id": "two", "version": "1",
-                                 "scenarios": ["first.json", "second.json"]}))
+    suite.write_text(json.dumps({"id": "three", "version": "1",
+                                 "scenarios": ["first.json", "second.json", "third.json"]}))
     report = tmp_path / "report.json"
     t = time.monotonic()
     proc = run_harness(harness_bin, "run", "-q", "--jobs", "1", "--report-json", str(report),
@@ -526,8 +526,12 @@ def test_client_that_does_not_start_stops_the_run(harness_bin, tmp_path, first, 
     assert time.monotonic() - t < 9  # no wait for the hello timeout
     assert proc.returncode == 2
     first_path, second_path = tmp_path / "first.json", tmp_path / "second.json"
+    # one line per cause, however many scenarios it kept from running
     assert proc.stderr == (f"fakeapi-harness: {first_path}: {cause}\n"
-                           f"fakeapi-harness: {second_path}: not run: the client failed to start\n")
+                           "fakeapi-harness: not run: the client failed to start "
+                           f"(2 scenarios, the first {second_path})\n")
+    assert ("\n  ERROR  could not run second and 1 more scenario: not run: the client "
+            "failed to start\n") in proc.stdout
     r = json.loads(report.read_text())
     assert r["exit_code"] == 2
     assert r["scenarios"][0]["checks"] == []

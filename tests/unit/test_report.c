@@ -266,7 +266,7 @@ static void report__text_ends_with_why_and_hides_na(void)
 	code = strstr(text, "exit code 2: ");
 	CU_ASSERT_PTR_NOT_NULL(why);
 	CU_ASSERT_TRUE(why != NULL && profile > why && level > profile && code > level);
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, "  ERROR  s2: could not run: cannot start client"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, "  ERROR  could not run s2: cannot start client"));
 	free(text);
 	fixture_release(&f);
 }

@@ -33,9 +33,7 @@ static size_t def_index(const char *id, size_t n_defs)
 	return n_defs;
 }
 
-/* A result counts for the level and the exit code: required (or
- * --strict) where the scenario covers its check. */
-static bool counts(const struct hx_run_result *r, const struct hx_check_result *cr)
+bool hx_grade_counts(const struct hx_run_result *r, const struct hx_check_result *cr)
 {
 	return (cr->required || r->strict) && !cr->uncovered;
 }
@@ -59,7 +57,7 @@ static void grading_init(struct grading *g, const struct hx_run_result *r)
 			const struct hx_check_result *cr = &s->checks[j];
 
 			d = def_index(cr->id, g->n_defs);
-			if (d == g->n_defs || !counts(r, cr))
+			if (d == g->n_defs || !hx_grade_counts(r, cr))
 				continue;
 			g->counted[d] = true;
 			if (cr->verdict == HX_FAIL) {
@@ -138,9 +136,9 @@ enum hx_verdict hx_grade_suite_verdict(const struct hx_run_result *r, const char
 
 			if (c->id == NULL || id == NULL || strcmp(c->id, id) != 0 || c->uncovered)
 				continue;
-			if (counts(r, c))
+			if (hx_grade_counts(r, c))
 				any = true;
-			for (k = counts(r, c) ? 0 : 1; k < 2; k++) {
+			for (k = hx_grade_counts(r, c) ? 0 : 1; k < 2; k++) {
 				if (c->verdict == HX_FAIL)
 					v[k] = HX_FAIL;
 				else if (c->verdict == HX_PASS && v[k] != HX_FAIL)

@@ -32,6 +32,10 @@
  */
 void hx_grade_run(struct hx_run_result *r);
 
+/* Result @cr of @r counts for the level and the exit code: required (or
+ * @r->strict) where its scenario covers the check. */
+bool hx_grade_counts(const struct hx_run_result *r, const struct hx_check_result *cr);
+
 /*
  * Check @id's verdict over @r's scenarios that cover it: over those where
  * it counted as required (*@counted true then), else over all of them

@@ -104,6 +104,14 @@ static bool known(const struct hx_run_result *r, const struct hx_check_result *c
 	       hx_grade_known_state(r, c->id) == HX_KNOWN_FAILING;
 }
 
+/* A failure that does not change the exit code (forgiven by the list, or
+ * recommended there): reported skipped, so the page is red only for what
+ * fails the run. */
+static bool forgiven(const struct hx_run_result *r, const struct hx_check_result *c)
+{
+	return c->verdict == HX_FAIL && (known(r, c) || !hx_grade_counts(r, c));
+}
+
 static void junit_scenario(FILE *f, const struct hx_run_result *r,
                            const struct hx_scenario_result *s, struct totals *tot)
 {
@@ -119,7 +127,7 @@ static void junit_scenario(FILE *f, const struct hx_run_result *r,
 			                    s->checks[i].id ? s->checks[i].id : "?");
 			free(not_judged);
 			not_judged = more;
-		} else if (known(r, &s->checks[i])) {
+		} else if (forgiven(r, &s->checks[i])) {
 			skip++;
 		} else if (s->checks[i].verdict == HX_FAIL) {
 			fail++;
@@ -176,8 +184,10 @@ static void junit_scenario(FILE *f, const struct hx_run_result *r,
 		fputs("\" name=\"", f);
 		put_xml(f, c->id);
 		fputs("\" time=\"0\">\n", f);
-		if (known(r, c)) {
-			fputs("      <skipped message=\"known failing: ", f);
+		if (forgiven(r, c)) {
+			fputs(known(r, c) ? "      <skipped message=\"known failing: "
+			                  : "      <skipped message=\"recommended, not counted: ",
+			      f);
 			put_client_xml(f, s, c->detail);
 			fputs("\"/>\n      <system-out>", f);
 			junit_evidence(f, s, c);
@@ -185,8 +195,7 @@ static void junit_scenario(FILE *f, const struct hx_run_result *r,
 		} else if (c->verdict == HX_FAIL) {
 			fputs("      <failure message=\"", f);
 			put_client_xml(f, s, c->detail);
-			fprintf(f, "\" type=\"L%d %s\">", c->level,
-			        c->required || r->strict ? "required" : "recommended");
+			fprintf(f, "\" type=\"L%d required\">", c->level);
 			junit_evidence(f, s, c);
 			fputs("</failure>\n", f);
 		} else {
@@ -272,7 +281,7 @@ static void junit_repeat(FILE *f, const struct hx_run_result *r, struct totals *
 		tests++;
 		if (t->fail > 0 && t->counted && !listed)
 			fail++;
-		else if (t->pass == 0)
+		else if (t->fail > 0)
 			skip++;
 	}
 	tot->tests += tests;
@@ -299,15 +308,52 @@ static void junit_repeat(FILE *f, const struct hx_run_result *r, struct totals *
 		if (t->fail > 0 && t->counted && !listed)
 			fprintf(f, "      <failure message=\"%s\" type=\"L%d required\"/>\n", tally,
 			        hx_check_def_at(d)->level);
-		else if (t->pass == 0)
+		else if (t->fail > 0)
 			fprintf(f, "      <skipped message=\"%s%s\"/>\n", tally,
-			        listed ? " (known failing)" : "");
+			        listed ? " (known failing)" : " (not counted)");
 		else
 			fprintf(f, "      <system-out>%s%s</system-out>\n", tally,
 			        listed ? " (known failing)" : "");
 		fputs("    </testcase>\n", f);
 	}
 	fputs("  </testsuite>\n", f);
+}
+
+/* A testsuite "grade" with one testcase "level": the level reached and
+ * the exit code's reason. It is the failure (or the error) when the exit
+ * code is not 0 and no testcase above says so (the level is below the
+ * minimum, no required check passed, the run was interrupted), so the page
+ * is red exactly when the exit code is not 0. */
+static void junit_grade(FILE *f, const struct hx_run_result *r, struct totals *tot)
+{
+	bool fail = r->exit_code == 1 && tot->failures == 0;
+	bool error = r->exit_code == 2 && tot->errors == 0;
+	char *why = hx_report_exit_reason(r);
+
+	tot->tests++;
+	tot->failures += fail;
+	tot->errors += error;
+	fprintf(f,
+	        "  <testsuite name=\"grade\" tests=\"1\" failures=\"%d\" errors=\"%d\" "
+	        "skipped=\"0\" time=\"0\">\n    <testcase classname=\"",
+	        fail, error);
+	put_xml(f, hx_report_suite_id(r));
+	fputs(".grade\" name=\"level\" time=\"0\">\n", f);
+	fprintf(f, "      <%s",
+	        fail    ? "failure message=\""
+	        : error ? "error message=\""
+	                : "system-out>");
+	fprintf(f, "level reached: %s", hx_report_level_str(r->level));
+	if (r->min_level > 0)
+		fprintf(f, " (minimum %s)", hx_report_level_str(r->min_level));
+	fprintf(f, "; exit code %d: ", r->exit_code);
+	put_xml(f, why);
+	fputs(fail    ? "\" type=\"grade\"/>\n"
+	      : error ? "\" type=\"grade\"/>\n"
+	              : "</system-out>\n",
+	      f);
+	fputs("    </testcase>\n  </testsuite>\n", f);
+	free(why);
 }
 
 enum fa_rc hx_report_junit(const char *path, const struct hx_run_result *r, struct fa_err *err)
@@ -324,6 +370,7 @@ enum fa_rc hx_report_junit(const char *path, const struct hx_run_result *r, stru
 		junit_scenario(mem, r, &r->scenarios[i], &tot);
 	junit_known_failing(mem, r, &tot);
 	junit_repeat(mem, r, &tot);
+	junit_grade(mem, r, &tot);
 	fclose(mem);
 	rc = hx_report_open(path, &f, err);
 	if (rc != FA_OK)

@@ -14,6 +14,7 @@
 #include "check.h"
 #include "grade.h"
 #include "known_failing.h"
+#include "recap.h"
 #include "report_facts.h"
 #include "utf8.h"
 
@@ -302,6 +303,7 @@ static void text_suite_check(FILE *out, const struct hx_run_result *r, const str
 	const char *sep = req ? " " : "; ";
 
 	bool covered = hx_grade_covered(r, d->id);
+	size_t n_uncounted;
 
 	fprintf(out, "  %-4s  %-22s (L%d)%s",
 	        v == HX_NA     ? "N/A"
@@ -334,6 +336,12 @@ static void text_suite_check(FILE *out, const struct hx_run_result *r, const str
 		break;
 	case HX_KNOWN_UNLISTED: break;
 	}
+	/* the verdict above is over the scenarios where it counted: a failure
+	 * elsewhere is still said */
+	n_uncounted = req ? hx_recap_uncounted_failures(r, d->id) : 0;
+	if (n_uncounted > 0)
+		fprintf(out, "; failed in %zu scenario%s where it was not counted", n_uncounted,
+		        n_uncounted == 1 ? "" : "s");
 	fputc('\n', out);
 }
 
@@ -391,62 +399,64 @@ static void text_repeat(FILE *out, const struct hx_repeat *rep)
 	fputc('\n', out);
 }
 
+/* One row of the recap. */
+static void text_recap_row(FILE *out, const struct hx_recap_row *row)
+{
+	switch (row->kind) {
+	case HX_RECAP_FAIL:
+		fprintf(out, "  FAIL  %-22s (L%d)%s%s  ", row->def->id, row->def->level,
+		        row->counted ? "" : " recommended, not counted",
+		        row->known ? " known failing" : "");
+		break;
+	case HX_RECAP_NA:
+		fprintf(out,
+		        "  N/A   %-22s (L%d) not judged where it counts, so %s is not reached  ",
+		        row->def->id, row->def->level, hx_report_level_str(row->level));
+		break;
+	case HX_RECAP_NO_CHECKS:
+		fprintf(out,
+		        "  %-4s  no %s check counts here (none is both covered and required), so %s "
+		        "is not reached\n",
+		        hx_report_level_str(row->level), hx_report_level_str(row->level),
+		        hx_report_level_str(row->level));
+		return;
+	}
+	put_plain(out, hx_report_scenario_id(row->where));
+	fputs(": ", out);
+	put_client(out, row->where, row->detail);
+	if (row->more > 0)
+		fprintf(out, " (and in %zu more scenario%s)", row->more, row->more == 1 ? "" : "s");
+	fputc('\n', out);
+}
+
 /* The recap: each check that failed, once, with the first scenario it
- * failed in and its reason there, and how many other scenarios it failed. */
+ * failed in and its reason there; the checks that held the level without
+ * failing; the scenarios that could not run, once per cause. */
 static void text_recap(FILE *out, const struct hx_run_result *r)
 {
+	struct hx_recap rc;
 	struct hx_error_group *g;
-	size_t shown = 0, n;
+	size_t n, n_fail = 0;
 
-	for (size_t d = 0; d < hx_check_count(); d++) {
-		const struct hx_check_def *def = hx_check_def_at(d);
-		const struct hx_scenario_result *first = NULL;
-		const struct hx_check_result *fc = NULL;
-		size_t more = 0;
-		bool req;
-
-		for (size_t i = 0; i < r->n_scenarios; i++) {
-			const struct hx_scenario_result *s = &r->scenarios[i];
-
-			for (size_t j = 0; j < s->n_checks; j++) {
-				const struct hx_check_result *c = &s->checks[j];
-
-				if (c->verdict != HX_FAIL || c->id == NULL ||
-				    strcmp(c->id, def->id) != 0)
-					continue;
-				if (first == NULL) {
-					first = s;
-					fc = c;
-				} else {
-					more++;
-				}
-			}
-		}
-		if (first == NULL)
-			continue;
-		if (shown++ == 0)
-			fputs("\nwhy (each failed check once, in the first scenario it failed):\n",
-			      out);
-		hx_report_suite_verdict(r, def->id, &req);
-		fprintf(out, "  FAIL  %-22s (L%d)%s%s  ", def->id, def->level,
-		        req || r->strict ? "" : " recommended, not counted",
-		        hx_grade_known_state(r, def->id) == HX_KNOWN_FAILING ? " known failing"
-		                                                             : "");
-		put_plain(out, hx_report_scenario_id(first));
-		fputs(": ", out);
-		put_client(out, first, fc->detail);
-		if (more > 0)
-			fprintf(out, " (and in %zu more scenario%s)", more, more == 1 ? "" : "s");
-		fputc('\n', out);
-	}
-	/* each cause once: a client that cannot start is one line, not one
-	 * per scenario */
+	hx_recap_build(r, &rc);
+	for (size_t k = 0; k < rc.n; k++)
+		n_fail += rc.rows[k].kind == HX_RECAP_FAIL;
 	g = fa_xcalloc(r->n_scenarios + 1, sizeof(*g));
 	n = hx_report_error_groups(r, g);
-	if (shown == 0)
+	if (n_fail > 0)
+		fputs("\nwhy (each failed check once, in the first scenario it failed):\n", out);
+	else if (rc.n > 0)
+		fprintf(out, "\nwhy (no check failed, but the level stops at %s):\n",
+		        hx_report_level_str(r->level));
+	else
 		fputs(n > 0 ? "\nwhy (no check failed, but not every scenario ran):\n"
 		            : "\nwhy: no check failed\n",
 		      out);
+	for (size_t k = 0; k < rc.n; k++)
+		text_recap_row(out, &rc.rows[k]);
+	hx_recap_release(&rc);
+	/* each cause once: a client that cannot start is one line, not one
+	 * per scenario */
 	for (size_t k = 0; k < n; k++) {
 		const struct hx_scenario_result *first = &r->scenarios[g[k].first];
 
@@ -462,10 +472,24 @@ static void text_recap(FILE *out, const struct hx_run_result *r)
 	free(g);
 }
 
+/* The line that stands for a scenario's hidden n/a checks: @n_na of
+ * them, @n_nc of those not covered. */
+static void text_na_count(FILE *out, size_t n_na, size_t n_nc)
+{
+	if (n_na == 0)
+		return;
+	fprintf(out, "  N/A   %zu check%s had nothing to judge here", n_na, n_na == 1 ? "" : "s");
+	if (n_nc == n_na)
+		fputs(n_na == 1 ? ", not covered" : ", none of them covered", out);
+	else if (n_nc > 0)
+		fprintf(out, ", %zu of them not covered", n_nc);
+	fputs(" (-v lists each with why)\n", out);
+}
+
 void hx_report_text(FILE *out, const struct hx_run_result *r, bool verbose)
 {
 	struct hx_report_counts t;
-	size_t i, j, n_na;
+	size_t i, j, n_na, n_nc;
 	char *why;
 
 	fprintf(out, "fakeapi-harness %s\n", r->harness_version ? r->harness_version : "?");
@@ -522,16 +546,15 @@ void hx_report_text(FILE *out, const struct hx_run_result *r, bool verbose)
 		text_restarts(out, r->mode, s);
 		text_client(out, s);
 		text_canaries(out, s);
-		for (j = 0, n_na = 0; j < s->n_checks; j++) {
-			if (s->checks[j].verdict == HX_NA && !verbose)
+		for (j = 0, n_na = 0, n_nc = 0; j < s->n_checks; j++) {
+			if (s->checks[j].verdict == HX_NA && !verbose) {
 				n_na++;
-			else
+				n_nc += s->checks[j].uncovered;
+			} else {
 				text_check(out, r, s, &s->checks[j]);
+			}
 		}
-		if (n_na > 0)
-			fprintf(out,
-			        "  N/A   %zu check%s not judged here (-v lists them with why)\n",
-			        n_na, n_na == 1 ? "" : "s");
+		text_na_count(out, n_na, n_nc);
 	}
 
 	hx_report_count(r, &t);
@@ -542,17 +565,21 @@ void hx_report_text(FILE *out, const struct hx_run_result *r, bool verbose)
 	        r->n_scenarios == 1 ? "" : "s");
 	for (i = 0, n_na = 0; i < hx_check_count(); i++) {
 		const struct hx_check_def *d = hx_check_def_at(i);
-		bool req;
+		struct hx_profile_entry p;
 
-		if (!verbose && hx_report_suite_verdict(r, d->id, &req) == HX_NA &&
+		/* a check hidden here was judged nowhere: it failed and passed
+		 * in no scenario, counted or not */
+		hx_grade_profile(r, d->id, &p);
+		if (!verbose && p.pass == 0 && p.fail == 0 &&
 		    hx_grade_known_state(r, d->id) == HX_KNOWN_UNLISTED)
 			n_na++;
 		else
 			text_suite_check(out, r, d);
 	}
 	if (n_na > 0)
-		fprintf(out, "  N/A   %zu check%s judged nowhere (-v lists them)\n", n_na,
-		        n_na == 1 ? "" : "s");
+		fprintf(out,
+		        "  N/A   %zu check%s had nothing to judge in any scenario (-v lists them)\n",
+		        n_na, n_na == 1 ? "" : "s");
 	text_repeat(out, r->repeat);
 	text_recap(out, r);
 	fputc('\n', out);

@@ -122,5 +122,5 @@ def test_exec_client_reaches_l2_without_attempts_hidden(harness_bin, repo_root, 
     assert "  L2  wait.scope_pause P  wait.jitter P  attempts.hidden -" in proc.stdout
     # n/a checks are counted, not listed, unless -v
     assert "  N/A   attempts.hidden" not in proc.stdout
-    assert " checks judged nowhere (-v lists them)\n" in proc.stdout
+    assert " checks had nothing to judge in any scenario (-v lists them)\n" in proc.stdout
     assert "level reached: L2\n" in proc.stdout

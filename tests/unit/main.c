@@ -38,6 +38,7 @@
 	X(interruption)                                                                            \
 	X(canary)                                                                                  \
 	X(grade)                                                                                   \
+	X(recap)                                                                                   \
 	X(known_failing)                                                                           \
 	X(quota)                                                                                   \
 	X(quota_tokens)                                                                            \

@@ -254,9 +254,15 @@ static void report__text_ends_with_why_and_hides_na(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
 	hx_report_text(out, &f.run, false);
 	fclose(out);
-	CU_ASSERT_PTR_NULL(strstr(text, "N/A   classify.no_retry_4xx"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, " not judged here (-v lists them with why)\n"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(text, " judged nowhere (-v lists them)\n"));
+	CU_ASSERT_PTR_NULL(strstr(text, "N/A   classify.no_retry_4xx  (L1)  no task"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, " had nothing to judge here, "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(text, " of them not covered (-v lists each with why)\n"));
+	CU_ASSERT_PTR_NOT_NULL(
+	        strstr(text, " had nothing to judge in any scenario (-v lists them)\n"));
+	/* counted and n/a at the level not reached: part of why */
+	CU_ASSERT_PTR_NOT_NULL(strstr(text,
+	                              "\n  N/A   classify.no_retry_4xx  (L1) not judged where "
+	                              "it counts, so L1 is not reached  s1: no task"));
 	why = strstr(text, "\nwhy (each failed check once, in the first scenario it failed):\n"
 	                   "  FAIL  attempts.bounded       (L1)  s1: 1 attempt named no task");
 	CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n  FAIL  wait.retry_after       (L1)  s1: task t1 "
@@ -427,9 +433,15 @@ static void report__junit_has_failure_skipped_error_and_escapes(void)
 	unlink(path);
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"));
 	snprintf(want, sizeof(want),
-	         "<testsuites name=\"five-step\" tests=\"4\" failures=\"2\" "
+	         "<testsuites name=\"five-step\" tests=\"5\" failures=\"2\" "
 	         "errors=\"1\" skipped=\"0\">");
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, want));
+	/* the grade: already red through the error above, so not counted twice */
+	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<testsuite name=\"grade\" tests=\"1\" failures=\"0\" "
+	                                   "errors=\"0\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(xml,
+	                              "<system-out>level reached: L0 (minimum L1); exit code 2: "
+	                              "1 scenario could not run</system-out>"));
 	/* the n/a checks are no testcase, only named */
 	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<testsuite name=\"s1\" tests=\"3\" failures=\"2\""));
 	CU_ASSERT_PTR_NOT_NULL(
@@ -454,6 +466,53 @@ static void report__junit_has_failure_skipped_error_and_escapes(void)
 	CU_ASSERT_PTR_NULL(strchr(xml, '\x01'));
 	CU_ASSERT_PTR_NULL(strchr(xml, '\x02'));
 	CU_ASSERT_PTR_NULL(strchr(xml, '\xff'));
+	free(xml);
+	fixture_release(&f);
+}
+
+/* Red exactly when the exit code is not 0: a failed recommended check is
+ * skipped, and a level below the minimum with nothing failed is the grade
+ * testcase's failure. */
+static void report__junit_is_red_exactly_when_the_exit_code_is_not_0(void)
+{
+	struct fixture f;
+	struct fa_err err = { "" };
+	char path[256], *xml;
+	struct hx_scenario_result *s;
+
+	fixture_init(&f);
+	/* s2 ran after all; t1's early retry was only recommended */
+	s = &f.run.scenarios[1];
+	free(s->error);
+	s->error = NULL;
+	f.run.scenarios[0].checks[1].required = false;  /* wait.retry_after */
+	f.run.scenarios[0].checks[0].verdict = HX_PASS; /* attempts.bounded */
+	f.run.min_level = 4;
+	hx_grade_run(&f.run);
+	CU_ASSERT_EQUAL(f.run.exit_code, 1);
+	temp_path(path, sizeof(path));
+	CU_ASSERT_EQUAL_FATAL(hx_report_junit(path, &f.run, &err), FA_OK);
+	xml = slurp(path);
+	unlink(path);
+	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<skipped message=\"recommended, not counted: task t1 "
+	                                   "retried"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(xml,
+	                              "<testcase classname=\"five-step.grade\" name=\"level\" "
+	                              "time=\"0\">\n      <failure message=\"level reached: L"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(xml, " (minimum L4); exit code 1: "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<testsuites name=\"five-step\" tests=\""));
+	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "\" failures=\"1\" errors=\"0\" skipped=\"1\">"));
+	free(xml);
+
+	/* everything counted passes and L1 is enough: green */
+	f.run.min_level = 0;
+	hx_grade_run(&f.run);
+	CU_ASSERT_EQUAL(f.run.exit_code, 0);
+	CU_ASSERT_EQUAL_FATAL(hx_report_junit(path, &f.run, &err), FA_OK);
+	xml = slurp(path);
+	unlink(path);
+	CU_ASSERT_PTR_NULL(strstr(xml, "<failure"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<system-out>level reached: "));
 	free(xml);
 	fixture_release(&f);
 }
@@ -771,6 +830,8 @@ void test_report_register(void)
 	            report__json_parses_back_with_every_field);
 	CU_add_test(s, "report__unwritable_path_is_eio_naming_it",
 	            report__unwritable_path_is_eio_naming_it);
+	CU_add_test(s, "report__junit_is_red_exactly_when_the_exit_code_is_not_0",
+	            report__junit_is_red_exactly_when_the_exit_code_is_not_0);
 	CU_add_test(s, "report__junit_has_failure_skipped_error_and_escapes",
 	            report__junit_has_failure_skipped_error_and_escapes);
 	CU_add_test(s, "report__text_counts_every_protocol_error_past_the_cap",

@@ -30,6 +30,10 @@ static size_t pick_first(const struct hx_run_result *r, const char *id, enum pic
 	for (size_t i = 0; i < r->n_scenarios; i++) {
 		const struct hx_scenario_result *s = &r->scenarios[i];
 
+		/* an n/a of a scenario that did not finish is its error's, said
+		 * below the checks */
+		if (p == PICK_NA_COUNTED && s->error != NULL)
+			continue;
 		for (size_t j = 0; j < s->n_checks; j++) {
 			const struct hx_check_result *c = &s->checks[j];
 
@@ -86,6 +90,7 @@ static void add_held_level(const struct hx_run_result *r, struct hx_recap *rc)
 		struct hx_recap_row row = { .kind = HX_RECAP_NA, .def = def, .level = next };
 		bool counted;
 		enum hx_verdict v;
+		size_t n_na;
 
 		if (def->level != next)
 			continue;
@@ -95,9 +100,16 @@ static void add_held_level(const struct hx_run_result *r, struct hx_recap *rc)
 		n_at++;
 		if (v != HX_NA)
 			continue;
-		row.more = pick_first(r, def->id, PICK_NA_COUNTED, &row) - 1;
+		n_na = pick_first(r, def->id, PICK_NA_COUNTED, &row);
+		if (n_na == 0)
+			continue; /* n/a only where a scenario did not finish */
+		row.more = n_na - 1;
 		*add_row(rc, HX_RECAP_NA) = row;
 	}
+	/* a level left empty by scenarios that did not run is their error's */
+	for (size_t i = 0; i < r->n_scenarios && n_at == 0; i++)
+		if (r->scenarios[i].error != NULL)
+			return;
 	if (n_at == 0)
 		add_row(rc, HX_RECAP_NO_CHECKS)->level = next;
 }

@@ -678,6 +678,11 @@ static void grade(struct hx__scenario *s)
 		.hello = out->hello,
 	};
 
+	/* a scenario that could not run (a client that does not start, a
+	 * scenario its provider refused) shows nothing of the client: no
+	 * check, as in stdio mode and as docs/report.md says */
+	if (out->error != NULL && !s->interrupted)
+		return;
 	hx_check_run_all(&in, &out->checks, &out->n_checks);
 	if (!s->interrupted)
 		return;

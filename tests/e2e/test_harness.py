@@ -201,6 +201,12 @@ def test_client_that_cannot_start_exits_2(harness_bin, tmp_path):
     assert "no-such-client" in task["error"]
     assert "task t1: client could not start" in report["scenarios"][0]["error"]
     assert "task t1: client could not start" in proc.stderr
+    # a scenario that could not run judges nothing: no check, and the last
+    # screen blames the error, not an n/a
+    assert report["scenarios"][0]["checks"] == []
+    why = proc.stdout[proc.stdout.index("\nwhy ("):]
+    assert why.startswith("\nwhy (no check failed, but not every scenario ran):\n"
+                          "  ERROR  could not run no-client: task t1: client could not start")
 
 
 # --- the clients' behaviour, graded -------------------------------------------

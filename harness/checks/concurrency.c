@@ -235,9 +235,11 @@ void hx_concurrency_check(const struct hx_check_ctx *c, struct hx_check_result *
 		r->detail = fa_xasprintf(
 		        "the cap was never tested: no task was in the client's hands while "
 		        "%zu attempts of its scope were in flight, past twice the client's own "
-		        "start time%s (%.1f ms at most; %zu attempt%s with a scope)",
+		        "start time%s (%.1f ms at most: the longest any of the first %zu tasks "
+		        "of a scope waited for its first attempt, a tighter cap's wait included; "
+		        "%zu attempt%s with a scope)",
 		        cap, scale_us > 0 ? " and what the time scale adds" : "",
-		        (double)allowance / 1000.0, n, n == 1 ? "" : "s");
+		        (double)allowance / 1000.0, cap, n, n == 1 ? "" : "s");
 	} else {
 		for (size_t k = 0; k < n_worst; k++)
 			hx_evidence_add(&ev, worst[k]->seq);

@@ -51,7 +51,7 @@ CLIENT_UNIT_OBJ = $(BUILD)/obj/clients/reference/client-under-test/reference/ret
 
 BINS = $(BUILD)/fakeapi $(BUILD)/fakeapi-harness $(BUILD)/unit-tests $(CLIENTS)
 
-.PHONY: all asan tsan deps sdk-deps test unit e2e demo bench lint fmt fmt-check clean
+.PHONY: all asan tsan deps sdk-deps test unit e2e demo bench lint fmt fmt-check clean install uninstall
 all: $(BINS)
 
 $(BUILD)/obj/%.o: %.c
@@ -191,6 +191,46 @@ fmt-check:
 	@command -v clang-format >/dev/null || { echo "fmt-check: clang-format not found (ci/install-deps)"; exit 1; }
 	@bad=$$(for f in $(FMT_SRC); do clang-format "$$f" | cmp -s - "$$f" || echo "$$f"; done); \
 	[ -z "$$bad" ] || { printf 'fmt-check: not as .clang-format lays it out (make fmt): %s\n' $$bad; exit 1; }
+
+# `make install`: the GNU layout under PREFIX (staged under DESTDIR): the
+# three programs in bindir, the reference client in libexecdir/fakeapi,
+# the built-in suites in datadir/fakeapi/scenarios, where an installed
+# harness finds both, and a man page per program from its --help.
+PREFIX     ?= /usr/local
+bindir     ?= $(PREFIX)/bin
+libexecdir ?= $(PREFIX)/libexec
+datadir    ?= $(PREFIX)/share
+mandir     ?= $(datadir)/man
+INSTALL    ?= install
+VERSION     = $(shell sed -n 's/^\#define HX_VERSION "\(.*\)"/\1/p' harness/run/run.h)
+MAN_PAGES   = $(BUILD)/man/fakeapi.1 $(BUILD)/man/fakeapi-harness.1 $(BUILD)/man/fakeapi-gate.1
+INSTALLED_SUITES = five-step five-step-fast provider conformance-fast incidents
+
+$(BUILD)/man/fakeapi.1: $(BUILD)/fakeapi ci/man-page
+	@mkdir -p $(dir $@)
+	ci/man-page $< $(VERSION) "a fault-injecting fake API provider" > $@
+$(BUILD)/man/fakeapi-harness.1: $(BUILD)/fakeapi-harness ci/man-page
+	@mkdir -p $(dir $@)
+	ci/man-page $< $(VERSION) "grade an HTTP retry client against a fake provider" > $@
+$(BUILD)/man/fakeapi-gate.1: ci/fakeapi-gate ci/man-page
+	@mkdir -p $(dir $@)
+	ci/man-page $< $(VERSION) "grade a retry client with fakeapi-harness, for CI" > $@
+
+install: $(BUILD)/fakeapi $(BUILD)/fakeapi-harness $(BUILD)/clients/reference $(MAN_PAGES)
+	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(libexecdir)/fakeapi $(DESTDIR)$(mandir)/man1
+	$(INSTALL) -m 755 $(BUILD)/fakeapi $(BUILD)/fakeapi-harness $(DESTDIR)$(bindir)/
+	$(INSTALL) -m 755 ci/fakeapi-gate $(DESTDIR)$(bindir)/fakeapi-gate
+	$(INSTALL) -m 755 $(BUILD)/clients/reference $(DESTDIR)$(libexecdir)/fakeapi/reference
+	$(INSTALL) -m 644 $(MAN_PAGES) $(DESTDIR)$(mandir)/man1/
+	for d in $(INSTALLED_SUITES); do \
+		$(INSTALL) -d $(DESTDIR)$(datadir)/fakeapi/scenarios/$$d && \
+		$(INSTALL) -m 644 scenarios/$$d/*.json $(DESTDIR)$(datadir)/fakeapi/scenarios/$$d/ || exit 1; \
+	done
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(bindir)/,fakeapi fakeapi-harness fakeapi-gate)
+	rm -f $(addprefix $(DESTDIR)$(mandir)/man1/,fakeapi.1 fakeapi-harness.1 fakeapi-gate.1)
+	rm -rf $(DESTDIR)$(libexecdir)/fakeapi $(DESTDIR)$(datadir)/fakeapi
 
 clean:
 	rm -rf build

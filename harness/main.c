@@ -43,6 +43,8 @@
 
 /* The default client, relative to the folder of the harness binary. */
 #define DEFAULT_CLIENT "clients/reference"
+/* ... and where `make install` puts it, from the program's folder */
+#define DEFAULT_CLIENT_INSTALLED "../libexec/fakeapi/reference"
 
 static const char usage_text[] =
         "NAME\n"
@@ -60,15 +62,18 @@ static const char usage_text[] =
         "    fakeapi-harness --help | --version\n"
         "\n"
         "DESCRIPTION\n"
-        "    Runs each scenario of a suite (a suite.json, or one scenario file)\n"
-        "    against the client: a fake provider on an ephemeral 127.0.0.1 port\n"
-        "    answers as the scenario says, the scenario's events give the client\n"
-        "    its tasks, and every check is computed from the provider's journal\n"
-        "    of attempts. Without a path it runs the built-in five-step suite\n"
-        "    (scenarios/five-step/suite.json); without --client or --exec it\n"
-        "    runs the reference client built beside the program\n"
-        "    (clients/reference), so `fakeapi-harness run` alone grades the\n"
-        "    reference client on the five-step suite.\n"
+        "    Runs each scenario of a suite (a suite.json, the folder holding one,\n"
+        "    or one scenario file) against the client: a fake provider on an\n"
+        "    ephemeral 127.0.0.1 port answers as the scenario says, the\n"
+        "    scenario's events give the client its tasks, and every check is\n"
+        "    computed from the provider's journal of attempts. Without a path it\n"
+        "    runs the built-in five-step suite (scenarios/five-step/suite.json\n"
+        "    of the checkout, or PREFIX/share/fakeapi/scenarios once\n"
+        "    installed); without --client or --exec it runs the reference\n"
+        "    client beside the program\n"
+        "    (clients/reference, or PREFIX/libexec/fakeapi/reference), so\n"
+        "    `fakeapi-harness run` alone grades the reference client on the\n"
+        "    five-step suite.\n"
         "\n"
         "    Stdio mode (--client) starts /bin/sh -c COMMAND once per scenario,\n"
         "    in its own process group, and speaks JSON lines with it\n"
@@ -238,7 +243,8 @@ static const char usage_text[] =
         "\n"
         "ENVIRONMENT\n"
         "    FAKEAPI_SCENARIOS  folder holding five-step/suite.json, the default\n"
-        "                       suite (otherwise found next to the program)\n"
+        "                       suite (otherwise found next to the program,\n"
+        "                       built or installed)\n"
         "    FAKEAPI_LOG        error|warn|info|debug: the harness's own log level\n"
         "    FAKEAPI_LIBFAKETIME  the libfaketime library --time-scale preloads into\n"
         "                       clients (default: Debian's libfaketimeMT.so.1)\n";
@@ -525,29 +531,36 @@ static char *exe_dir(void)
 	return fa_xstrdup(exe);
 }
 
-/* The reference client built beside the program (build/clients/reference
- * next to build/fakeapi-harness), as a command for sh -c; NULL when it is
- * not there. A new string. */
+/* The reference client beside the program: built (build/clients/reference
+ * next to build/fakeapi-harness) or installed (PREFIX/libexec/fakeapi/reference
+ * for PREFIX/bin/fakeapi-harness), as a command for sh -c; NULL when it is
+ * in neither place. A new string. */
 static char *default_client(void)
 {
-	char *dir = exe_dir(), *path, *cmd = NULL;
+	static const char *const places[] = { DEFAULT_CLIENT, DEFAULT_CLIENT_INSTALLED };
+	char *dir = exe_dir(), *cmd = NULL;
 
-	if (dir == NULL)
-		return NULL;
-	path = fa_xasprintf("%s/%s", dir, DEFAULT_CLIENT);
-	if (access(path, X_OK) == 0)
-		cmd = hx_exec_quote(path);
-	free(path);
+	for (size_t i = 0; dir != NULL && cmd == NULL && i < sizeof(places) / sizeof(places[0]);
+	     i++) {
+		char *path = fa_xasprintf("%s/%s", dir, places[i]);
+
+		if (access(path, X_OK) == 0)
+			cmd = hx_exec_quote(path);
+		free(path);
+	}
 	free(dir);
 	return cmd;
 }
 
-/* The built-in suite: FAKEAPI_SCENARIOS, else the scenarios folder next to
- * the program (it lives in build/ or build/asan/). A new string or NULL. */
+/* The built-in suite: FAKEAPI_SCENARIOS, else the scenarios folder of the
+ * checkout the program was built in (build/ or build/asan/), else the one
+ * installed beside it (PREFIX/share/fakeapi/scenarios for
+ * PREFIX/bin/fakeapi-harness). A new string or NULL. */
 static char *default_suite(void)
 {
 	const char *env = getenv("FAKEAPI_SCENARIOS");
-	static const char *const ups[] = { "/../scenarios/", "/../../scenarios/" };
+	static const char *const ups[] = { "/../scenarios/", "/../../scenarios/",
+		                           "/../share/fakeapi/scenarios/" };
 	char real[PATH_MAX];
 	char *exe, *found = NULL;
 

@@ -9,11 +9,11 @@
 #include "scenario.h"
 
 /*
- * fa_suite_load(), then hx_expect_validate() on each scenario in suite
- * order: the provider keeps $.harness.expect as opaque JSON, the harness
- * knows the checks. Every harness command that runs scenarios loads them
- * here. Errors as fa_suite_load() (FA_EIO, FA_EINVAL), or the first
- * scenario's expect error ("FILE: $.harness.expect...: ..."); *@out is
+ * fa_suite_load() (a folder stands for its suite.json; one without it is
+ * FA_EINVAL, "DIR: a folder without suite.json: ..."), then hx_expect_validate() on each scenario
+ * in suite order: the provider keeps $.harness.expect as opaque JSON, the harness knows the checks.
+ * Every harness command that runs scenarios loads them here. Errors as fa_suite_load() (FA_EIO,
+ * FA_EINVAL), or the first scenario's expect error ("FILE: $.harness.expect...: ..."); *@out is
  * then NULL. Free with fa_suite_free().
  */
 enum fa_rc hx_suite_load(const char *path, struct fa_suite **out, struct fa_err *err);

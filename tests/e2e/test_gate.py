@@ -528,13 +528,36 @@ def test_gate_usage_errors_exit_2(gate, harness_bin, args, cause):
 
 
 def test_gate_without_a_harness_exits_2(gate, harness_bin, tmp_path):
+    """A gate copied into a pipeline, with no harness beside it or on PATH."""
     env = harness_env()
     env.pop("FAKEAPI_HARNESS", None)
     env["PATH"] = str(tmp_path)  # no fakeapi-harness here; sh is run by path
-    proc = subprocess.run(["/bin/sh", gate, "--exec", "true"], capture_output=True, text=True,
+    (tmp_path / "ci").mkdir()
+    copied = shutil.copy(gate, tmp_path / "ci" / "fakeapi-gate")
+    proc = subprocess.run(["/bin/sh", copied, "--exec", "true"], capture_output=True, text=True,
                           timeout=60, env=env, stdin=subprocess.DEVNULL)
     assert proc.returncode == 2
     assert "fakeapi-harness not found: put it on PATH or set FAKEAPI_HARNESS" in proc.stderr
+
+
+def test_gate_of_a_checkout_finds_its_build(gate, harness_bin, tmp_path):
+    """ci/fakeapi-gate beside a build/ runs that build's harness, PATH or not."""
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "build").mkdir()
+    os.symlink(harness_bin, tmp_path / "build" / "fakeapi-harness")
+    copied = shutil.copy(gate, tmp_path / "ci" / "fakeapi-gate")
+    env = harness_env()
+    env.pop("FAKEAPI_HARNESS", None)
+    env["PATH"] = "/usr/bin:/bin"
+    path = write(tmp_path, scenario("gate-build", OK_200))
+    proc = subprocess.run(["/bin/sh", copied, "--suite", str(path), "--exec", ONCE],
+                          capture_output=True, text=True, timeout=120, env=env,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "fakeapi-gate: passed: " in proc.stdout
+    proc = subprocess.run(["/bin/sh", copied, "--version"], capture_output=True, text=True)
+    version = subprocess.run([harness_bin, "--version"], capture_output=True, text=True).stdout
+    assert proc.stdout.split() == ["fakeapi-gate", version.split()[-1]]
 
 
 @pytest.mark.parametrize("what", ["directory", "plain file"])

@@ -683,8 +683,10 @@ void hx_client_log_scrub(struct hx_scenario_result *out, const struct fa_scenari
 	for (i = 0; i < out->n_msgs; i++)
 		if (out->msgs[i].json != NULL)
 			scrub_json(&sb, out->msgs[i].json->child);
-	for (i = 0; i < out->n_tasks; i++)
+	for (i = 0; i < out->n_tasks; i++) {
 		scrub_str(&sb, &out->tasks[i].error);
+		scrub_str(&sb, &out->tasks[i].stderr_tail);
+	}
 	for (i = 0; i < out->n_checks; i++)
 		scrub_str(&sb, &out->checks[i].detail);
 	for (i = 0; i < out->n_canary_hits; i++)

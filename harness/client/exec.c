@@ -194,6 +194,33 @@ char *hx_exec_last_line(const char *path)
 	return fa_utf8_printable(line, strnlen(line, 200));
 }
 
+char *hx_exec_tail(const char *path)
+{
+	char buf[HX_EXEC_STDERR_TAIL + 1];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	off_t end;
+	ssize_t n;
+	char *start = buf, *nl;
+
+	if (fd < 0)
+		return NULL;
+	end = lseek(fd, 0, SEEK_END);
+	lseek(fd, end > HX_EXEC_STDERR_TAIL ? end - HX_EXEC_STDERR_TAIL : 0, SEEK_SET);
+	n = read(fd, buf, HX_EXEC_STDERR_TAIL);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	/* a cut first line is no line: start at the next whole one */
+	if (end > HX_EXEC_STDERR_TAIL && (nl = memchr(buf, '\n', (size_t)n)) != NULL)
+		start = nl + 1;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	while (*start == '\n' || *start == '\r')
+		start++;
+	return start < buf + n ? fa_xstrndup(start, (size_t)(buf + n - start)) : NULL;
+}
+
 char *hx_exec_task_url(const char *base, const char *path, const char *task_id)
 {
 	return fa_xasprintf("%s%s%cfa_task=%s", base, path, strchr(path, '?') ? '&' : '?', task_id);

@@ -36,6 +36,13 @@ enum fa_rc hx_exec_write_body(const char *path, const cJSON *body, struct fa_err
  * not start. A new string the caller frees. */
 char *hx_exec_last_line(const char *path);
 
+/* The tail of @path (a client's stderr file): its last HX_EXEC_STDERR_TAIL
+ * bytes, from the first whole line when the file was longer, trailing
+ * newlines dropped; the client's bytes as they are (a report makes them
+ * printable). NULL when the file is missing or holds only blank lines. A
+ * new string the caller frees. */
+char *hx_exec_tail(const char *path);
+
 /*
  * What exec mode tells a task's client (docs/client-protocol.md, exec
  * mode): each member is a template placeholder, an environment variable,

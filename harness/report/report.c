@@ -108,6 +108,53 @@ size_t hx_report_error_groups(const struct hx_run_result *r, struct hx_error_gro
 	return n;
 }
 
+bool hx_report_task_failed(const struct hx_task_run *t)
+{
+	return t->sent && (t->error != NULL || t->timed_out || t->term_signal > 0 ||
+	                   (t->outcome == NULL && t->exit_code != 0) ||
+	                   (t->outcome != NULL && strcmp(t->outcome, "succeeded") != 0));
+}
+
+bool hx_report_check_names_task(const struct hx_scenario_result *s, const struct hx_check_result *c,
+                                const char *task)
+{
+	for (size_t i = 0; task != NULL && i < c->n_evidence; i++) {
+		const struct fa_attempt *a = hx_report_attempt(s, c->evidence[i]);
+
+		if (a != NULL && a->task != NULL && strcmp(a->task, task) == 0)
+			return true;
+	}
+	return false;
+}
+
+bool hx_report_task_stderr_shown(const struct hx_scenario_result *s, const struct hx_task_run *t)
+{
+	if (t->stderr_tail == NULL || t->stderr_tail[0] == '\0')
+		return false;
+	if (hx_report_task_failed(t))
+		return true;
+	for (size_t i = 0; i < s->n_checks; i++)
+		if (s->checks[i].verdict == HX_FAIL &&
+		    hx_report_check_names_task(s, &s->checks[i], t->spec ? t->spec->id : NULL))
+			return true;
+	return false;
+}
+
+bool hx_report_client_stderr_shown(const struct hx_scenario_result *s)
+{
+	if (s->client_stderr == NULL || s->client_stderr[0] == '\0')
+		return false;
+	if (s->error != NULL || s->n_protocol_errors > 0)
+		return true;
+	for (size_t i = 0; i < s->n_tasks; i++)
+		if (hx_report_task_failed(&s->tasks[i]))
+			return true;
+	for (size_t i = 0; i < s->n_checks; i++)
+		if (s->checks[i].verdict == HX_FAIL)
+			return true;
+	return false;
+}
+
 size_t hx_report_unattributed(const struct hx_scenario_result *s)
 {
 	size_t i, n = 0;

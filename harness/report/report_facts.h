@@ -57,6 +57,26 @@ struct hx_error_group {
  * so it is said once. */
 size_t hx_report_error_groups(const struct hx_run_result *r, struct hx_error_group *out);
 
+/* Task @t was sent and did not end well: an error, a timeout, a signal, a
+ * non-zero exit (exec mode) or an outcome other than "succeeded" (stdio
+ * mode). */
+bool hx_report_task_failed(const struct hx_task_run *t);
+
+/* The evidence of check result @c (scenario @s) has an attempt of @task
+ * (NULL: none). */
+bool hx_report_check_names_task(const struct hx_scenario_result *s, const struct hx_check_result *c,
+                                const char *task);
+
+/* Exec mode: the reports show task @t's stderr tail (the JSON report
+ * always keeps it): it printed some, and it failed or a failed check's
+ * evidence names it. */
+bool hx_report_task_stderr_shown(const struct hx_scenario_result *s, const struct hx_task_run *t);
+
+/* Stdio mode: the reports show the client's stderr tail: it printed
+ * some, and the scenario could not run, the client broke the protocol, a
+ * task failed or a check failed. */
+bool hx_report_client_stderr_shown(const struct hx_scenario_result *s);
+
 /* Attempts naming no task of the scenario, as the checks count them
  * (docs/checks.md, "unattributed"). */
 size_t hx_report_unattributed(const struct hx_scenario_result *s);

@@ -178,6 +178,7 @@ static cJSON *json_scenario(const struct hx_run_result *r, const struct hx_scena
 	add_str(o, "title", s->sc ? s->sc->title : NULL);
 	add_str(o, "sha256", s->sc ? s->sc->sha256 : NULL);
 	add_client_str(o, "error", s, s->error);
+	add_client_str(o, "client_stderr", s, s->client_stderr);
 	cJSON_AddNumberToObject(o, "duration_ms", (double)((s->duration_us + 500) / 1000));
 	arr = cJSON_AddArrayToObject(o, "tasks");
 	for (i = 0; i < s->n_tasks; i++) {
@@ -199,6 +200,7 @@ static cJSON *json_scenario(const struct hx_run_result *r, const struct hx_scena
 		                        (double)task_attempts(s, t->spec ? t->spec->id : NULL));
 		add_client_str(item, "error", s, t->error);
 		add_client_str(item, "outcome", s, t->outcome);
+		add_client_str(item, "stderr_tail", s, t->stderr_tail);
 		if (t->client_reference != NULL) /* a write task's only */
 			add_str(item, "client_reference", t->client_reference);
 		if (t->t_cancel_us >= 0)

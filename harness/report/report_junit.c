@@ -97,6 +97,43 @@ static void junit_property(FILE *f, const char *name, const char *value)
 	fputs("\"/>\n", f);
 }
 
+/* A <system-err> with the client's stderr behind check @c (NULL: behind
+ * the scenario as a whole): stdio mode, the client's tail; exec mode, the
+ * tail of each task @c's evidence names (of each task whose tail the
+ * reports show, for the scenario). Nothing when there is none. */
+static void junit_stderr(FILE *f, const struct hx_scenario_result *s,
+                         const struct hx_check_result *c, const char *indent)
+{
+	bool open = false;
+
+	if (s->client_stderr != NULL && s->client_stderr[0] != '\0' &&
+	    (c != NULL || hx_report_client_stderr_shown(s))) {
+		fprintf(f, "%s<system-err>client stderr (its last lines):\n", indent);
+		put_client_xml(f, s, s->client_stderr);
+		open = true;
+	}
+	for (size_t i = 0; i < s->n_tasks; i++) {
+		const struct hx_task_run *t = &s->tasks[i];
+		const char *id = t->spec ? t->spec->id : NULL;
+
+		if (t->stderr_tail == NULL || t->stderr_tail[0] == '\0' ||
+		    !(c != NULL ? hx_report_check_names_task(s, c, id)
+		                : hx_report_task_stderr_shown(s, t)))
+			continue;
+		if (open)
+			fputc('\n', f);
+		else
+			fprintf(f, "%s<system-err>", indent);
+		open = true;
+		fputs("task ", f);
+		put_xml(f, id ? id : "?");
+		fputs(" stderr (its last lines):\n", f);
+		put_client_xml(f, s, t->stderr_tail);
+	}
+	if (open)
+		fputs("</system-err>\n", f);
+}
+
 /* A failed check the --known-failing list forgives: reported skipped. */
 static bool known(const struct hx_run_result *r, const struct hx_check_result *c)
 {
@@ -198,6 +235,7 @@ static void junit_scenario(FILE *f, const struct hx_run_result *r,
 			fprintf(f, "\" type=\"L%d required\">", c->level);
 			junit_evidence(f, s, c);
 			fputs("</failure>\n", f);
+			junit_stderr(f, s, c, "      ");
 		} else {
 			fputs("      <system-out>", f);
 			put_client_xml(f, s, c->detail);
@@ -205,6 +243,8 @@ static void junit_scenario(FILE *f, const struct hx_run_result *r,
 		}
 		fputs("    </testcase>\n", f);
 	}
+	/* the failed and killed tasks' output, the client's when it failed */
+	junit_stderr(f, s, NULL, "    ");
 	fputs("  </testsuite>\n", f);
 }
 

@@ -66,6 +66,38 @@ static void text_task_extra(FILE *out, const struct hx_scenario_result *s,
 	}
 }
 
+/* Lines a report shows of a client's stderr tail, the last ones. */
+#define TEXT_TAIL_LINES 12
+
+/* The last TEXT_TAIL_LINES lines of @text (a client's stderr tail in
+ * scenario @s), each after @prefix, with a line saying how many earlier
+ * ones only the JSON report has. */
+static void put_tail(FILE *out, const struct hx_scenario_result *s, const char *text,
+                     const char *prefix)
+{
+	size_t n = 0, skip;
+	const char *p, *nl;
+
+	for (p = text; *p != '\0'; p = nl ? nl + 1 : p + strlen(p), n++)
+		nl = strchr(p, '\n');
+	skip = n > TEXT_TAIL_LINES ? n - TEXT_TAIL_LINES : 0;
+	if (skip > 0)
+		fprintf(out, "%s(%zu earlier line%s in the JSON report)\n", prefix, skip,
+		        skip == 1 ? "" : "s");
+	for (p = text, n = 0; *p != '\0'; p = nl ? nl + 1 : p + strlen(p), n++) {
+		char *line;
+
+		nl = strchr(p, '\n');
+		if (n < skip)
+			continue;
+		line = fa_xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
+		fputs(prefix, out);
+		put_client(out, s, line);
+		fputc('\n', out);
+		free(line);
+	}
+}
+
 static void text_task(FILE *out, const struct hx_scenario_result *s, enum hx_mode mode,
                       const struct hx_task_run *t)
 {
@@ -108,6 +140,10 @@ static void text_task(FILE *out, const struct hx_scenario_result *s, enum hx_mod
 	}
 	text_task_extra(out, s, t);
 	fputc('\n', out);
+	if (hx_report_task_stderr_shown(s, t)) {
+		fputs("    stderr (its last lines):\n", out);
+		put_tail(out, s, t->stderr_tail, "      | ");
+	}
 }
 
 /* One line naming where the planted canaries were found, when anywhere;
@@ -194,23 +230,9 @@ static void text_hello(FILE *out, const struct hx_scenario_result *sc, const cJS
 	fputs(first ? "none\n" : "\n", out);
 }
 
-/* Whether the client failed in @s: it could not start, left a task with
- * an error, or broke the protocol. */
-static bool client_failed(const struct hx_scenario_result *s)
-{
-	if (s->error != NULL || s->n_protocol_errors > 0)
-		return true;
-	for (size_t i = 0; i < s->n_tasks; i++)
-		if (s->tasks[i].error != NULL)
-			return true;
-	return false;
-}
-
 /* The protocol errors and, when the client failed, its stderr tail. */
 static void text_client(FILE *out, const struct hx_scenario_result *s)
 {
-	const char *p, *nl;
-
 	/* the listed ones, or all of them when some were only counted (an
 	 * "N more" entry stands for several) */
 	size_t n_errors = s->n_protocol_errors_seen > s->n_protocol_errors
@@ -224,19 +246,10 @@ static void text_client(FILE *out, const struct hx_scenario_result *s)
 		put_client(out, s, s->protocol_errors[i]);
 		fputc('\n', out);
 	}
-	if (s->client_stderr == NULL || s->client_stderr[0] == '\0' || !client_failed(s))
+	if (!hx_report_client_stderr_shown(s))
 		return;
 	fputs("  client stderr (its last lines):\n", out);
-	for (p = s->client_stderr; *p != '\0'; p = nl ? nl + 1 : p + strlen(p)) {
-		char *line;
-
-		nl = strchr(p, '\n');
-		line = fa_xstrndup(p, nl ? (size_t)(nl - p) : strlen(p));
-		fputs("    | ", out);
-		put_client(out, s, line);
-		fputc('\n', out);
-		free(line);
-	}
+	put_tail(out, s, s->client_stderr, "    | ");
 }
 
 static void text_check(FILE *out, const struct hx_run_result *r, const struct hx_scenario_result *s,

@@ -28,6 +28,7 @@ void hx_task_run_release(struct hx_task_run *t)
 	if (t == NULL)
 		return;
 	free(t->error);
+	free(t->stderr_tail);
 	t->error = NULL;
 	free(t->outcome);
 	t->outcome = NULL;

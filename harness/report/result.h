@@ -37,6 +37,9 @@ struct hx_task_run {
 	                             (its own, else max_wait_s + 15, else the
 	                             scenario's); 0 = not started */
 	char *error;              /* owned: client could not start, ...; NULL */
+	char *stderr_tail;        /* owned: exec mode, the last lines of the task's
+	                             stderr (hx_exec_tail, <= 2 KiB), scrubbed;
+	                             NULL when it printed none */
 	char *outcome;            /* owned: stdio mode, the result line's outcome
 	                             ("succeeded", "failed", "escalated",
 	                             "cancelled"; exit_code is 0 for succeeded,

@@ -524,6 +524,9 @@ static void collect_exec(struct hx__scenario *s)
 		tr->exit_code = ts->proc.exit_code;
 		tr->term_signal = ts->proc.term_signal;
 		tr->timed_out = ts->proc.timed_out && !ts->stopped;
+		path = task_file(s, t->id, "stderr");
+		tr->stderr_tail = hx_exec_tail(path);
+		free(path);
 		/* sh says 127 (not found) or 126 (not executable) */
 		if (tr->exit_code != 126 && tr->exit_code != 127)
 			continue;

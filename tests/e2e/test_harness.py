@@ -209,6 +209,31 @@ def test_client_that_cannot_start_exits_2(harness_bin, tmp_path):
                           "  ERROR  could not run no-client: task t1: client could not start")
 
 
+def test_failed_task_shows_its_stderr_tail_scrubbed(harness_bin, tmp_path):
+    """An exec client that fails says why on stderr: the text report shows
+    the last lines under the task, the JSON report keeps the tail, JUnit
+    puts it in <system-err>; the key it printed is never shown."""
+    doc = scenario("says-why", [{"status": 503, "body": {"error": {"code": "overloaded"}}}])
+    client = ('for i in $(seq 1 20); do echo "filler line $i" >&2; done; '
+              'echo "giving up with key $FAKEAPI_KEY" >&2; '
+              'curl -s -o /dev/null -H "Authorization: Bearer $FAKEAPI_KEY" {url}; exit 3')
+    junit = tmp_path / "junit.xml"
+    proc, report = run_scenario(harness_bin, tmp_path, doc, client, "--junit", str(junit))
+    sc = report["scenarios"][0]
+    tail = sc["tasks"][0]["stderr_tail"]
+    assert tail.endswith("giving up with key [key secret].[key canary]"), tail
+    assert "filler line 1\n" in tail and sc["client_stderr"] is None
+    out = proc.stdout
+    assert "  task t1: exit 3\n    stderr (its last lines):\n      | (9 earlier lines in the JSON " \
+           "report)\n      | filler line 10\n" in out
+    assert "      | giving up with key [key secret].[key canary]\n" in out
+    key = doc["provider"]["keys"]["k1"]["secret"]
+    assert key not in out and key not in junit.read_text() and key not in json.dumps(report)
+    err = ET.parse(junit).getroot().find("./testsuite[@name='says-why']/system-err").text
+    assert err.startswith("task t1 stderr (its last lines):\nfiller line 1\n")
+    assert err.endswith("giving up with key [key secret].[key canary]")
+
+
 # --- the clients' behaviour, graded -------------------------------------------
 
 RETRY_AFTER_1 = [

@@ -427,8 +427,8 @@ def test_good_client_honours_retry_after_and_reports(harness_bin, repo_root, tmp
     assert s["protocol_errors"] == []
     assert s["tasks"] == [{"id": "t1", "sent": True, "exit_code": 0, "signal": None,
                            "timed_out": False, "attempts": 2, "error": None,
-                           "outcome": "succeeded", "cancelled_at_ms": None,
-                           "escalation": None}]
+                           "outcome": "succeeded", "stderr_tail": None,
+                           "cancelled_at_ms": None, "escalation": None}]
     v = verdicts(s)
     assert v["wait.retry_after"] == "pass"
     assert v["attempts.bounded"] == "pass"

@@ -246,6 +246,9 @@ static const char usage_text[] =
         "                       suite (otherwise found next to the program,\n"
         "                       built or installed)\n"
         "    FAKEAPI_LOG        error|warn|info|debug: the harness's own log level\n"
+        "    FAKEAPI_PROGRESS_S  seconds between the progress lines of a scenario\n"
+        "                       that runs long (\"[3/19] ID: waiting for t1\n"
+        "                       (Retry-After 120 s, ...)\"), 0.1..3600, default 10\n"
         "    FAKEAPI_LIBFAKETIME  the libfaketime library --time-scale preloads into\n"
         "                       clients (default: Debian's libfaketimeMT.so.1)\n";
 

@@ -16,6 +16,7 @@
 #include "grade.h"
 #include "client_log.h"
 #include "scenario_run.h"
+#include "waiting.h"
 
 /* Shared by the worker threads of one run. */
 struct runner {
@@ -53,18 +54,42 @@ static void count_verdicts(const struct hx_scenario_result *r, size_t n[3])
 		n[r->checks[i].verdict]++;
 }
 
-/* Scenario @index with a progress line before and after. */
+/* Where a scenario's "waiting for" line goes: the runner and the index. */
+struct waiting_ctx {
+	struct runner *rn;
+	size_t index;
+};
+
+static void say_waiting(void *ctx, const struct fa_scenario *sc, const char *what)
+{
+	const struct waiting_ctx *w = ctx;
+	char *plain = hx_client_log_plain(what, strlen(what));
+
+	progress(w->rn, "[%zu/%zu] %s: %s\n", w->index + 1, w->rn->suite->n_scenarios, sc->id,
+	         plain);
+	free(plain);
+}
+
+/* Scenario @index with a progress line before and after, and one every
+ * HX_WAITING_EVERY_US while it waits long. */
 static void run_scenario(struct runner *rn, size_t index)
 {
 	const struct fa_scenario *sc = rn->suite->scenarios[index];
 	struct hx_scenario_result *out = &rn->res->scenarios[index];
 	const size_t total = rn->suite->n_scenarios;
 	char *dir = fa_xasprintf("%s/%zu-%s", rn->tmp_root, index + 1, sc->id);
+	struct waiting_ctx wctx = { rn, index };
+	struct hx_run_opts opts = *rn->opts;
 	size_t n[3];
 	bool cut = false;
 
+	if (opts.progress != NULL) {
+		opts.waiting = say_waiting;
+		opts.waiting_ctx = &wctx;
+		opts.waiting_every_us = hx_waiting_every_us();
+	}
 	progress(rn, "[%zu/%zu] %s ...\n", index + 1, total, sc->id);
-	if (hx_scenario_run(sc, rn->opts, dir, out, &cut) != FA_OK)
+	if (hx_scenario_run(sc, &opts, dir, out, &cut) != FA_OK)
 		atomic_store(&rn->client_broken, 1);
 	if (cut)
 		atomic_store(&rn->cut, 1);

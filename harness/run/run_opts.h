@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 struct fa_livefeed;
+struct fa_scenario;
 struct hx_known_failing;
 
 /* Pause after the last client exits before the provider stops, so that
@@ -27,14 +28,19 @@ struct hx_run_opts {
 	unsigned jobs;             /* scenarios run at once, >= 1 */
 	int min_level;             /* --min-level, 0..4 */
 	FILE *progress;            /* a line per scenario start and finish; NULL = quiet */
-	struct fa_livefeed *live;  /* run --journal - / --follow: every scenario's attempts
-	                              as they complete, one line each (follow.h), marked
-	                              with the scenario id, queued on this feed (stdout's;
-	                              livefeed.h), which never makes a scenario wait;
-	                              borrowed; NULL = none */
-	bool live_text;            /* --follow: text lines ("[ID] +1.234s  #5 ...");
-	                              false: JSONL ({"scenario": ID, ...journal line}) */
-	bool strict;               /* --strict: recommended checks count as required */
+	/* a scenario running long says what it waits for (waiting.h), @what
+	   borrowed for the call, from the scenario's thread; NULL = not asked */
+	void (*waiting)(void *ctx, const struct fa_scenario *sc, const char *what);
+	void *waiting_ctx;
+	int64_t waiting_every_us; /* real time between two such lines, µs */
+	struct fa_livefeed *live; /* run --journal - / --follow: every scenario's attempts
+	                             as they complete, one line each (follow.h), marked
+	                             with the scenario id, queued on this feed (stdout's;
+	                             livefeed.h), which never makes a scenario wait;
+	                             borrowed; NULL = none */
+	bool live_text;           /* --follow: text lines ("[ID] +1.234s  #5 ...");
+	                             false: JSONL ({"scenario": ID, ...journal line}) */
+	bool strict;              /* --strict: recommended checks count as required */
 	const struct hx_known_failing *known_failing; /* --known-failing list (known_failing.h),
 	                              kept in the result, so it must outlive it; NULL = none */
 };

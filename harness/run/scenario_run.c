@@ -30,6 +30,7 @@
 #include "server.h"
 #include "stdio_client.h"
 #include "store.h"
+#include "waiting.h"
 #include "write.h"
 
 /* Room added to a task's max_wait_s for its own timeout, s. */
@@ -316,6 +317,7 @@ static void drive_exec(struct hx__scenario *s, int64_t deadline)
 		} else {
 			quiet_since = -1;
 		}
+		hx__scenario_report_waiting(s);
 		hx__scenario_tick();
 	}
 }
@@ -420,6 +422,7 @@ static void drive_stdio(struct hx__scenario *s, int64_t deadline)
 			if (now - ended_since >= HX_RUN_SETTLE_US)
 				break;
 		}
+		hx__scenario_report_waiting(s);
 		hx_stdio_pump(s->client, HX_SCENARIO_TICK_NS / 1000000);
 	}
 	if (s->client != NULL)

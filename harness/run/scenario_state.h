@@ -69,6 +69,8 @@ struct hx__scenario {
 	bool restart_failed;             /* stdio mode: the client did not start again */
 	struct hx_stdio_capture capture; /* stdio mode: every byte the sessions printed,
 	                                    searched for the canaries at the end */
+	int64_t waiting_said_us;         /* monotonic µs of the last "waiting for" line
+	                                    (waiting.h); 0 before the first tick */
 };
 
 /* Sleep one HX_SCENARIO_TICK_NS. */

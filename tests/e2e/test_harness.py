@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import uuid
@@ -232,6 +233,31 @@ def test_failed_task_shows_its_stderr_tail_scrubbed(harness_bin, tmp_path):
     err = ET.parse(junit).getroot().find("./testsuite[@name='says-why']/system-err").text
     assert err.startswith("task t1 stderr (its last lines):\nfiller line 1\n")
     assert err.endswith("giving up with key [key secret].[key canary]")
+
+
+def test_long_wait_says_what_it_waits_for(harness_bin, tmp_path):
+    """A scenario that runs long prints, every FAKEAPI_PROGRESS_S, which
+    task it waits for and on what, one whole line each, two jobs' lines
+    never run together."""
+    pause = [{"times": 1, "status": 429, "headers": {"Retry-After": "3"},
+              "body": {"error": {"code": "rate_limit_exceeded"}}},
+             {"status": 200, "body": {"id": "{id}"}}]
+    for sid in ("long-a", "long-b"):
+        write(tmp_path, scenario(sid, pause))
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps({"id": "long", "version": "1",
+                                 "scenarios": ["long-a.json", "long-b.json"]}))
+    client = 'curl -sS -f -o /dev/null --retry 1 -H "Authorization: Bearer $FAKEAPI_KEY" {url}'
+    proc = run_harness(harness_bin, "run", "--jobs", "2", "--exec", client, str(suite),
+                       extra_env={"FAKEAPI_PROGRESS_S": "0.5"})
+    assert proc.returncode in (0, 1), proc.stderr
+    waits = [ln for ln in proc.stderr.splitlines() if ": waiting for " in ln]
+    assert waits, proc.stderr
+    line = re.compile(r"\[[12]/2\] long-[ab]: waiting for t1 \(Retry-After 3 s, \d+ s left, "
+                      r"task timeout \d+ s, running \d+ s\)$")
+    assert any(line.match(w) for w in waits), waits
+    for ln in proc.stderr.splitlines():
+        assert re.match(r"(fakeapi-harness: |\[[12]/2\] long-[ab](:| \.\.\.))", ln), ln
 
 
 # --- the clients' behaviour, graded -------------------------------------------

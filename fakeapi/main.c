@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,16 +21,17 @@
 #define FAKEAPI_VERSION "0.1.0"
 
 static const char usage[] =
-        "usage: fakeapi --scenario FILE [--port N] [--bind ADDR] [--journal FILE|-]\n"
+        "usage: fakeapi [--scenario] FILE [--port N] [--bind ADDR] [--journal FILE|-]\n"
         "               [--follow] [--threads N] [--seed N]\n"
         "       fakeapi verify-journal FILE\n"
-        "       fakeapi --help | --version\n"
+        "       fakeapi -h|--help | -V|--version\n"
         "\n"
         "Serve FILE's routes as a fault-injecting fake API provider. The first\n"
         "line on stdout is `listening http://HOST:PORT`; SIGINT or SIGTERM stops\n"
         "the server cleanly with the journal flushed.\n"
         "\n"
-        "  -s, --scenario FILE   scenario to play (JSON; docs/scenario-format.md)\n"
+        "  -s, --scenario FILE   scenario to play (JSON; docs/scenario-format.md);\n"
+        "                        FILE alone after the options says the same\n"
         "  -p, --port N          TCP port, 0 = ephemeral (default 0)\n"
         "  -b, --bind ADDR       address to listen on (default 127.0.0.1)\n"
         "  -j, --journal FILE    also write the hash-chained JSONL journal to FILE;\n"
@@ -89,6 +91,21 @@ static int verify_journal(int argc, char **argv)
 	return 0;
 }
 
+/* One line on stderr, then the hint to --help; returns 2 (usage). */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("fakeapi: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (see fakeapi --help)\n", stderr);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -121,7 +138,8 @@ int main(int argc, char **argv)
 	fa_log_init();
 	if (argc >= 2 && strcmp(argv[1], "verify-journal") == 0)
 		return verify_journal(argc, argv);
-	while ((opt = getopt_long(argc, argv, "s:p:b:j:t:fhV", longopts, NULL)) != -1) {
+	opterr = 0; /* one line of our own, then the hint */
+	while ((opt = getopt_long(argc, argv, ":s:p:b:j:t:fhV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 's': scenario_path = optarg; break;
 		case 'b': bind = optarg; break;
@@ -129,39 +147,36 @@ int main(int argc, char **argv)
 		case 'f': follow_on = true; break;
 		case 'p':
 			if (!parse_uint(optarg, 0, 65535, &port)) {
-				fprintf(stderr, "fakeapi: --port: expected 0..65535, got \"%s\"\n",
-				        optarg);
-				return 2;
+				return usage_error("--port: expected 0..65535, got \"%s\"", optarg);
 			}
 			break;
 		case 't':
 			if (!parse_uint(optarg, 2, 64, &threads)) {
-				fprintf(stderr, "fakeapi: --threads: expected 2..64, got \"%s\"\n",
-				        optarg);
-				return 2;
+				return usage_error("--threads: expected 2..64, got \"%s\"", optarg);
 			}
 			break;
 		case 'S':
 			if (!parse_uint(optarg, 0, 9007199254740991ULL, &seed)) {
-				fprintf(stderr,
-				        "fakeapi: --seed: expected an integer 0..2^53-1, got \"%s\"\n",
+				return usage_error(
+				        "--seed: expected an integer 0..2^53-1, got \"%s\"",
 				        optarg);
-				return 2;
 			}
 			break;
 		case 'h': fputs(usage, stdout); return 0;
 		case 'V': printf("fakeapi %s\n", FAKEAPI_VERSION); return 0;
-		default: fputs(usage, stderr); return 2;
+		case ':': return usage_error("%s: missing its argument", argv[optind - 1]);
+		default:
+			if (optopt != 0)
+				return usage_error("unknown option '-%c'", optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "fakeapi: unexpected argument \"%s\"\n%s", argv[optind], usage);
-		return 2;
-	}
-	if (scenario_path == NULL) {
-		fprintf(stderr, "fakeapi: no scenario: give --scenario FILE\n%s", usage);
-		return 2;
-	}
+	if (optind < argc && scenario_path == NULL)
+		scenario_path = argv[optind++];
+	if (optind < argc)
+		return usage_error("one scenario at a time, got also '%s'", argv[optind]);
+	if (scenario_path == NULL)
+		return usage_error("no scenario: give FILE or --scenario FILE");
 	if (fa_scenario_load(scenario_path, &sc, &err) != FA_OK) {
 		fprintf(stderr, "fakeapi: %s\n", err.msg);
 		goto out;

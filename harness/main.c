@@ -59,7 +59,7 @@ static const char usage_text[] =
         "                        [--id ID] [--no-harness] [-o FILE] FILE.har\n"
         "    fakeapi-harness import-journal [--path-prefix P]... [--id ID]\n"
         "                        [--no-harness] [-o FILE] FILE.jsonl\n"
-        "    fakeapi-harness --help | --version\n"
+        "    fakeapi-harness -h|--help | -V|--version\n"
         "\n"
         "DESCRIPTION\n"
         "    Runs each scenario of a suite (a suite.json, the folder holding one,\n"
@@ -156,7 +156,11 @@ static const char usage_text[] =
         "        Each report's folder must exist and be writable: that is\n"
         "        checked before any scenario runs.\n"
         "    --min-level L1|L2|L3|L4\n"
-        "        Exit 1 unless the client reaches this level.\n"
+        "        Exit 1 unless the client reaches this level (l2 and 2 mean L2).\n"
+        "    --suite PATH\n"
+        "        The suite or scenario to run, as the positional\n"
+        "        SUITE_OR_SCENARIO (the gate's spelling): a suite.json, the\n"
+        "        folder holding one, or a scenario file.\n"
         "    --strict\n"
         "        Count recommended checks (docs/checks.md) as required: their\n"
         "        failures make the exit code 1 and they count for the level,\n"
@@ -258,6 +262,7 @@ enum {
 	OPT_REPORT_JSON,
 	OPT_JUNIT,
 	OPT_MIN_LEVEL,
+	OPT_SUITE,
 	OPT_SEED,
 	OPT_JOBS,
 	OPT_JOURNAL_DIR,
@@ -373,6 +378,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "suite", required_argument, NULL, OPT_SUITE },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -380,7 +386,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 
 	opterr = 0;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, ":qhv", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":qhvV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case OPT_EXEC:
 			if (optarg[0] == '\0')
@@ -404,7 +410,9 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			break;
 		case OPT_FOLLOW: c->follow = true; break;
 		case OPT_MIN_LEVEL:
-			if (!parse_u64(optarg[0] == 'L' ? optarg + 1 : optarg, 1, 4, &v))
+			/* L2, l2 and 2 alike */
+			if (!parse_u64(optarg[0] == 'L' || optarg[0] == 'l' ? optarg + 1 : optarg,
+			               1, 4, &v))
 				return usage_error("--min-level: expected L1..L4, got '%s'",
 				                   optarg);
 			c->min_level = (int)v;
@@ -446,7 +454,13 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		case 'q': c->quiet = true; break;
 		case 'v': c->verbose = true; break;
 		case 'h': fputs(usage_text, stdout); return 0;
+		case 'V':
 		case OPT_VERSION: printf("%s %s\n", PROG, HX_VERSION); return 0;
+		case OPT_SUITE:
+			if (optarg[0] == '\0')
+				return usage_error("--suite: the path is empty");
+			c->path = optarg;
+			break;
 		case ':': return usage_error("%s: missing its argument", argv[optind - 1]);
 		default:
 			if (optopt != 0)
@@ -454,6 +468,9 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (optind < argc && c->path != NULL)
+		return usage_error("one suite or scenario at a time: --suite %s and '%s'", c->path,
+		                   argv[optind]);
 	if (optind < argc)
 		c->path = argv[optind++];
 	if (optind < argc)
@@ -809,7 +826,7 @@ int main(int argc, char **argv)
 		fputs(usage_text, stdout);
 		return 0;
 	}
-	if (strcmp(argv[1], "--version") == 0) {
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
 		printf("%s %s\n", PROG, HX_VERSION);
 		return 0;
 	}

@@ -66,6 +66,19 @@ def documented_commands():
 COMMANDS = documented_commands()
 
 
+def grouped(doc, line, cmd):
+    """A heavy command runs in the group of the tests it weighs on, not
+    beside them: the Node.js adapters with the other Node.js tests, a
+    scaled clock with the time-scale verdicts, whose timing a loaded
+    machine can upset."""
+    marks = []
+    if "node " in cmd:
+        marks.append(pytest.mark.xdist_group("openai-node"))
+    elif "--time-scale" in cmd:
+        marks.append(pytest.mark.xdist_group("matrix-fast"))
+    return pytest.param(doc, line, cmd, marks=marks, id=f"{doc}:{line}")
+
+
 def words(cmd):
     return cmd.split("#", 1)[0].split()
 
@@ -93,7 +106,7 @@ def test_the_docs_have_commands_to_run():
     assert "README.md" in files and len(COMMANDS) >= 10, COMMANDS
 
 
-@pytest.mark.parametrize("doc,line,cmd", COMMANDS, ids=[f"{f}:{n}" for f, n, _ in COMMANDS])
+@pytest.mark.parametrize("doc,line,cmd", [grouped(*c) for c in COMMANDS])
 def test_documented_command_runs_as_written(doc, line, cmd, tmp_path):
     head = " ".join(words(cmd))
     why = NOT_RUN.get(head) or next((w for p, w in NOT_RUN_PREFIX.items()
@@ -141,6 +154,7 @@ def test_readme_gate_example_passes_with_its_known_failure(tmp_path):
     assert (tmp_path / "fakeapi-junit.xml").exists() and (tmp_path / "fakeapi-report.json").exists()
 
 
+@pytest.mark.xdist_group("matrix-fast")
 def test_make_install_gives_programs_that_find_their_suite_and_client(tmp_path):
     """make install (DESTDIR staged): the three programs, the man pages, the
     suites and the reference client, where an installed harness finds its

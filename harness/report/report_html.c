@@ -43,6 +43,7 @@ static const char style[] =
         ".note{color:#5b636b;font-size:12.5px}\n"
         "details>summary{cursor:pointer;color:#2a5d8f}\n"
         "figure{margin:8px 0;overflow-x:auto}\n"
+        "ul.tasks{columns:20em;column-gap:24px;margin:6px 0}ul.tasks li{break-inside:avoid}\n"
         "svg.timeline{max-width:100%;height:auto;font:11px system-ui,sans-serif}\n"
         ".timeline .zebra{fill:#f4f6f8}.timeline .grid line{stroke:#dde1e6}"
         ".timeline .axis{stroke:#5b636b}\n"

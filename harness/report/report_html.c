@@ -19,6 +19,8 @@
 #include "report_facts.h"
 #include "timeline.h"
 
+#define OPEN_EVIDENCE 20 /* journal lines a failed check shows unfolded, at most */
+
 /* The page's only style: no asset, no script, so the file reads anywhere. */
 static const char style[] =
         "body{font:14px/1.45 system-ui,sans-serif;color:#1d2125;margin:0 auto;"
@@ -440,9 +442,10 @@ static void html_check(FILE *f, const struct hx_run_result *r, const struct hx_s
 	fputs("</td><td>", f);
 	hx_html_put_client(f, s, c->detail);
 	if (c->n_evidence > 0) {
+		/* a failure's evidence is open, unless it is a storm's */
 		fprintf(f, "<details%s><summary>evidence: %zu journal entr%s</summary><pre>",
-		        c->verdict == HX_FAIL ? " open" : "", c->n_evidence,
-		        c->n_evidence == 1 ? "y" : "ies");
+		        c->verdict == HX_FAIL && c->n_evidence <= OPEN_EVIDENCE ? " open" : "",
+		        c->n_evidence, c->n_evidence == 1 ? "y" : "ies");
 		for (size_t i = 0; i < c->n_evidence; i++) {
 			const struct fa_attempt *a = hx_report_attempt(s, c->evidence[i]);
 			char *line = a ? hx_report_attempt_line(a) : NULL;

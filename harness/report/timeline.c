@@ -12,20 +12,20 @@
 #include "report_facts.h"
 
 /* The drawing, in SVG user units (px at 100 %). */
-#define SVG_W      1000 /* the whole width */
-#define LABEL_W    140  /* the lane names' column */
-#define PAD_R      70   /* right of the axis' end: its last label, where cut pauses end */
-#define PLOT_W     (SVG_W - LABEL_W - PAD_R)
-#define LEGEND_ROW 20 /* one row of the legend */
-#define LANE_H     24
-#define AXIS_H     40 /* tick labels and the axis caption under the lanes */
-#define MARK_R     5
-#define RING_R     8  /* the half-diagonal of the diamond around a fault */
-#define FLIGHT_MIN 2  /* px: an answer slower than this shows its wait */
-#define NAME_MAX   18 /* a lane name longer than this is cut (its <title> has it whole) */
-#define MAX_TICKS  10
-#define SPAN_SEQS  5   /* seqs a merged pause's <title> names before "and N more" */
-#define CHAR_W     6.6 /* a legend character's width, a guess good for sans-serif 11px */
+#define SVG_W         1000 /* the whole width */
+#define LABEL_W       140  /* the lane names' column */
+#define PAD_R         70   /* right of the axis' end: its last label, where cut pauses end */
+#define PLOT_W        (SVG_W - LABEL_W - PAD_R)
+#define LEGEND_ROW    20 /* one row of the legend */
+#define LANE_H        24
+#define AXIS_H        40 /* tick labels and the axis caption under the lanes */
+#define MARK_R        5
+#define RING_R        8  /* the half-diagonal of the diamond around a fault */
+#define FLIGHT_MIN    2  /* px: an answer slower than this shows its wait */
+#define LANE_NAME_MAX 18 /* a lane name longer than this is cut (its <title> has it whole) */
+#define MAX_TICKS     10
+#define SPAN_SEQS     5   /* seqs a merged pause's <title> names before "and N more" */
+#define CHAR_W        6.6 /* a legend character's width, a guess good for sans-serif 11px */
 
 /* A pause announced by one answer, in one lane. */
 struct span {
@@ -129,7 +129,7 @@ static const char *status_class(int status)
 	return "sother";
 }
 
-/* "+1.5 s", "+250 ms": an instant of the axis. */
+/* "1.5 s", "250 ms": a tick of the axis, in s past 2 s. */
 static void put_tick(FILE *f, const struct plot *p, int64_t us)
 {
 	if (us == 0)
@@ -213,18 +213,13 @@ static void swatch(FILE *f, enum legend_kind k, double x, double y)
 		        x - 7, y - 6);
 		break;
 	case LG_RUN:
+		fprintf(f, "<line class=\"run\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
+		        x - 7, y, x + 7, y);
+		break;
 	case LG_KILL:
 	case LG_CANCEL:
-		if (k == LG_RUN)
-			fprintf(f,
-			        "<line class=\"run\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-			        "y2=\"%.1f\"/>",
-			        x - 7, y, x + 7, y);
-		else
-			fprintf(f,
-			        "<line class=\"%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-			        "y2=\"%.1f\"/>",
-			        k == LG_KILL ? "kill" : "cancel", x, y - 7, x, y + 7);
+		fprintf(f, "<line class=\"%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
+		        k == LG_KILL ? "kill" : "cancel", x, y - 7, x, y + 7);
 		break;
 	case LG_COUNT: break;
 	}
@@ -402,7 +397,7 @@ static void draw_frame(FILE *f, const struct plot *p)
 	fputs("<g class=\"lanes\">\n", f);
 	for (size_t lane = 0; lane < p->n_lanes; lane++) {
 		const char *name = lane == p->no_task ? "(no task)" : task_id(&p->s->tasks[lane]);
-		char cut[NAME_MAX + 1];
+		char cut[LANE_NAME_MAX + 1];
 
 		if (lane % 2 == 0)
 			fprintf(f,
@@ -412,7 +407,7 @@ static void draw_frame(FILE *f, const struct plot *p)
 		fprintf(f, "<text class=\"lane\" x=\"%d\" y=\"%.1f\">", LABEL_W - 10,
 		        lane_y(p, lane) + 4);
 		hx_html_put(f, cut);
-		fputs(strlen(name) > NAME_MAX ? "\xe2\x80\xa6<title>" : "<title>", f); /* … */
+		fputs(strlen(name) > LANE_NAME_MAX ? "\xe2\x80\xa6<title>" : "<title>", f); /* … */
 		fputs(lane == p->no_task ? "attempts that named no task of the scenario" : "task ",
 		      f);
 		if (lane != p->no_task)

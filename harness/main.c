@@ -152,7 +152,14 @@ static const char usage_text[] =
         "        report then goes to stderr).\n"
         "    --junit FILE\n"
         "        Also write JUnit XML: a testsuite per scenario, a testcase per\n"
-        "        check (\"-\" = stdout, as above; not with --report-json -).\n"
+        "        check (\"-\" = stdout, as above).\n"
+        "    --html FILE\n"
+        "        Also write an HTML page for people (\"-\" = stdout, as above):\n"
+        "        the summary, why, the profile, and per scenario every check\n"
+        "        with its evidence and a timeline of its attempts (a lane per\n"
+        "        task, a mark per attempt coloured by status, faults in a\n"
+        "        diamond, announced pauses shaded; docs/report.md). One file,\n"
+        "        no script, no assets. One report at most goes to stdout.\n"
         "        Each report's folder must exist and be writable: that is\n"
         "        checked before any scenario runs.\n"
         "    --min-level L1|L2|L3|L4\n"
@@ -214,7 +221,7 @@ static const char usage_text[] =
         "        falls 100000 lines (8 MiB) behind misses the newer ones (a\n"
         "        warning on stderr counts them), and at the end it gets 2 s to\n"
         "        take the rest. The text report then goes to stderr; not with\n"
-        "        --report-json - or --junit -. --journal-dir files and the\n"
+        "        a report on stdout (-). --journal-dir files and the\n"
         "        report are the same with or without it.\n"
         "    --follow\n"
         "        As --journal -, but one line of text per attempt, the\n"
@@ -261,6 +268,7 @@ enum {
 	OPT_CLIENT,
 	OPT_REPORT_JSON,
 	OPT_JUNIT,
+	OPT_HTML,
 	OPT_MIN_LEVEL,
 	OPT_SUITE,
 	OPT_SEED,
@@ -281,6 +289,7 @@ struct cli {
 	const char *client_cmd;
 	const char *report_json;
 	const char *junit;
+	const char *html;
 	const char *journal_dir;
 	bool journal_stdout; /* --journal -: live JSONL on stdout */
 	bool follow;         /* --follow: live text on stdout */
@@ -357,6 +366,50 @@ static const char *scale_why(const char *s)
 	return "";
 }
 
+/* The report options of @c, in the order their reports are written. */
+static const char *const report_opts[] = { "--report-json", "--junit", "--html" };
+
+static const char *report_path(const struct cli *c, size_t k)
+{
+	const char *paths[] = { c->report_json, c->junit, c->html };
+
+	return paths[k];
+}
+
+static bool on_stdout(const char *path)
+{
+	return path != NULL && strcmp(path, "-") == 0;
+}
+
+/* How many reports @c sends to stdout; *@first names the first one's
+ * option. */
+static size_t stdout_reports(const struct cli *c, const char **first)
+{
+	size_t n = 0;
+
+	*first = NULL;
+	for (size_t k = 0; k < sizeof(report_opts) / sizeof(report_opts[0]); k++) {
+		if (!on_stdout(report_path(c, k)))
+			continue;
+		if (n++ == 0)
+			*first = report_opts[k];
+	}
+	return n;
+}
+
+/* The option of the report on stdout after the one of option @first. */
+static const char *stdout_report_after(const struct cli *c, const char *first)
+{
+	bool seen = false;
+
+	for (size_t k = 0; k < sizeof(report_opts) / sizeof(report_opts[0]); k++) {
+		if (seen && on_stdout(report_path(c, k)))
+			return report_opts[k];
+		seen = seen || strcmp(report_opts[k], first) == 0;
+	}
+	return "?";
+}
+
 static int parse_args(int argc, char **argv, struct cli *c)
 {
 	static const struct option longopts[] = {
@@ -364,6 +417,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		{ "client", required_argument, NULL, OPT_CLIENT },
 		{ "report-json", required_argument, NULL, OPT_REPORT_JSON },
 		{ "junit", required_argument, NULL, OPT_JUNIT },
+		{ "html", required_argument, NULL, OPT_HTML },
 		{ "min-level", required_argument, NULL, OPT_MIN_LEVEL },
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "jobs", required_argument, NULL, OPT_JOBS },
@@ -381,6 +435,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		{ "suite", required_argument, NULL, OPT_SUITE },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *first;
 	uint64_t v;
 	int ch;
 
@@ -400,6 +455,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			break;
 		case OPT_REPORT_JSON: c->report_json = optarg; break;
 		case OPT_JUNIT: c->junit = optarg; break;
+		case OPT_HTML: c->html = optarg; break;
 		case OPT_JOURNAL_DIR: c->journal_dir = optarg; break;
 		case OPT_JOURNAL:
 			if (strcmp(optarg, "-") != 0)
@@ -481,13 +537,11 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	if (c->has_seed && c->repeat > 1 && c->seed > MAX_SEED - (c->repeat - 1))
 		return usage_error("--repeat %u from --seed %llu: the last seed would pass %llu",
 		                   c->repeat, (unsigned long long)c->seed, MAX_SEED);
-	if (c->report_json != NULL && c->junit != NULL && strcmp(c->report_json, "-") == 0 &&
-	    strcmp(c->junit, "-") == 0)
-		return usage_error("--report-json - and --junit -: one report on stdout "
-		                   "at a time, give the other a file");
-	if ((c->journal_stdout || c->follow) &&
-	    ((c->report_json != NULL && strcmp(c->report_json, "-") == 0) ||
-	     (c->junit != NULL && strcmp(c->junit, "-") == 0)))
+	if (stdout_reports(c, &first) > 1)
+		return usage_error("%s - and %s -: one report on stdout at a time, give the "
+		                   "other a file",
+		                   first, stdout_report_after(c, first));
+	if ((c->journal_stdout || c->follow) && stdout_reports(c, &first) > 0)
 		return usage_error("%s and a report on stdout: the live lines keep stdout, "
 		                   "give the report a file",
 		                   c->follow ? "--follow" : "--journal -");
@@ -719,8 +773,8 @@ static int run(const struct cli *c, const char *path)
 		.live_text = c->follow,
 	};
 	struct fa_err err = { { 0 } };
-	bool to_stdout = (c->report_json && strcmp(c->report_json, "-") == 0) ||
-	                 (c->junit && strcmp(c->junit, "-") == 0) || c->journal_stdout || c->follow;
+	const char *first;
+	bool to_stdout = stdout_reports(c, &first) > 0 || c->journal_stdout || c->follow;
 	int code = 2;
 
 	hx_repeat_init(&rep, c->repeat > 0 ? c->repeat : 1, c->seed);
@@ -775,6 +829,11 @@ static int run(const struct cli *c, const char *path)
 	}
 	fa_err_clear(&err);
 	if (c->junit != NULL && hx_report_junit(c->junit, &res, &err) != FA_OK) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		code = 2;
+	}
+	fa_err_clear(&err);
+	if (c->html != NULL && hx_report_html(c->html, &res, &err) != FA_OK) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		code = 2;
 	}
@@ -842,9 +901,10 @@ int main(int argc, char **argv)
 	/* replay is run with the scenario required (an imported one, say) */
 	if (strcmp(argv[1], "replay") == 0 && c.path == NULL)
 		return usage_error("replay: which scenario? expected SCENARIO");
-	if ((c.report_json != NULL && !report_writable("--report-json", c.report_json)) ||
-	    (c.junit != NULL && !report_writable("--junit", c.junit)))
-		return 2;
+	for (size_t k = 0; k < sizeof(report_opts) / sizeof(report_opts[0]); k++)
+		if (report_path(&c, k) != NULL &&
+		    !report_writable(report_opts[k], report_path(&c, k)))
+			return 2;
 	if (c.exec_template == NULL && c.client_cmd == NULL) {
 		client = default_client();
 		if (client == NULL) {

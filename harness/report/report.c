@@ -196,6 +196,68 @@ char *hx_report_attempt_line(const struct fa_attempt *a)
 	        a->committed ? "  committed" : "");
 }
 
+/* "killed by signal 9 (SIGKILL)" */
+static void put_signal(FILE *out, int sig)
+{
+	const char *name = sigabbrev_np(sig);
+
+	if (name != NULL)
+		fprintf(out, "killed by signal %d (SIG%s)", sig, name);
+	else
+		fprintf(out, "killed by signal %d", sig);
+}
+
+/* How @t ended, in words. */
+static void put_task_end(FILE *out, enum hx_mode mode, const struct hx_task_run *t)
+{
+	if (t->error != NULL) {
+		fprintf(out, "error: %s", t->error);
+	} else if (t->timed_out && mode == HX_MODE_STDIO) {
+		fputs("timed out (no result within its deadline", out);
+		if (t->outcome != NULL)
+			fprintf(out, "; late result: %s", t->outcome);
+		fputc(')', out);
+	} else if (t->timed_out && t->term_signal > 0) {
+		fputs("timed out, ", out);
+		put_signal(out, t->term_signal);
+	} else if (t->timed_out) {
+		fputs("timed out (killed)", out);
+	} else if (t->outcome != NULL) {
+		fprintf(out, "result %s", t->outcome);
+	} else if (!t->sent) {
+		fputs("not sent", out);
+	} else if (t->term_signal > 0) {
+		put_signal(out, t->term_signal);
+	} else if (mode == HX_MODE_STDIO) {
+		fputs("no result", out);
+	} else if (t->exit_code < 0) {
+		fputs("no exit status", out);
+	} else {
+		fprintf(out, "exit %d", t->exit_code);
+	}
+}
+
+char *hx_report_task_outcome(const struct hx_scenario_result *s, enum hx_mode mode,
+                             const struct hx_task_run *t)
+{
+	const cJSON *rec = hx_report_escalation(s, t->spec ? t->spec->id : NULL);
+	const cJSON *reason = cJSON_GetObjectItemCaseSensitive(rec, "reason");
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = fa_xcheck(open_memstream(&text, &len), "report");
+
+	put_task_end(out, mode, t);
+	if (t->client_reference != NULL)
+		fprintf(out, " (client reference %s)", t->client_reference);
+	if (t->t_cancel_us >= 0)
+		fprintf(out, " (cancelled at +%.1f ms)", (double)t->t_cancel_us / 1000.0);
+	if (rec != NULL)
+		fprintf(out, " (escalation: %s)",
+		        cJSON_IsString(reason) ? reason->valuestring : "no reason");
+	fclose(out);
+	return text;
+}
+
 const char *hx_report_head(const struct hx_scenario_result *s)
 {
 	return strlen(s->journal_head) == 64 ? s->journal_head : ZERO_HEAD;

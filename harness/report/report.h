@@ -1,4 +1,4 @@
-/* report.h -- the run's report: text for people, JSON and JUnit for machines. */
+/* report.h -- the run's report: text and HTML for people, JSON and JUnit for machines. */
 #ifndef HX_REPORT_H
 #define HX_REPORT_H
 
@@ -25,5 +25,13 @@ enum fa_rc hx_report_json(const char *path, const struct hx_run_result *r, struc
 /* Write JUnit XML to @path: a testsuite per scenario, a testcase per check
  * (fail = <failure>, n/a = <skipped>). Errors as hx_report_json. */
 enum fa_rc hx_report_junit(const char *path, const struct hx_run_result *r, struct fa_err *err);
+
+/*
+ * Write the HTML report to @path ("-" = stdout): one self-contained page
+ * (inline CSS, no script) with the summary, the recap, the profile and,
+ * per scenario, every check with its evidence and an SVG timeline of its
+ * attempts (timeline.h; docs/report.md, "HTML"). Errors as hx_report_json.
+ */
+enum fa_rc hx_report_html(const char *path, const struct hx_run_result *r, struct fa_err *err);
 
 #endif

@@ -86,6 +86,13 @@ size_t hx_report_unattributed(const struct hx_scenario_result *s);
  * frees. */
 char *hx_report_attempt_line(const struct fa_attempt *a);
 
+/* What became of task @t of @s in @mode, as the text report words it
+ * after "task ID: " ("exit 0", "timed out (killed)", "result succeeded
+ * (cancelled at +12.0 ms)"): the client's bytes as they are; a new string
+ * the caller frees. */
+char *hx_report_task_outcome(const struct hx_scenario_result *s, enum hx_mode mode,
+                             const struct hx_task_run *t);
+
 /* The scenario's journal head; 64 zeros when it has none (did not run).
  * Borrowed from @s, or static. */
 const char *hx_report_head(const struct hx_scenario_result *s);

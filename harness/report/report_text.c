@@ -38,34 +38,6 @@ static void put_client(FILE *f, const struct hx_scenario_result *sc, const char 
 	free(clean);
 }
 
-/* "killed by signal 9 (SIGKILL)" */
-static void put_signal(FILE *out, int sig)
-{
-	const char *name = sigabbrev_np(sig);
-
-	if (name != NULL)
-		fprintf(out, "killed by signal %d (SIG%s)", sig, name);
-	else
-		fprintf(out, "killed by signal %d", sig);
-}
-
-/* After a task's outcome: when it was cancelled and its escalation's
- * reason. */
-static void text_task_extra(FILE *out, const struct hx_scenario_result *s,
-                            const struct hx_task_run *t)
-{
-	const cJSON *rec = hx_report_escalation(s, t->spec ? t->spec->id : NULL);
-	const cJSON *reason = cJSON_GetObjectItemCaseSensitive(rec, "reason");
-
-	if (t->t_cancel_us >= 0)
-		fprintf(out, " (cancelled at +%.1f ms)", (double)t->t_cancel_us / 1000.0);
-	if (rec != NULL) {
-		fputs(" (escalation: ", out);
-		put_client(out, s, cJSON_IsString(reason) ? reason->valuestring : "no reason");
-		fputc(')', out);
-	}
-}
-
 /* Lines a report shows of a client's stderr tail, the last ones. */
 #define TEXT_TAIL_LINES 12
 
@@ -101,45 +73,14 @@ static void put_tail(FILE *out, const struct hx_scenario_result *s, const char *
 static void text_task(FILE *out, const struct hx_scenario_result *s, enum hx_mode mode,
                       const struct hx_task_run *t)
 {
+	char *what = hx_report_task_outcome(s, mode, t);
+
 	fputs("  task ", out);
 	put_plain(out, t->spec ? t->spec->id : "?");
 	fputs(": ", out);
-	if (t->error != NULL) {
-		fputs("error: ", out);
-		put_client(out, s, t->error);
-	} else if (t->timed_out && mode == HX_MODE_STDIO) {
-		fputs("timed out (no result within its deadline", out);
-		if (t->outcome != NULL) {
-			fputs("; late result: ", out);
-			put_client(out, s, t->outcome);
-		}
-		fputc(')', out);
-	} else if (t->timed_out && t->term_signal > 0) {
-		fputs("timed out, ", out);
-		put_signal(out, t->term_signal);
-	} else if (t->timed_out) {
-		fputs("timed out (killed)", out);
-	} else if (t->outcome != NULL) {
-		fputs("result ", out);
-		put_client(out, s, t->outcome);
-	} else if (!t->sent) {
-		fputs("not sent", out);
-	} else if (t->term_signal > 0) {
-		put_signal(out, t->term_signal);
-	} else if (mode == HX_MODE_STDIO) {
-		fputs("no result", out);
-	} else if (t->exit_code < 0) {
-		fputs("no exit status", out);
-	} else {
-		fprintf(out, "exit %d", t->exit_code);
-	}
-	if (t->client_reference != NULL) {
-		fputs(" (client reference ", out);
-		put_plain(out, t->client_reference);
-		fputc(')', out);
-	}
-	text_task_extra(out, s, t);
+	put_client(out, s, what);
 	fputc('\n', out);
+	free(what);
 	if (hx_report_task_stderr_shown(s, t)) {
 		fputs("    stderr (its last lines):\n", out);
 		put_tail(out, s, t->stderr_tail, "      | ");

@@ -20,6 +20,7 @@
 	X(check)                                                                                   \
 	X(expect)                                                                                  \
 	X(report)                                                                                  \
+	X(report_html)                                                                             \
 	X(exec)                                                                                    \
 	X(wave)                                                                                    \
 	X(tally)                                                                                   \

@@ -154,7 +154,8 @@ DEMO_SCALE = 20
 # The graded runs are expected to fail checks (curl does); the demo shows
 # the reports and does not stop at their exit codes.
 # The demo builds only what it runs: the harness and the reference client.
-demo: deps
+demo:
+	@ci/install-deps build
 	@$(MAKE) -s $(BUILD)/fakeapi-harness $(BUILD)/clients/reference
 	@echo "== fakeapi-harness: the five-step suite against the reference client (time scale $(DEMO_SCALE)) =="
 	-@$(BUILD)/fakeapi-harness run --time-scale $(DEMO_SCALE) scenarios/five-step/suite.json

@@ -8,6 +8,7 @@
 #include "cancel.h"
 #include "clock.h"
 #include "expect.h"
+#include "timescale.h"
 
 /* A new entry of the scenario's restarts; its index. */
 static size_t add_restart(struct hx__scenario *s)
@@ -87,7 +88,10 @@ static void restart_stdio(struct hx__scenario *s, struct hx_restart *rs)
 	now = fa_provider_now_us(s->prov);
 	rs->t_restart_us = now;
 	for (size_t i = 0; i < s->sc->harness.n_tasks; i++) {
-		int64_t left_ms = (s->ts[i].deadline_us - now) / 1000;
+		/* what is left of the timeout it was told, without the scale's margin */
+		int64_t left_ms = (s->ts[i].deadline_us - now -
+		                   hx_timescale_margin_us(fa_clock_scale(), HX_TIMESCALE_EXIT_US)) /
+		                  1000;
 
 		if (s->phase[i] != HX_TASK_RUNNING || s->ts[i].has_result)
 			continue;

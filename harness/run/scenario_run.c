@@ -30,6 +30,7 @@
 #include "server.h"
 #include "stdio_client.h"
 #include "store.h"
+#include "timescale.h"
 #include "waiting.h"
 #include "write.h"
 
@@ -148,7 +149,8 @@ void hx__scenario_start_exec_task(struct hx__scenario *s, size_t i)
 	spec.stdout_path = out_path;
 	spec.stderr_path = err_path;
 	spec.append = true; /* a restarted task's output follows its first run's */
-	spec.timeout_us = (int64_t)task_timeout_s(s->sc, t) * 1000000;
+	spec.timeout_us = (int64_t)task_timeout_s(s->sc, t) * 1000000 +
+	                  hx_timescale_margin_us(fa_clock_scale(), HX_TIMESCALE_EXIT_US);
 
 	s->phase[i] = HX_TASK_RUNNING;
 	tr->sent = true;
@@ -198,7 +200,9 @@ static void send_stdio_task(struct hx__scenario *s, size_t i)
 	tr->sent = true;
 	tr->t_sent_us = fa_provider_now_us(s->prov);
 	tr->timeout_s = task_timeout_s(s->sc, t);
-	ts->deadline_us = tr->t_sent_us + deadline_ms * 1000;
+	/* the client is told its timeout; the harness waits what a scale adds */
+	ts->deadline_us = tr->t_sent_us + deadline_ms * 1000 +
+	                  hx_timescale_margin_us(fa_clock_scale(), HX_TIMESCALE_EXIT_US);
 	hx__scenario_send_task_line(s, i, deadline_ms);
 }
 

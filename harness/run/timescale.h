@@ -27,6 +27,14 @@
  * the measured spread (8 threads 3.0 ms, curl's 8 processes 3.9 ms). */
 #define HX_TIMESCALE_SPREAD_US 20000
 
+/* Real time a client may need past its task timeout to end on its own
+ * under load, µs: its process's start and exit, a restart's, libfaketime's
+ * timers waking late. A scale multiplies it, so under --time-scale the
+ * harness stops a task that long (scaled) after the timeout it told the
+ * client (which is unchanged): a loaded machine must not turn a client's
+ * own timely stop into "hung" (docs/time-scale.md). */
+#define HX_TIMESCALE_EXIT_US 500000
+
 /* What a time scale @scale adds, in virtual µs, to a tolerance for @real_us
  * of real delay: (scale − 1) × @real_us, 0 at scale 1, so a check keeps its
  * documented rule unscaled and the real delay a scale multiplies never

@@ -559,6 +559,42 @@ static void scenario__unreadable_file_is_eio(void)
 	CU_ASSERT_STRING_EQUAL(err.msg, BAD_DIR ": cannot read: Is a directory");
 }
 
+/* An unknown key near a known one (case, a slip of a letter or two)
+ * names it; a far one only lists the allowed ones. */
+static void scenario__unknown_key_near_a_known_one_says_which(void)
+{
+	static const struct {
+		const char *provider, *routes, *want;
+	} cases[] = {
+		{ "",
+		  "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", \"responses\": [{\"Status\": 200}]}]",
+		  "t.json: $.routes[0].responses[0]: unknown key \"Status\", did you mean \"status\"? (allowed: times, status, headers, body, retry_after, delay_ms, fault, fault_bytes, hold, hold_ms, shape, retry_after_s, cooldown_s, deadline_ms, error_after_chunks, stop_after_chunks, chunk_delay_ms, stall_after_chunks, stall_ms)" },
+		{ ", \"scpoe\": \"key\"", ROUTE_OK,
+		  "t.json: $.provider: unknown key \"scpoe\", did you mean \"scope\"? (allowed: keys, users, scope, during_pause, idempotency, reconciliation, quota, retry_after_ms)" },
+		{ ", \"quota\": {\"per_kye\": 5}", ROUTE_OK,
+		  "t.json: $.provider.quota: unknown key \"per_kye\", did you mean \"per_key\"? (allowed: per_key, per_user, period_s, replicas, spread, key_limits, max_in_flight_per_key, headers, tpm_per_key, tpm_per_user, rpd_per_key, tpd_per_key, day_s)" },
+		{ ", \"burst\": 5", ROUTE_OK,
+		  "t.json: $.provider: unknown key \"burst\" (allowed: keys, users, scope, during_pause, idempotency, reconciliation, quota, retry_after_ms)" },
+		{ "",
+		  "[{\"id\": \"r\", \"method\": \"Get\", \"path\": \"/a\", \"responses\": [{\"status\": 200}]}]",
+		  "t.json: $.routes[0].method: expected one of GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS, got string \"Get\", did you mean \"GET\"?" },
+		{ "",
+		  "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", \"responses\": [{\"status\": 200, \"fault\": \"drop_after_comit\"}]}]",
+		  "t.json: $.routes[0].responses[0].fault: expected one of respond|drop_before_commit|drop_after_commit|reset|partial_body|close_idle, got string \"drop_after_comit\", did you mean \"drop_after_commit\"?" },
+	};
+	struct fa_err err;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *text = scenario_text(cases[i].provider, cases[i].routes, NULL);
+
+		parse_err(text, &err);
+		if (strcmp(err.msg, cases[i].want) != 0)
+			FAILF("case %zu:\n  expected: %s\n  got:      %s", i, cases[i].want,
+			      err.msg);
+		free(text);
+	}
+}
+
 /* The digest is of the bytes, not of the JSON they mean. */
 static void scenario__sha256_covers_the_raw_bytes(void)
 {
@@ -914,6 +950,8 @@ void test_scenario_register(void)
 	CU_add_test(suite, "scenario__integers_and_descriptions",
 	            scenario__integers_and_descriptions);
 	CU_add_test(suite, "scenario__unreadable_file_is_eio", scenario__unreadable_file_is_eio);
+	CU_add_test(suite, "scenario__unknown_key_near_a_known_one_says_which",
+	            scenario__unknown_key_near_a_known_one_says_which);
 	CU_add_test(suite, "scenario__sha256_covers_the_raw_bytes",
 	            scenario__sha256_covers_the_raw_bytes);
 	CU_add_test(suite, "scenario__documented_example_is_valid",

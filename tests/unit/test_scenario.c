@@ -638,7 +638,18 @@ static void jsontext__strict_syntax_with_positions(void)
 		{ "{\"a\":\n  True}", "j:2:3: expected a value, got 'True'" },
 		{ "{\"a\": tru", "j:1:10: unexpected end of input" },
 		{ "{\"a\": NaN}", "j:1:7: expected a value, got 'NaN'" },
-		{ "{\"a\": 1,\n}", "j:2:1: expected a string key, got '}'" },
+		{ "{\"a\": 1,\n}", "j:1:8: a trailing comma before '}' (JSON allows none)" },
+		{ "[1, 2 , ]", "j:1:7: a trailing comma before ']' (JSON allows none)" },
+		{ "{\"a\": [1,],}", "j:1:9: a trailing comma before ']' (JSON allows none)" },
+		{ "{\n  // a note\n  \"a\": 1}", "j:2:3: a comment (JSON has none)" },
+		{ "{\"a\": /* soon */ 1}", "j:1:7: a comment (JSON has none)" },
+		{ "{\"a\": 1 /* x */}", "j:1:9: a comment (JSON has none)" },
+		{ "[1, // one\n 2]", "j:1:5: a comment (JSON has none)" },
+		{ "{\"a\": 1}\n// the end", "j:2:1: a comment (JSON has none)" },
+		{ "/* unterminated", "j:1:1: a comment (JSON has none)" },
+		{ "{\"a\": 1 / 2}", "j:1:9: expected ',' or '}', got '/'" },
+		{ "{\"a\": \"//not a comment\",}",
+		  "j:1:24: a trailing comma before '}' (JSON allows none)" },
 		{ "{\"a\" 1}", "j:1:6: expected ':' after the key, got '1'" },
 		{ "[1 2]", "j:1:4: expected ',' or ']', got '2'" },
 		{ "{\"a\": \xe2\x80\x9cq\xe2\x80\x9d}",
@@ -822,6 +833,33 @@ static char *subst_dir(const char *tmpl, const char *dir)
 	return next;
 }
 
+/* A FIFO or a device is refused at once, never waited on: open would
+ * block on a FIFO without a writer, and a read on one without an end. */
+static void scenario__a_file_that_is_no_file_is_refused_at_once(void)
+{
+	struct fa_scenario *sc = NULL;
+	struct fa_err err = { { 0 } };
+	char *dir = temp_dir(), *fifo, *want;
+	char *text = NULL;
+	size_t len = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+	fifo = fa_xasprintf("%s/fifo.json", dir);
+	CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+	want = fa_xasprintf("%s: not a regular file", fifo);
+	CU_ASSERT_EQUAL(fa_scenario_load(fifo, &sc, &err), FA_EINVAL);
+	CU_ASSERT_PTR_NULL(sc);
+	CU_ASSERT_STRING_EQUAL(err.msg, want);
+	fa_err_clear(&err);
+	CU_ASSERT_EQUAL(fa_jsontext_read("/dev/null", &text, &len, &err), FA_EINVAL);
+	CU_ASSERT_PTR_NULL(text);
+	CU_ASSERT_STRING_EQUAL(err.msg, "/dev/null: not a regular file");
+	remove(fifo);
+	free(want);
+	free(fifo);
+	remove_tree(dir);
+}
+
 static void suite__errors_name_the_file_at_fault(void)
 {
 	static const struct {
@@ -846,7 +884,7 @@ static void suite__errors_name_the_file_at_fault(void)
 		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"suite.json\"]}",
 		  "{dir}/suite.json: $: unknown key \"version\" (allowed: id, title, comment, provider, routes, harness)" },
 		{ "{\"id\": \"s\", \"version\": \"1\",\n \"scenarios\": [\"b.json\",]}",
-		  "{dir}/suite.json:2:25: expected a value, got ']'" },
+		  "{dir}/suite.json:2:24: a trailing comma before ']' (JSON allows none)" },
 	};
 	char *dir = temp_dir();
 	char *b = scenario_with_id("s-b");
@@ -950,6 +988,8 @@ void test_scenario_register(void)
 	CU_add_test(suite, "scenario__integers_and_descriptions",
 	            scenario__integers_and_descriptions);
 	CU_add_test(suite, "scenario__unreadable_file_is_eio", scenario__unreadable_file_is_eio);
+	CU_add_test(suite, "scenario__a_file_that_is_no_file_is_refused_at_once",
+	            scenario__a_file_that_is_no_file_is_refused_at_once);
 	CU_add_test(suite, "scenario__unknown_key_near_a_known_one_says_which",
 	            scenario__unknown_key_near_a_known_one_says_which);
 	CU_add_test(suite, "scenario__sha256_covers_the_raw_bytes",

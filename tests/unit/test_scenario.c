@@ -559,6 +559,45 @@ static void scenario__unreadable_file_is_eio(void)
 	CU_ASSERT_STRING_EQUAL(err.msg, BAD_DIR ": cannot read: Is a directory");
 }
 
+/* "$schema" at the top points an editor at docs/scenario.schema.json:
+ * taken and ignored there, an unknown key anywhere else, never listed. */
+static void scenario__a_top_level_schema_member_is_ignored(void)
+{
+	char *text = scenario_text("", ROUTE_OK, NULL);
+	char *with = fa_xasprintf("{\"$schema\": \"../docs/scenario.schema.json\", %s", text + 1);
+	char *bad = fa_xasprintf("{\"$schema\": true, %s", text + 1);
+	char *nested = scenario_text(", \"$schema\": \"x\"", ROUTE_OK, NULL);
+	struct fa_scenario *sc = parse_ok(with);
+	struct fa_err err;
+
+	CU_ASSERT_PTR_NOT_NULL(sc);
+	if (sc != NULL)
+		CU_ASSERT_STRING_EQUAL(sc->id, "s1");
+	fa_scenario_free(sc);
+	parse_err(bad, &err);
+	CU_ASSERT_STRING_EQUAL(err.msg, "t.json: $[\"$schema\"]: expected string, got true");
+	parse_err(nested, &err);
+	CU_ASSERT_STRING_EQUAL(err.msg,
+	                       "t.json: $.provider: unknown key \"$schema\" (allowed: keys, users, "
+	                       "scope, during_pause, idempotency, reconciliation, quota, "
+	                       "retry_after_ms)");
+	free(nested);
+	free(bad);
+	free(with);
+	free(text);
+}
+
+/* A suite handed to the provider is named as what it is. */
+static void scenario__a_suite_is_not_a_scenario(void)
+{
+	struct fa_err err;
+
+	parse_err("{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"a.json\"]}", &err);
+	CU_ASSERT_STRING_EQUAL(err.msg, "t.json: a suite (it lists scenarios): give one of its "
+	                                "scenario files, or run the suite with fakeapi-harness "
+	                                "run t.json");
+}
+
 /* An unknown key near a known one (case, a slip of a letter or two)
  * names it; a far one only lists the allowed ones. */
 static void scenario__unknown_key_near_a_known_one_says_which(void)
@@ -726,7 +765,8 @@ static void write_file(const char *dir, const char *name, const char *text)
 static void remove_tree(char *dir)
 {
 	static const char *const names[] = {
-		"sub/a.json", "b.json", "c.json", "suite.json", "bad.json", "sub",
+		"sub/a.json", "sub/inner.json", "b.json",    "c.json",
+		"suite.json", "bad.json",       "fifo.json", "sub",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -869,8 +909,18 @@ static void suite__errors_name_the_file_at_fault(void)
 		  "{dir}/c.json: $.id: duplicate scenario id \"s-b\" (also in {dir}/b.json)" },
 		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"b.json\", \"bad.json\"]}",
 		  "{dir}/bad.json: $.routes[0].responses[0].status: expected integer 100..599, got string \"200\"" },
-		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"missing.json\"]}",
-		  "{dir}/missing.json: cannot read: No such file or directory" },
+		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"b.json\", \"missing.json\"]}",
+		  "{dir}/suite.json: $.scenarios[1]: {dir}/missing.json: cannot read: No such file or directory" },
+		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"sub\"]}",
+		  "{dir}/suite.json: $.scenarios[0]: {dir}/sub: cannot read: Is a directory" },
+		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"fifo.json\"]}",
+		  "{dir}/suite.json: $.scenarios[0]: {dir}/fifo.json: not a regular file" },
+		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"sub/inner.json\"]}",
+		  "{dir}/suite.json: $.scenarios[0]: \"sub/inner.json\" is a suite: a suite lists scenario files, not suites" },
+		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"b.json\"], \"$schema\": 1}",
+		  "{dir}/suite.json: $[\"$schema\"]: expected string, got integer 1" },
+		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"b.json\"], \"Title\": \"x\"}",
+		  "{dir}/suite.json: $: unknown key \"Title\", did you mean \"title\"? (allowed: id, version, title, scenarios)" },
 		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"/etc/x.json\"]}",
 		  "{dir}/suite.json: $.scenarios[0]: expected a path relative to the suite file's folder, got string \"/etc/x.json\"" },
 		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": []}",
@@ -882,7 +932,7 @@ static void suite__errors_name_the_file_at_fault(void)
 		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"b.json\"], \"routes\": []}",
 		  "{dir}/suite.json: $: unknown key \"routes\" (allowed: id, version, title, scenarios)" },
 		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"suite.json\"]}",
-		  "{dir}/suite.json: $: unknown key \"version\" (allowed: id, title, comment, provider, routes, harness)" },
+		  "{dir}/suite.json: $.scenarios[0]: \"suite.json\" is a suite: a suite lists scenario files, not suites" },
 		{ "{\"id\": \"s\", \"version\": \"1\",\n \"scenarios\": [\"b.json\",]}",
 		  "{dir}/suite.json:2:24: a trailing comma before ']' (JSON allows none)" },
 	};
@@ -898,6 +948,11 @@ static void suite__errors_name_the_file_at_fault(void)
 	write_file(dir, "b.json", b);
 	write_file(dir, "c.json", b);
 	write_file(dir, "bad.json", bad);
+	write_file(dir, "sub/inner.json",
+	           "{\"id\": \"in\", \"version\": \"1\", \"scenarios\": [\"x.json\"]}");
+	path = fa_xasprintf("%s/fifo.json", dir);
+	CU_ASSERT_EQUAL_FATAL(mkfifo(path, 0600), 0);
+	free(path);
 	path = fa_xasprintf("%s/suite.json", dir);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct fa_suite *su = NULL;
@@ -990,6 +1045,10 @@ void test_scenario_register(void)
 	CU_add_test(suite, "scenario__unreadable_file_is_eio", scenario__unreadable_file_is_eio);
 	CU_add_test(suite, "scenario__a_file_that_is_no_file_is_refused_at_once",
 	            scenario__a_file_that_is_no_file_is_refused_at_once);
+	CU_add_test(suite, "scenario__a_top_level_schema_member_is_ignored",
+	            scenario__a_top_level_schema_member_is_ignored);
+	CU_add_test(suite, "scenario__a_suite_is_not_a_scenario",
+	            scenario__a_suite_is_not_a_scenario);
 	CU_add_test(suite, "scenario__unknown_key_near_a_known_one_says_which",
 	            scenario__unknown_key_near_a_known_one_says_which);
 	CU_add_test(suite, "scenario__sha256_covers_the_raw_bytes",

@@ -526,11 +526,9 @@ enum fa_rc fa_jsontext_read(const char *path, char **text, size_t *len, struct f
 	*len = 0;
 	/* refused before the open, and again by the descriptor (O_NONBLOCK
 	 * opens a FIFO at once) in case the path changed in between */
-	if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
 		rc = check_kind(path, &st, err);
-		if (rc != FA_OK)
-			goto out;
-		rc = FA_EIO;
+		goto out;
 	}
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) != 0) {

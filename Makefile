@@ -223,6 +223,9 @@ install: $(BUILD)/fakeapi $(BUILD)/fakeapi-harness $(BUILD)/clients/reference $(
 	$(INSTALL) -m 755 ci/fakeapi-gate $(DESTDIR)$(bindir)/fakeapi-gate
 	$(INSTALL) -m 755 $(BUILD)/clients/reference $(DESTDIR)$(libexecdir)/fakeapi/reference
 	$(INSTALL) -m 644 $(MAN_PAGES) $(DESTDIR)$(mandir)/man1/
+	$(INSTALL) -d $(DESTDIR)$(datadir)/fakeapi/schemas
+	$(INSTALL) -m 644 docs/scenario.schema.json docs/report.schema.json \
+		docs/escalation.schema.json $(DESTDIR)$(datadir)/fakeapi/schemas/
 	for d in $(INSTALLED_SUITES); do \
 		$(INSTALL) -d $(DESTDIR)$(datadir)/fakeapi/scenarios/$$d && \
 		$(INSTALL) -m 644 scenarios/$$d/*.json $(DESTDIR)$(datadir)/fakeapi/scenarios/$$d/ || exit 1; \

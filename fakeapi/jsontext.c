@@ -2,12 +2,15 @@
 #include "jsontext.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "alloc.h"
 
@@ -138,6 +141,13 @@ static bool fail(struct scan *s, const unsigned char *at, const char *fmt, ...)
 	return false;
 }
 
+/* Does a // or a slash-star comment start at @p? Editors and other
+ * formats allow them, so they are named as what they are. */
+static bool at_comment(const struct scan *s, const unsigned char *p)
+{
+	return s->end - p >= 2 && p[0] == '/' && (p[1] == '/' || p[1] == '*');
+}
+
 /* @what was due at s->p: the input ended, or something else is there. */
 static bool expected(struct scan *s, const char *what)
 {
@@ -145,8 +155,17 @@ static bool expected(struct scan *s, const char *what)
 
 	if (s->p >= s->end)
 		return fail(s, NULL, "unexpected end of input");
+	if (at_comment(s, s->p))
+		return fail(s, s->p, "a comment (JSON has none)");
 	describe(s->p, s->end, got, sizeof(got));
 	return fail(s, s->p, "expected %s, got %s", what, got);
+}
+
+/* After the ',' at @comma, the @close of the object or array came: the
+ * comma many languages (and JSON5) allow there. */
+static bool trailing_comma(struct scan *s, const unsigned char *comma, char close)
+{
+	return fail(s, comma, "a trailing comma before '%c' (JSON allows none)", close);
 }
 
 static int hex4(const unsigned char *p, const unsigned char *end)
@@ -328,7 +347,11 @@ static bool object(struct scan *s)
 			return false;
 		skip_ws(s);
 		if (s->p < s->end && *s->p == ',') {
-			s->p++;
+			const unsigned char *comma = s->p++;
+
+			skip_ws(s);
+			if (s->p < s->end && *s->p == '}')
+				return trailing_comma(s, comma, '}');
 			continue;
 		}
 		if (s->p < s->end && *s->p == '}')
@@ -352,7 +375,11 @@ static bool array(struct scan *s)
 			return false;
 		skip_ws(s);
 		if (s->p < s->end && *s->p == ',') {
-			s->p++;
+			const unsigned char *comma = s->p++;
+
+			skip_ws(s);
+			if (s->p < s->end && *s->p == ']')
+				return trailing_comma(s, comma, ']');
 			continue;
 		}
 		if (s->p < s->end && *s->p == ']')
@@ -435,7 +462,9 @@ enum fa_rc fa_jsontext_parse(const char *text, size_t len, const char *name, cJS
 		goto syntax;
 	skip_ws(&s);
 	if (s.p < s.end) {
-		fail(&s, s.p, "trailing characters after the JSON value");
+		fail(&s, s.p,
+		     at_comment(&s, s.p) ? "a comment (JSON has none)"
+		                         : "trailing characters after the JSON value");
 		goto syntax;
 	}
 
@@ -470,29 +499,61 @@ syntax:
 	return FA_EINVAL;
 }
 
+/* A FIFO or a device would block the open or the read for ever: only a
+ * regular file has an end a read reaches. Records why @st (of @path) is
+ * no file to read and returns its status, or FA_OK. */
+static enum fa_rc check_kind(const char *path, const struct stat *st, struct fa_err *err)
+{
+	if (S_ISREG(st->st_mode))
+		return FA_OK;
+	if (S_ISDIR(st->st_mode)) {
+		fa_err_set(err, "%s: cannot read: %s", path, strerror(EISDIR));
+		return FA_EIO;
+	}
+	fa_err_set(err, "%s: not a regular file", path);
+	return FA_EINVAL;
+}
+
 enum fa_rc fa_jsontext_read(const char *path, char **text, size_t *len, struct fa_err *err)
 {
 	enum fa_rc rc = FA_EIO;
-	FILE *f = NULL;
+	struct stat st;
 	char *buf = NULL;
 	size_t n = 0, cap = 0;
+	int fd = -1;
 
 	*text = NULL;
 	*len = 0;
-	f = fopen(path, "rb");
-	if (f == NULL) {
+	/* refused before the open, and again by the descriptor (O_NONBLOCK
+	 * opens a FIFO at once) in case the path changed in between */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		rc = check_kind(path, &st, err);
+		goto out;
+	}
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0) {
 		fa_err_set(err, "%s: cannot read: %s", path, strerror(errno));
 		goto out;
 	}
+	rc = check_kind(path, &st, err);
+	if (rc != FA_OK)
+		goto out;
+	rc = FA_EIO;
 	for (;;) {
-		size_t got;
+		ssize_t got;
 
 		if (cap - n < 4096) {
 			cap = cap ? 2 * cap : 16384;
 			buf = fa_xrealloc(buf, cap + 1);
 		}
-		got = fread(buf + n, 1, cap - n, f);
-		n += got;
+		got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			fa_err_set(err, "%s: cannot read: %s", path, strerror(errno));
+			goto out;
+		}
+		n += (size_t)got;
 		if (n > FA_JSONTEXT_MAX_FILE) {
 			fa_err_set(err, "%s: cannot read: file larger than %u MiB", path,
 			           FA_JSONTEXT_MAX_FILE >> 20);
@@ -502,19 +563,14 @@ enum fa_rc fa_jsontext_read(const char *path, char **text, size_t *len, struct f
 		if (got == 0)
 			break;
 	}
-	if (ferror(f)) {
-		/* fread leaves errno set, e.g. EISDIR for a folder */
-		fa_err_set(err, "%s: cannot read: %s", path, strerror(errno));
-		goto out;
-	}
 	buf[n] = '\0';
 	*text = buf;
 	*len = n;
 	buf = NULL;
 	rc = FA_OK;
 out:
-	if (f != NULL)
-		fclose(f);
+	if (fd >= 0)
+		close(fd);
 	free(buf);
 	return rc;
 }

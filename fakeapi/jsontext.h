@@ -34,8 +34,11 @@ enum fa_rc fa_jsontext_parse(const char *text, size_t len, const char *name, cJS
  * Read the whole file at @path into a new buffer (*@text, NUL-terminated
  * for convenience, *@len bytes before the NUL; the caller frees it). A file
  * that cannot be opened or read is FA_EIO with "PATH: cannot read:
- * strerror" in @err; one over FA_JSONTEXT_MAX_FILE bytes is FA_EINVAL
- * with "PATH: cannot read: file larger than 64 MiB".
+ * strerror" in @err (a folder: "Is a directory"); one over
+ * FA_JSONTEXT_MAX_FILE bytes is FA_EINVAL with "PATH: cannot read: file
+ * larger than 64 MiB"; anything else that is not a regular file (a FIFO,
+ * a device, a socket), which could block the read for ever, is FA_EINVAL
+ * with "PATH: not a regular file", found before the open and never waited on.
  */
 #define FA_JSONTEXT_MAX_FILE (64u * 1024 * 1024)
 enum fa_rc fa_jsontext_read(const char *path, char **text, size_t *len, struct fa_err *err);

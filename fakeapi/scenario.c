@@ -33,8 +33,12 @@ _Static_assert(sizeof(enum fa_scope_kind) == sizeof(int), "enum size");
 static const char *const cursors[] = { "shared", "scope", NULL };
 static const char *const scopes[] = { "user", "key", NULL };
 
+/* "$schema" at the top of a scenario or a suite: where an editor finds
+ * docs/scenario.schema.json; the loader takes any string and ignores it. */
+#define SCHEMA_FIELD FA_F_CHECK("$schema", FA_SCHEMA_STRING, FA_FIELD_UNLISTED)
+
 /* $ */
-enum { SC_ID, SC_TITLE, SC_COMMENT, SC_PROVIDER, SC_ROUTES, SC_HARNESS };
+enum { SC_ID, SC_TITLE, SC_COMMENT, SC_PROVIDER, SC_ROUTES, SC_HARNESS, SC_SCHEMA };
 static const struct fa_field scenario_fields[] = {
 	FA_F_ID("id", REQ, ID_CHARS, ID_MAX, struct fa_scenario, id),
 	FA_F_STR("title", 0, struct fa_scenario, title),
@@ -42,16 +46,24 @@ static const struct fa_field scenario_fields[] = {
 	FA_F_CHECK("provider", FA_SCHEMA_OBJECT, REQ),
 	FA_F_CHECK("routes", FA_SCHEMA_ARRAY, REQ | NONEMPTY),
 	FA_F_CHECK("harness", FA_SCHEMA_OBJECT, 0),
+	SCHEMA_FIELD,
 };
 
 /* a suite file's $ */
-enum { SU_ID, SU_VERSION, SU_TITLE, SU_SCENARIOS };
+enum { SU_ID, SU_VERSION, SU_TITLE, SU_SCENARIOS, SU_SCHEMA };
 static const struct fa_field suite_fields[] = {
 	FA_F_ID("id", REQ, ID_CHARS, ID_MAX, struct fa_suite, id),
 	FA_F_STR("version", REQ | NONEMPTY, struct fa_suite, version),
 	FA_F_STR("title", 0, struct fa_suite, title),
 	FA_F_CHECK("scenarios", FA_SCHEMA_ARRAY, REQ | NONEMPTY),
+	SCHEMA_FIELD,
 };
+
+/* A file is a suite when its top-level object has a "scenarios" key. */
+static bool is_suite(const cJSON *root)
+{
+	return cJSON_IsObject(root) && cJSON_GetObjectItemCaseSensitive(root, "scenarios") != NULL;
+}
 
 /* $.scenarios[i] of a suite */
 static const struct fa_field suite_entry_field = FA_F_CHECK(NULL, FA_SCHEMA_STRING, NONEMPTY);
@@ -515,6 +527,16 @@ static enum fa_rc scenario_from_tree(const cJSON *root, const char *text, size_t
 	sc->file = fa_xstrdup(name);
 	fa_digest_sha256_hex(text, len, sc->sha256);
 	fa_schema_init(&s, name, err);
+	if (is_suite(root)) {
+		/* told apart from a scenario with an unknown key: the file is
+		 * fine, the program is the wrong one for it */
+		fa_err_set(err,
+		           "%s: a suite (it lists scenarios): give one of its scenario files, or "
+		           "run the suite with fakeapi-harness run %s",
+		           name, name);
+		fa_scenario_free(sc);
+		return FA_EINVAL;
+	}
 	rc = build(&s, root, sc);
 	if (rc != FA_OK) {
 		fa_scenario_free(sc);
@@ -614,13 +636,20 @@ static char *suite_join(const char *suite_path, const char *rel)
 	return fa_xasprintf("%.*s/%s", (int)(slash - suite_path), suite_path, rel);
 }
 
-/* Load the scenario named by $.scenarios[i] into su->scenarios[i]. */
+/*
+ * Load the scenario named by $.scenarios[i] into su->scenarios[i]. A file
+ * that cannot be read is named by the suite and the entry (a typo in the
+ * list is the suite's mistake); one that reads is named by its own path.
+ */
 static enum fa_rc suite_entry(struct fa_schema *s, const cJSON *v, struct fa_suite *su, size_t i,
                               struct fa_err *err)
 {
 	const struct fa_scenario *sc;
+	struct fa_err read_err = { { 0 } };
+	cJSON *root = NULL;
+	char *path = NULL, *text = NULL;
+	size_t len = 0;
 	enum fa_rc rc;
-	char *path = NULL;
 
 	rc = fa_schema_value(s, v, &suite_entry_field, NULL);
 	if (rc == FA_OK && v->valuestring[0] == '/')
@@ -628,7 +657,20 @@ static enum fa_rc suite_entry(struct fa_schema *s, const cJSON *v, struct fa_sui
 	if (rc != FA_OK)
 		goto out;
 	path = suite_join(su->file, v->valuestring);
-	rc = fa_scenario_load(path, &su->scenarios[i], err);
+	rc = fa_jsontext_read(path, &text, &len, &read_err);
+	if (rc != FA_OK) {
+		fa_schema_fail(s, "%s", read_err.msg);
+		goto out;
+	}
+	rc = fa_jsontext_parse(text, len, path, &root, err);
+	if (rc != FA_OK)
+		goto out;
+	if (is_suite(root)) {
+		rc = fa_schema_fail(s, "%s is a suite: a suite lists scenario files, not suites",
+		                    fa_schema_quote(v->valuestring).s);
+		goto out;
+	}
+	rc = scenario_from_tree(root, text, len, path, &su->scenarios[i], err);
 	if (rc != FA_OK)
 		goto out;
 	sc = su->scenarios[i];
@@ -641,6 +683,8 @@ static enum fa_rc suite_entry(struct fa_schema *s, const cJSON *v, struct fa_sui
 		goto out;
 	}
 out:
+	cJSON_Delete(root);
+	free(text);
 	free(path);
 	return rc;
 }
@@ -688,7 +732,7 @@ enum fa_rc fa_suite_load(const char *path, struct fa_suite **out, struct fa_err 
 		goto out;
 	su = fa_xcalloc(1, sizeof(*su));
 	su->file = fa_xstrdup(path);
-	if (cJSON_IsObject(root) && cJSON_GetObjectItemCaseSensitive(root, "scenarios") != NULL) {
+	if (is_suite(root)) {
 		rc = suite_from_tree(root, su, err);
 		if (rc != FA_OK)
 			goto out;

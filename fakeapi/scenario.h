@@ -64,8 +64,11 @@ struct fa_suite {
  * on a validation error "NAME: $.json.path: expected ..., got ...". Unknown
  * keys (the message lists the allowed ones), duplicate keys, non-integers
  * where integers are expected and references to undefined keys or tasks
- * are errors. Returns FA_OK and a new scenario in *@out (free with
- * fa_scenario_free), or FA_EINVAL and *@out NULL.
+ * are errors; a top-level "$schema" string is accepted and ignored. A
+ * suite file is "NAME: a suite (it lists scenarios): give one of its
+ * scenario files, or run the suite with fakeapi-harness run NAME".
+ * Returns FA_OK and a new scenario in *@out (free with fa_scenario_free),
+ * or FA_EINVAL and *@out NULL.
  */
 enum fa_rc fa_scenario_parse(const char *text, size_t len, const char *name,
                              struct fa_scenario **out, struct fa_err *err);
@@ -89,7 +92,9 @@ const struct fa_task_spec *fa_scenario_task(const struct fa_scenario *sc, const 
  * "scenarios": ["relative/path.json", ...]}, paths relative to the suite
  * file's folder) or a single scenario file, which becomes a suite of one.
  * A file is a suite when its top-level object has a "scenarios" key.
- * Errors as fa_scenario_parse(), naming the file at fault; duplicate
+ * Errors as fa_scenario_parse(), naming the file at fault; a listed file
+ * that cannot be read is the suite's ("SUITE: $.scenarios[2]: PATH:
+ * cannot read: REASON"), and so is one that is a suite itself; duplicate
  * scenario ids across the suite are an error.
  */
 enum fa_rc fa_suite_load(const char *path, struct fa_suite **out, struct fa_err *err);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "suggest.h"
 
 void fa_schema_init(struct fa_schema *s, const char *file, struct fa_err *err)
 {
@@ -330,27 +331,55 @@ static void store(const cJSON *v, const struct fa_field *f, void *dst)
 
 enum fa_rc fa_schema_value(struct fa_schema *s, const cJSON *v, const struct fa_field *f, void *dst)
 {
-	char what[256];
+	char what[256], desc[300];
 
 	if (!value_ok(v, f)) {
+		const char *near = NULL;
+		size_t n = 0;
+
 		expected_text(f, what, sizeof(what));
-		return fa_schema_fail_got(s, v, "%s", what);
+		if (f->type == FA_SCHEMA_STRING && f->one_of != NULL && cJSON_IsString(v)) {
+			while (f->one_of[n] != NULL)
+				n++;
+			near = fa_suggest(v->valuestring, f->one_of, n);
+		}
+		if (near == NULL)
+			return fa_schema_fail_got(s, v, "%s", what);
+		fa_schema_describe(v, desc, sizeof(desc));
+		return fa_schema_fail(s, "expected %s, got %s, did you mean %s?", what, desc,
+		                      fa_schema_quote(near).s);
 	}
 	if (dst != NULL)
 		store(v, f, dst);
 	return FA_OK;
 }
 
-/* "times, status, headers" -- the names a table allows, in its order. */
+/* "times, status, headers" -- the names a table allows, in its order,
+ * FA_FIELD_UNLISTED ones left out. */
 static void allowed_list(const struct fa_field *fields, size_t n, char *buf, size_t len)
 {
 	size_t o = 0;
 
-	buf[0] = '\0';
-	if (n == 0)
-		snprintf(buf, len, "none");
-	for (size_t i = 0; i < n && o < len; i++)
-		o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", fields[i].name);
+	snprintf(buf, len, "none");
+	for (size_t i = 0; i < n && o < len; i++) {
+		if (fields[i].flags & FA_FIELD_UNLISTED)
+			continue;
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "", fields[i].name);
+	}
+}
+
+/* The listed name of @fields nearest to the unknown @key, or NULL. */
+static const char *near_name(const struct fa_field *fields, size_t n, const char *key)
+{
+	const char **names = fa_xcalloc(n + 1, sizeof(*names));
+	const char *best;
+
+	for (size_t i = 0; i < n; i++)
+		if (!(fields[i].flags & FA_FIELD_UNLISTED))
+			names[i] = fields[i].name;
+	best = fa_suggest(key, names, n);
+	free(names);
+	return best;
 }
 
 enum fa_rc fa_schema_object(struct fa_schema *s, const cJSON *obj, const struct fa_field *fields,
@@ -370,9 +399,13 @@ enum fa_rc fa_schema_object(struct fa_schema *s, const cJSON *obj, const struct 
 		while (i < n && strcmp(fields[i].name, c->string) != 0)
 			i++;
 		if (i == n) {
+			const char *near = near_name(fields, n, c->string);
+
 			allowed_list(fields, n, allowed, sizeof(allowed));
-			return fa_schema_fail(s, "unknown key %s (allowed: %s)",
-			                      fa_schema_quote(c->string).s, allowed);
+			return fa_schema_fail(
+			        s, "unknown key %s%s%s%s (allowed: %s)",
+			        fa_schema_quote(c->string).s, near ? ", did you mean " : "",
+			        near ? fa_schema_quote(near).s : "", near ? "?" : "", allowed);
 		}
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -18,7 +18,7 @@
  *
  *   FILE: $.routes[2].status: expected integer 100..599, got string "200"
  *   FILE: $.routes[0]: missing required key "status"
- *   FILE: $.routes[0]: unknown key "stauts" (allowed: times, status, ...)
+ *   FILE: $.routes[0]: unknown key "stauts", did you mean "status"? (allowed: times, status, ...)
  *   FILE: $.provider: duplicate key "keys"
  */
 
@@ -46,6 +46,9 @@ enum fa_schema_store {
 
 #define FA_FIELD_REQUIRED 0x1u /* absent is an error */
 #define FA_FIELD_NONEMPTY 0x2u /* a string, array or object needs >= 1 character or member */
+/* accepted, but named in no "allowed:" list nor hint ("$schema", which
+ * editors read and the loader ignores) */
+#define FA_FIELD_UNLISTED 0x4u
 
 /* One member an object may have. Absent members leave the destination
  * untouched, so the caller sets defaults first. */
@@ -183,7 +186,9 @@ enum fa_rc fa_schema_unique(struct fa_schema *s, const cJSON *obj);
 /*
  * Check value @v, at the current path, against @f alone (its name is not
  * looked at) and store it into @dst when @dst is not NULL and f->store
- * says so. Returns FA_OK or FA_EINVAL with the error recorded.
+ * says so. Returns FA_OK or FA_EINVAL with the error recorded; a string
+ * not in f->one_of but near one of them (fa_suggest) gets ", did you mean
+ * "GET"?" after the value.
  */
 enum fa_rc fa_schema_value(struct fa_schema *s, const cJSON *v, const struct fa_field *f,
                            void *dst);
@@ -191,7 +196,8 @@ enum fa_rc fa_schema_value(struct fa_schema *s, const cJSON *v, const struct fa_
 /*
  * Check @obj, at the current path, against the @n members in @fields: it
  * must be an object without duplicate or unknown keys (the message lists
- * the allowed ones, in table order) that has every required member; then
+ * the allowed ones, in table order, after ", did you mean "status"?" when
+ * one is near the unknown key) that has every required member; then
  * each member present is checked with fa_schema_value() at its own path
  * and stored into @dst (may be NULL). @got (may be NULL) receives, per
  * table row, the member found or NULL; the pointers borrow from @obj.

@@ -31,8 +31,10 @@
 #include "run.h"
 #include "scenario.h"
 #include "stray.h"
+#include "suggest.h"
 #include "suite.h"
 #include "timescale.h"
+#include "validate.h"
 
 #define PROG "fakeapi-harness"
 
@@ -59,6 +61,7 @@ static const char usage_text[] =
         "                        [--id ID] [--no-harness] [-o FILE] FILE.har\n"
         "    fakeapi-harness import-journal [--path-prefix P]... [--id ID]\n"
         "                        [--no-harness] [-o FILE] FILE.jsonl\n"
+        "    fakeapi-harness check FILE...\n"
         "    fakeapi-harness -h|--help | -V|--version\n"
         "\n"
         "DESCRIPTION\n"
@@ -138,6 +141,12 @@ static const char usage_text[] =
         "    template, the responses in order, a task per request sent at its\n"
         "    original offset; secret headers are dropped, credential-like query\n"
         "    parameters and body members redacted (docs/import.md).\n"
+        "\n"
+        "    check FILE... loads each scenario, suite.json or suite folder as run\n"
+        "    does and runs nothing: \"FILE: ok (suite ID, N scenarios)\" or\n"
+        "    \"FILE: ok (scenario ID)\" on stdout per good FILE, the loader's\n"
+        "    message on stderr per bad one; exit 0 when all are good, else 2\n"
+        "    (docs/scenario-format.md, EDITORS).\n"
         "\n"
         "OPTIONS\n"
         "    --client COMMAND\n"
@@ -871,6 +880,8 @@ static enum fa_rc start_scale(struct cli *c)
 
 int main(int argc, char **argv)
 {
+	static const char *const commands[] = { "run", "replay", "check", "import-har",
+		                                "import-journal" };
 	struct cli c = { .jobs = 2, .time_scale = 1.0 };
 	struct fa_err err = { { 0 } };
 	char *path = NULL, *client = NULL;
@@ -891,10 +902,17 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "import-har") == 0 || strcmp(argv[1], "import-journal") == 0)
 		return hx_import_main(argc - 1, argv + 1);
-	if (strcmp(argv[1], "run") != 0 && strcmp(argv[1], "replay") != 0)
+	if (strcmp(argv[1], "check") == 0)
+		return hx_validate_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "run") != 0 && strcmp(argv[1], "replay") != 0) {
+		const char *near =
+		        fa_suggest(argv[1], commands, sizeof(commands) / sizeof(*commands));
+
 		return usage_error("unknown command '%s', expected 'run', 'replay', "
-		                   "'import-har' or 'import-journal'",
-		                   argv[1]);
+		                   "'check', 'import-har' or 'import-journal'%s%s%s",
+		                   argv[1], near ? "; did you mean '" : "", near ? near : "",
+		                   near ? "'?" : "");
+	}
 	code = parse_args(argc - 1, argv + 1, &c);
 	if (code >= 0)
 		return code;

@@ -21,6 +21,7 @@
 #include "outcome.h"
 #include "pacing.h"
 #include "pause.h"
+#include "suggest.h"
 #include "tally.h"
 #include "wave.h"
 #include "write.h"
@@ -201,6 +202,15 @@ const struct hx_check_def *hx_check_find(const char *id)
 		if (strcmp(defs[i].id, id) == 0)
 			return &defs[i];
 	return NULL;
+}
+
+const char *hx_check_suggest(const char *id)
+{
+	const char *ids[N_DEFS];
+
+	for (size_t i = 0; i < N_DEFS; i++)
+		ids[i] = defs[i].id;
+	return fa_suggest(id, ids, N_DEFS);
 }
 
 void hx_check_ctx_init(struct hx_check_ctx *c, const struct hx_check_input *in)

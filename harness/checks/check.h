@@ -16,6 +16,10 @@ const struct hx_check_def *hx_check_def_at(size_t i);
 /* The check with this id, or NULL (NULL accepted). */
 const struct hx_check_def *hx_check_find(const char *id);
 
+/* The id of the check nearest to the unknown @id, a likely slip
+ * (fa_suggest: "wait.jiter" gives "wait.jitter"), or NULL. Static storage. */
+const char *hx_check_suggest(const char *id);
+
 /* Build @c over @in (borrowed, kept until hx_check_ctx_release), focused
  * on no check. */
 void hx_check_ctx_init(struct hx_check_ctx *c, const struct hx_check_input *in);

@@ -43,9 +43,13 @@ enum fa_rc hx_expect_validate(const struct fa_scenario *sc, struct fa_err *err)
 		size_t mark;
 
 		if (def == NULL) {
+			const char *near = hx_check_suggest(c->string);
+
 			check_ids(allowed, sizeof(allowed));
-			return fa_schema_fail(&s, "unknown check %s (allowed: %s)",
-			                      fa_schema_quote(c->string).s, allowed);
+			return fa_schema_fail(
+			        &s, "unknown check %s%s%s%s (allowed: %s)",
+			        fa_schema_quote(c->string).s, near ? ", did you mean " : "",
+			        near ? fa_schema_quote(near).s : "", near ? "?" : "", allowed);
 		}
 		mark = fa_schema_enter(&s, c->string);
 		rc = hx_param_read_object(&s, c, def->params, def->n_params, sc, &e);

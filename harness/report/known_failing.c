@@ -109,8 +109,13 @@ static enum fa_rc parse_line(struct hx_known_failing *kf, const char *p, size_t 
 	}
 	d = def_of(id, id_len);
 	if (d == NULL) {
+		char *word = fa_xstrndup(id, id_len);
+		const char *near = hx_check_suggest(word);
+
+		free(word);
 		q = quote(id, id_len);
-		fa_err_set(err, "%s:%u: unknown check \"%s\"", kf->file, line, q);
+		fa_err_set(err, "%s:%u: unknown check \"%s\"%s%s%s", kf->file, line, q,
+		           near ? ", did you mean \"" : "", near ? near : "", near ? "\"?" : "");
 		goto out;
 	}
 	dup = hx_known_failing_find(kf, d->id);

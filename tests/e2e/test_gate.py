@@ -133,7 +133,8 @@ def test_known_failing_entry_that_passes_now_exits_1(harness_bin, tmp_path, sche
 
 
 @pytest.mark.parametrize("text, message", [
-    ("wait.jitter\nwait.jiter # typo\n", ':2: unknown check "wait.jiter"'),
+    ("wait.jitter\nwait.jiter # typo\n",
+     ':2: unknown check "wait.jiter", did you mean "wait.jitter"?'),
     ("attempts.hidden\n# x\nattempts.hidden\n",
      ':3: duplicate check "attempts.hidden" (first on line 1)'),
     ("wait.jitter attempts.hidden\n",

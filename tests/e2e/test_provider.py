@@ -1,6 +1,7 @@
 """The provider over HTTP: scripted sequences, keys, pauses, delays, journal."""
 import email.utils
 import json
+import os
 import socket
 import subprocess
 import time
@@ -285,6 +286,35 @@ def test_bad_scenario_exits_2_naming_the_file(fakeapi_bin, tmp_path):
     out = subprocess.run([fakeapi_bin, "--scenario", str(path)], capture_output=True, text=True)
     assert out.returncode == 2
     assert out.stderr.startswith(f"fakeapi: {path}:2:")
+
+
+def test_a_suite_given_as_the_scenario_is_named_a_suite(fakeapi_bin, repo_root):
+    # the file is fine; the program is the wrong one for it
+    suite = "scenarios/five-step-fast/suite.json"
+    out = subprocess.run([fakeapi_bin, "--scenario", suite], capture_output=True, text=True,
+                         cwd=repo_root, stdin=subprocess.DEVNULL, timeout=30)
+    assert out.returncode == 2
+    assert out.stderr == (f"fakeapi: {suite}: a suite (it lists scenarios): give one of its "
+                          f"scenario files, or run the suite with fakeapi-harness run {suite}\n")
+    assert out.stdout == ""
+
+
+def test_a_fifo_as_the_scenario_is_refused_at_once(fakeapi_bin, tmp_path):
+    # nobody writes to it: reading it would wait for ever
+    fifo = tmp_path / "scenario.json"
+    os.mkfifo(fifo)
+    out = subprocess.run([fakeapi_bin, "--scenario", str(fifo)], capture_output=True, text=True,
+                         stdin=subprocess.DEVNULL, timeout=30)
+    assert out.returncode == 2
+    assert out.stderr == f"fakeapi: {fifo}: not a regular file\n"
+
+
+def test_a_schema_member_at_the_top_is_ignored(provider, tmp_path):
+    doc = {"$schema": "https://example.invalid/scenario.schema.json", **scenario([RECORDS])}
+    path = tmp_path / "with-schema.json"
+    path.write_text(json.dumps(doc))
+    p = provider(path)
+    assert p.url.startswith("http://")
 
 
 def test_provider_leaves_expect_to_the_harness(provider, repo_root):

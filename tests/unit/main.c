@@ -53,7 +53,8 @@
 	X(redact)                                                                                  \
 	X(recording)                                                                               \
 	X(coverage)                                                                                \
-	X(clock)
+	X(clock)                                                                                   \
+	X(suggest)
 
 #define DECLARE(m) void test_##m##_register(void);
 TEST_MODULES(DECLARE)

@@ -145,7 +145,8 @@ static void expect__the_provider_leaves_expect_to_the_harness(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
 	CU_ASSERT_EQUAL(hx_expect_validate(sc, &err), FA_EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "t.json: $.harness.expect: unknown check "
-	                                       "\"wait.retry_afer\" (allowed: attempts.bounded, "
+	                                       "\"wait.retry_afer\", did you mean "
+	                                       "\"wait.retry_after\"? (allowed: attempts.bounded, "
 	                                       "wait.retry_after, classify.no_retry_4xx, "));
 	fa_scenario_free(sc);
 	/* nothing to validate without an expect */

@@ -74,10 +74,14 @@ static void known_failing__faults_name_file_line_and_what(void)
 	static const struct {
 		const char *text, *msg;
 	} cases[] = {
-		{ "wait.jitter\nwait.jiter\n", "kf.txt:2: unknown check \"wait.jiter\"" },
-		{ "# x\nWAIT.JITTER\n", "kf.txt:2: unknown check \"WAIT.JITTER\"" },
+		{ "wait.jitter\nwait.jiter\n",
+		  "kf.txt:2: unknown check \"wait.jiter\", did you mean \"wait.jitter\"?" },
+		{ "# x\nWAIT.JITTER\n",
+		  "kf.txt:2: unknown check \"WAIT.JITTER\", did you mean \"wait.jitter\"?" },
 		{ "stream.no_silent_retrys\n",
-		  "kf.txt:1: unknown check \"stream.no_silent_retrys\"" },
+		  "kf.txt:1: unknown check \"stream.no_silent_retrys\", did you mean "
+		  "\"stream.no_silent_retry\"?" },
+		{ "wait.cap\n", "kf.txt:1: unknown check \"wait.cap\"" },
 		{ "wait.jitter\n\nwait.jitter # again\n",
 		  "kf.txt:3: duplicate check \"wait.jitter\" (first on line 1)" },
 		{ "wait.jitter attempts.hidden\n",

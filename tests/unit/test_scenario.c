@@ -559,6 +559,81 @@ static void scenario__unreadable_file_is_eio(void)
 	CU_ASSERT_STRING_EQUAL(err.msg, BAD_DIR ": cannot read: Is a directory");
 }
 
+/* "$schema" at the top points an editor at docs/scenario.schema.json:
+ * taken and ignored there, an unknown key anywhere else, never listed. */
+static void scenario__a_top_level_schema_member_is_ignored(void)
+{
+	char *text = scenario_text("", ROUTE_OK, NULL);
+	char *with = fa_xasprintf("{\"$schema\": \"../docs/scenario.schema.json\", %s", text + 1);
+	char *bad = fa_xasprintf("{\"$schema\": true, %s", text + 1);
+	char *nested = scenario_text(", \"$schema\": \"x\"", ROUTE_OK, NULL);
+	struct fa_scenario *sc = parse_ok(with);
+	struct fa_err err;
+
+	CU_ASSERT_PTR_NOT_NULL(sc);
+	if (sc != NULL)
+		CU_ASSERT_STRING_EQUAL(sc->id, "s1");
+	fa_scenario_free(sc);
+	parse_err(bad, &err);
+	CU_ASSERT_STRING_EQUAL(err.msg, "t.json: $[\"$schema\"]: expected string, got true");
+	parse_err(nested, &err);
+	CU_ASSERT_STRING_EQUAL(err.msg,
+	                       "t.json: $.provider: unknown key \"$schema\" (allowed: keys, users, "
+	                       "scope, during_pause, idempotency, reconciliation, quota, "
+	                       "retry_after_ms)");
+	free(nested);
+	free(bad);
+	free(with);
+	free(text);
+}
+
+/* A suite handed to the provider is named as what it is. */
+static void scenario__a_suite_is_not_a_scenario(void)
+{
+	struct fa_err err;
+
+	parse_err("{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"a.json\"]}", &err);
+	CU_ASSERT_STRING_EQUAL(err.msg, "t.json: a suite (it lists scenarios): give one of its "
+	                                "scenario files, or run the suite with fakeapi-harness "
+	                                "run t.json");
+}
+
+/* An unknown key near a known one (case, a slip of a letter or two)
+ * names it; a far one only lists the allowed ones. */
+static void scenario__unknown_key_near_a_known_one_says_which(void)
+{
+	static const struct {
+		const char *provider, *routes, *want;
+	} cases[] = {
+		{ "",
+		  "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", \"responses\": [{\"Status\": 200}]}]",
+		  "t.json: $.routes[0].responses[0]: unknown key \"Status\", did you mean \"status\"? (allowed: times, status, headers, body, retry_after, delay_ms, fault, fault_bytes, hold, hold_ms, shape, retry_after_s, cooldown_s, deadline_ms, error_after_chunks, stop_after_chunks, chunk_delay_ms, stall_after_chunks, stall_ms)" },
+		{ ", \"scpoe\": \"key\"", ROUTE_OK,
+		  "t.json: $.provider: unknown key \"scpoe\", did you mean \"scope\"? (allowed: keys, users, scope, during_pause, idempotency, reconciliation, quota, retry_after_ms)" },
+		{ ", \"quota\": {\"per_kye\": 5}", ROUTE_OK,
+		  "t.json: $.provider.quota: unknown key \"per_kye\", did you mean \"per_key\"? (allowed: per_key, per_user, period_s, replicas, spread, key_limits, max_in_flight_per_key, headers, tpm_per_key, tpm_per_user, rpd_per_key, tpd_per_key, day_s)" },
+		{ ", \"burst\": 5", ROUTE_OK,
+		  "t.json: $.provider: unknown key \"burst\" (allowed: keys, users, scope, during_pause, idempotency, reconciliation, quota, retry_after_ms)" },
+		{ "",
+		  "[{\"id\": \"r\", \"method\": \"Get\", \"path\": \"/a\", \"responses\": [{\"status\": 200}]}]",
+		  "t.json: $.routes[0].method: expected one of GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS, got string \"Get\", did you mean \"GET\"?" },
+		{ "",
+		  "[{\"id\": \"r\", \"method\": \"GET\", \"path\": \"/a\", \"responses\": [{\"status\": 200, \"fault\": \"drop_after_comit\"}]}]",
+		  "t.json: $.routes[0].responses[0].fault: expected one of respond|drop_before_commit|drop_after_commit|reset|partial_body|close_idle, got string \"drop_after_comit\", did you mean \"drop_after_commit\"?" },
+	};
+	struct fa_err err;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *text = scenario_text(cases[i].provider, cases[i].routes, NULL);
+
+		parse_err(text, &err);
+		if (strcmp(err.msg, cases[i].want) != 0)
+			FAILF("case %zu:\n  expected: %s\n  got:      %s", i, cases[i].want,
+			      err.msg);
+		free(text);
+	}
+}
+
 /* The digest is of the bytes, not of the JSON they mean. */
 static void scenario__sha256_covers_the_raw_bytes(void)
 {
@@ -602,7 +677,18 @@ static void jsontext__strict_syntax_with_positions(void)
 		{ "{\"a\":\n  True}", "j:2:3: expected a value, got 'True'" },
 		{ "{\"a\": tru", "j:1:10: unexpected end of input" },
 		{ "{\"a\": NaN}", "j:1:7: expected a value, got 'NaN'" },
-		{ "{\"a\": 1,\n}", "j:2:1: expected a string key, got '}'" },
+		{ "{\"a\": 1,\n}", "j:1:8: a trailing comma before '}' (JSON allows none)" },
+		{ "[1, 2 , ]", "j:1:7: a trailing comma before ']' (JSON allows none)" },
+		{ "{\"a\": [1,],}", "j:1:9: a trailing comma before ']' (JSON allows none)" },
+		{ "{\n  // a note\n  \"a\": 1}", "j:2:3: a comment (JSON has none)" },
+		{ "{\"a\": /* soon */ 1}", "j:1:7: a comment (JSON has none)" },
+		{ "{\"a\": 1 /* x */}", "j:1:9: a comment (JSON has none)" },
+		{ "[1, // one\n 2]", "j:1:5: a comment (JSON has none)" },
+		{ "{\"a\": 1}\n// the end", "j:2:1: a comment (JSON has none)" },
+		{ "/* unterminated", "j:1:1: a comment (JSON has none)" },
+		{ "{\"a\": 1 / 2}", "j:1:9: expected ',' or '}', got '/'" },
+		{ "{\"a\": \"//not a comment\",}",
+		  "j:1:24: a trailing comma before '}' (JSON allows none)" },
 		{ "{\"a\" 1}", "j:1:6: expected ':' after the key, got '1'" },
 		{ "[1 2]", "j:1:4: expected ',' or ']', got '2'" },
 		{ "{\"a\": \xe2\x80\x9cq\xe2\x80\x9d}",
@@ -679,7 +765,8 @@ static void write_file(const char *dir, const char *name, const char *text)
 static void remove_tree(char *dir)
 {
 	static const char *const names[] = {
-		"sub/a.json", "b.json", "c.json", "suite.json", "bad.json", "sub",
+		"sub/a.json", "sub/inner.json", "b.json",    "c.json",
+		"suite.json", "bad.json",       "fifo.json", "sub",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -786,6 +873,33 @@ static char *subst_dir(const char *tmpl, const char *dir)
 	return next;
 }
 
+/* A FIFO or a device is refused at once, never waited on: open would
+ * block on a FIFO without a writer, and a read on one without an end. */
+static void scenario__a_file_that_is_no_file_is_refused_at_once(void)
+{
+	struct fa_scenario *sc = NULL;
+	struct fa_err err = { { 0 } };
+	char *dir = temp_dir(), *fifo, *want;
+	char *text = NULL;
+	size_t len = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+	fifo = fa_xasprintf("%s/fifo.json", dir);
+	CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+	want = fa_xasprintf("%s: not a regular file", fifo);
+	CU_ASSERT_EQUAL(fa_scenario_load(fifo, &sc, &err), FA_EINVAL);
+	CU_ASSERT_PTR_NULL(sc);
+	CU_ASSERT_STRING_EQUAL(err.msg, want);
+	fa_err_clear(&err);
+	CU_ASSERT_EQUAL(fa_jsontext_read("/dev/null", &text, &len, &err), FA_EINVAL);
+	CU_ASSERT_PTR_NULL(text);
+	CU_ASSERT_STRING_EQUAL(err.msg, "/dev/null: not a regular file");
+	remove(fifo);
+	free(want);
+	free(fifo);
+	remove_tree(dir);
+}
+
 static void suite__errors_name_the_file_at_fault(void)
 {
 	static const struct {
@@ -795,8 +909,18 @@ static void suite__errors_name_the_file_at_fault(void)
 		  "{dir}/c.json: $.id: duplicate scenario id \"s-b\" (also in {dir}/b.json)" },
 		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"b.json\", \"bad.json\"]}",
 		  "{dir}/bad.json: $.routes[0].responses[0].status: expected integer 100..599, got string \"200\"" },
-		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"missing.json\"]}",
-		  "{dir}/missing.json: cannot read: No such file or directory" },
+		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"b.json\", \"missing.json\"]}",
+		  "{dir}/suite.json: $.scenarios[1]: {dir}/missing.json: cannot read: No such file or directory" },
+		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"sub\"]}",
+		  "{dir}/suite.json: $.scenarios[0]: {dir}/sub: cannot read: Is a directory" },
+		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"fifo.json\"]}",
+		  "{dir}/suite.json: $.scenarios[0]: {dir}/fifo.json: not a regular file" },
+		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"sub/inner.json\"]}",
+		  "{dir}/suite.json: $.scenarios[0]: \"sub/inner.json\" is a suite: a suite lists scenario files, not suites" },
+		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"b.json\"], \"$schema\": 1}",
+		  "{dir}/suite.json: $[\"$schema\"]: expected string, got integer 1" },
+		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"b.json\"], \"Title\": \"x\"}",
+		  "{dir}/suite.json: $: unknown key \"Title\", did you mean \"title\"? (allowed: id, version, title, scenarios)" },
 		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"/etc/x.json\"]}",
 		  "{dir}/suite.json: $.scenarios[0]: expected a path relative to the suite file's folder, got string \"/etc/x.json\"" },
 		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": []}",
@@ -808,9 +932,9 @@ static void suite__errors_name_the_file_at_fault(void)
 		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"b.json\"], \"routes\": []}",
 		  "{dir}/suite.json: $: unknown key \"routes\" (allowed: id, version, title, scenarios)" },
 		{ "{\"id\": \"s\", \"version\": \"1\", \"scenarios\": [\"suite.json\"]}",
-		  "{dir}/suite.json: $: unknown key \"version\" (allowed: id, title, comment, provider, routes, harness)" },
+		  "{dir}/suite.json: $.scenarios[0]: \"suite.json\" is a suite: a suite lists scenario files, not suites" },
 		{ "{\"id\": \"s\", \"version\": \"1\",\n \"scenarios\": [\"b.json\",]}",
-		  "{dir}/suite.json:2:25: expected a value, got ']'" },
+		  "{dir}/suite.json:2:24: a trailing comma before ']' (JSON allows none)" },
 	};
 	char *dir = temp_dir();
 	char *b = scenario_with_id("s-b");
@@ -824,6 +948,11 @@ static void suite__errors_name_the_file_at_fault(void)
 	write_file(dir, "b.json", b);
 	write_file(dir, "c.json", b);
 	write_file(dir, "bad.json", bad);
+	write_file(dir, "sub/inner.json",
+	           "{\"id\": \"in\", \"version\": \"1\", \"scenarios\": [\"x.json\"]}");
+	path = fa_xasprintf("%s/fifo.json", dir);
+	CU_ASSERT_EQUAL_FATAL(mkfifo(path, 0600), 0);
+	free(path);
 	path = fa_xasprintf("%s/suite.json", dir);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct fa_suite *su = NULL;
@@ -914,6 +1043,14 @@ void test_scenario_register(void)
 	CU_add_test(suite, "scenario__integers_and_descriptions",
 	            scenario__integers_and_descriptions);
 	CU_add_test(suite, "scenario__unreadable_file_is_eio", scenario__unreadable_file_is_eio);
+	CU_add_test(suite, "scenario__a_file_that_is_no_file_is_refused_at_once",
+	            scenario__a_file_that_is_no_file_is_refused_at_once);
+	CU_add_test(suite, "scenario__a_top_level_schema_member_is_ignored",
+	            scenario__a_top_level_schema_member_is_ignored);
+	CU_add_test(suite, "scenario__a_suite_is_not_a_scenario",
+	            scenario__a_suite_is_not_a_scenario);
+	CU_add_test(suite, "scenario__unknown_key_near_a_known_one_says_which",
+	            scenario__unknown_key_near_a_known_one_says_which);
 	CU_add_test(suite, "scenario__sha256_covers_the_raw_bytes",
 	            scenario__sha256_covers_the_raw_bytes);
 	CU_add_test(suite, "scenario__documented_example_is_valid",

@@ -219,8 +219,8 @@ void hx_outcome_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 	const struct hx_check_input *in = c->in;
 	struct hx_evidence bad = { 0 }, good = { 0 };
 	size_t n_want = 0, n_judged = 0, n_bad = 0, used = 0;
-	char *first_fault = NULL, named[256] = "";
-	const char *unjudged = NULL;
+	char *first_fault = NULL, named[256] = "", *silent_how = NULL;
+	const char *unjudged = NULL, *silent = NULL;
 
 	for (size_t i = 0; i < in->n_tasks; i++) {
 		const struct hx_task_run *tr = &in->tasks[i];
@@ -242,6 +242,18 @@ void hx_outcome_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 		if (!e.judged) {
 			if (unjudged == NULL)
 				unjudged = t->id;
+			continue;
+		}
+		/* the right ending without an attempt followed from no answer:
+		 * it shows nothing (a client that does nothing and exits 1
+		 * "fails" a 400 it never got) */
+		if (n_att == 0 && meets(in, &e, t->outcome)) {
+			if (silent == NULL) {
+				silent = t->id;
+				silent_how = e.how;
+				e.how = NULL;
+			}
+			free(e.how);
 			continue;
 		}
 		n_judged++;
@@ -270,6 +282,12 @@ void hx_outcome_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 		r->verdict = HX_NA;
 		r->detail = fa_xstrdup("no task says how a correct client ends it "
 		                       "($.harness.tasks[i].outcome)");
+	} else if (n_judged == 0 && silent != NULL) {
+		r->verdict = HX_NA;
+		r->detail =
+		        fa_xasprintf("task %s %s without sending an attempt: an ending no answer "
+		                     "led to shows nothing of how the client handles one",
+		                     silent, silent_how ? silent_how : "ended");
 	} else if (n_judged == 0) {
 		r->verdict = HX_NA;
 		r->detail = fa_xasprintf("no task with an expected outcome ran to its own end "
@@ -296,6 +314,7 @@ void hx_outcome_check(const struct hx_check_ctx *c, struct hx_check_result *r)
 		hx_evidence_give(&good, r);
 	}
 	free(first_fault);
+	free(silent_how);
 	hx_evidence_release(&bad);
 	hx_evidence_release(&good);
 }

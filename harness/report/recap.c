@@ -117,6 +117,10 @@ static void add_held_level(const struct hx_run_result *r, struct hx_recap *rc)
 void hx_recap_build(const struct hx_run_result *r, struct hx_recap *out)
 {
 	memset(out, 0, sizeof(*out));
+	/* an entry that passes now fails the run by itself */
+	for (size_t d = 0; d < hx_check_count(); d++)
+		if (hx_grade_known_state(r, hx_check_def_at(d)->id) == HX_KNOWN_PASSES_NOW)
+			add_row(out, HX_RECAP_PASSES_NOW)->def = hx_check_def_at(d);
 	add_failures(r, out);
 	add_held_level(r, out);
 }

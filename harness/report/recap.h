@@ -10,9 +10,10 @@
 #include "result.h"
 
 enum hx_recap_kind {
-	HX_RECAP_FAIL,      /* the check failed somewhere */
-	HX_RECAP_NA,        /* counted at the next level, n/a everywhere it counted */
-	HX_RECAP_NO_CHECKS, /* the next level has no counted check at all */
+	HX_RECAP_FAIL,       /* the check failed somewhere */
+	HX_RECAP_NA,         /* counted at the next level, n/a everywhere it counted */
+	HX_RECAP_NO_CHECKS,  /* the next level has no counted check at all */
+	HX_RECAP_PASSES_NOW, /* listed as known failing, passes now: exit 1 */
 };
 
 /* One line of the recap. Everything borrowed from the run. */
@@ -27,8 +28,9 @@ struct hx_recap_row {
 	int level;    /* the level the row keeps from being reached (NA, NO_CHECKS) */
 };
 
-/* The rows in order: the failures (check definition order), then the n/a
- * checks, then the empty level. */
+/* The rows in order: the known-failing entries that pass now, the
+ * failures (check definition order), then the n/a checks, then the empty
+ * level. */
 struct hx_recap {
 	struct hx_recap_row *rows; /* owned */
 	size_t n;

@@ -160,6 +160,14 @@ static void html_recap_row(FILE *f, const struct hx_recap_row *row)
 {
 	const char *lv = hx_report_level_str(row->level);
 
+	if (row->kind == HX_RECAP_PASSES_NOW) {
+		fprintf(f,
+		        "<tr class=\"fail\"><td><span class=\"tag\">PASS</span></td><td><code>%s"
+		        "</code> (L%d)</td><td colspan=\"2\">known failing, passes now: remove it "
+		        "from the known-failing list</td></tr>\n",
+		        row->def->id, row->def->level);
+		return;
+	}
 	if (row->kind == HX_RECAP_NO_CHECKS) {
 		fprintf(f,
 		        "<tr class=\"na\"><td><span class=\"tag\">%s</span></td><td colspan=\"3\">"
@@ -198,11 +206,17 @@ static void html_recap(FILE *f, const struct hx_run_result *r)
 	size_t n = hx_report_error_groups(r, g), n_fail = 0;
 
 	hx_recap_build(r, &rc);
-	for (size_t k = 0; k < rc.n; k++)
+	size_t n_now = 0;
+
+	for (size_t k = 0; k < rc.n; k++) {
 		n_fail += rc.rows[k].kind == HX_RECAP_FAIL;
+		n_now += rc.rows[k].kind == HX_RECAP_PASSES_NOW;
+	}
 	fputs("<section id=\"why\">\n<h2>Why</h2>\n<p>", f);
 	if (n_fail > 0)
 		fputs("Each failed check once, in the first scenario it failed:", f);
+	else if (n_now > 0)
+		fputs("No check failed, but a known-failing entry passes now:", f);
 	else if (rc.n > 0)
 		fprintf(f, "No check failed, but the level stops at %s:",
 		        hx_report_level_str(r->level));

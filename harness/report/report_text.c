@@ -354,7 +354,7 @@ static void text_repeat(FILE *out, const struct hx_repeat *rep)
 }
 
 /* One row of the recap. */
-static void text_recap_row(FILE *out, const struct hx_recap_row *row)
+static void text_recap_row(FILE *out, const struct hx_recap_row *row, const char *known_file)
 {
 	switch (row->kind) {
 	case HX_RECAP_FAIL:
@@ -367,6 +367,12 @@ static void text_recap_row(FILE *out, const struct hx_recap_row *row)
 		        "  N/A   %-22s (L%d) not judged where it counts, so %s is not reached  ",
 		        row->def->id, row->def->level, hx_report_level_str(row->level));
 		break;
+	case HX_RECAP_PASSES_NOW:
+		fprintf(out, "  PASS  %-22s (L%d) known failing, passes now: remove it from ",
+		        row->def->id, row->def->level);
+		put_plain(out, known_file);
+		fputc('\n', out);
+		return;
 	case HX_RECAP_NO_CHECKS:
 		fprintf(out,
 		        "  %-4s  no %s check counts here (none is both covered and required), so %s "
@@ -390,15 +396,19 @@ static void text_recap(FILE *out, const struct hx_run_result *r)
 {
 	struct hx_recap rc;
 	struct hx_error_group *g;
-	size_t n, n_fail = 0;
+	size_t n, n_fail = 0, n_now = 0;
 
 	hx_recap_build(r, &rc);
-	for (size_t k = 0; k < rc.n; k++)
+	for (size_t k = 0; k < rc.n; k++) {
 		n_fail += rc.rows[k].kind == HX_RECAP_FAIL;
+		n_now += rc.rows[k].kind == HX_RECAP_PASSES_NOW;
+	}
 	g = fa_xcalloc(r->n_scenarios + 1, sizeof(*g));
 	n = hx_report_error_groups(r, g);
 	if (n_fail > 0)
 		fputs("\nwhy (each failed check once, in the first scenario it failed):\n", out);
+	else if (n_now > 0)
+		fputs("\nwhy (no check failed, but a known-failing entry passes now):\n", out);
 	else if (rc.n > 0)
 		fprintf(out, "\nwhy (no check failed, but the level stops at %s):\n",
 		        hx_report_level_str(r->level));
@@ -407,7 +417,8 @@ static void text_recap(FILE *out, const struct hx_run_result *r)
 		            : "\nwhy: no check failed\n",
 		      out);
 	for (size_t k = 0; k < rc.n; k++)
-		text_recap_row(out, &rc.rows[k]);
+		text_recap_row(out, &rc.rows[k],
+		               r->known_failing != NULL ? r->known_failing->file : "-");
 	hx_recap_release(&rc);
 	/* each cause once: a client that cannot start is one line, not one
 	 * per scenario */

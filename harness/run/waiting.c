@@ -63,7 +63,7 @@ int64_t hx_waiting_every_us(void)
 
 void hx__scenario_report_waiting(struct hx__scenario *s)
 {
-	int64_t real = fa_clock_mono_us(), now;
+	int64_t real = fa_clock_real_mono_us(), now; /* the interval is real time */
 	char *line, *said;
 
 	if (s->opts->waiting == NULL)

@@ -451,6 +451,25 @@ def test_outcome_expected_maps_a_cancel_and_accepts_failed_for_escalated(harness
                                     "(t1 cancelled, t2 failed)")
 
 
+@pytest.mark.parametrize("client", ["false", "exit 1"])
+def test_a_client_that_sends_nothing_does_not_pass_by_failing(harness_bin, tmp_path, client):
+    """A task whose correct ending is "failed" (a 400) is not met by a
+    client that never sent: no answer led to its exit 1. It is n/a, and with
+    nothing else judged the run exits 1 (no required check passed)."""
+    doc = scenario("no-send", [{"status": 400, "body": {"error": {"code": "bad_request"}}}])
+    doc["harness"]["tasks"][0]["outcome"] = "failed"
+    proc, report = run_scenario(harness_bin, tmp_path, doc, client)
+    got = next(c for c in report["scenarios"][0]["checks"] if c["id"] == "outcome.expected")
+    assert got["verdict"] == "n/a", got
+    assert got["detail"].startswith("task t1 ended failed (exit 1) without sending an attempt")
+    assert proc.returncode == 1 and report["exit_reason"] == "no required check passed"
+    # the same client where the task should succeed fails, attempt or not
+    doc["harness"]["tasks"][0]["outcome"] = "succeeded"
+    proc, report = run_scenario(harness_bin, tmp_path, doc, client)
+    got = next(c for c in report["scenarios"][0]["checks"] if c["id"] == "outcome.expected")
+    assert got["verdict"] == "fail", got
+
+
 def test_scenario_without_outcomes_leaves_outcome_expected_na(harness_bin, tmp_path):
     doc = scenario("outcome-none", OK_200)
     _, report = run_scenario(harness_bin, tmp_path, doc, CURL)

@@ -9,6 +9,7 @@
 #include "alloc.h"
 #include "check.h"
 #include "grade.h"
+#include "known_failing.h"
 #include "recap.h"
 #include "report.h"
 #include "scenario.h"
@@ -190,6 +191,30 @@ static void recap__names_a_level_with_no_counted_check(void)
 	run2_release(&x);
 }
 
+/* A known-failing entry that passes now fails the run by itself: the
+ * recap names it first, not a level. */
+static void recap__names_a_known_failing_entry_that_passes_now(void)
+{
+	struct run2 x;
+	struct fa_err err = { "" };
+	struct hx_known_failing *kf = NULL;
+	char *text;
+
+	run2_init(&x);
+	CU_ASSERT_EQUAL_FATAL(hx_known_failing_parse("ci/kf.txt", "wait.jitter\n", 12, &kf, &err),
+	                      FA_OK);
+	x.r.known_failing = kf;
+	text = text_of(&x);
+	CU_ASSERT_EQUAL(x.r.exit_code, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(why_of(text),
+	                              "\nwhy (no check failed, but a known-failing entry passes "
+	                              "now):\n  PASS  wait.jitter            (L2) known failing, "
+	                              "passes now: remove it from ci/kf.txt\n"));
+	free(text);
+	hx_known_failing_free(kf);
+	run2_release(&x);
+}
+
 /* All passed: nothing to explain. */
 static void recap__is_empty_when_l4_is_reached(void)
 {
@@ -221,5 +246,7 @@ void test_recap_register(void)
 	            recap__names_the_na_check_that_held_the_level);
 	CU_add_test(s, "recap__names_a_level_with_no_counted_check",
 	            recap__names_a_level_with_no_counted_check);
+	CU_add_test(s, "recap__names_a_known_failing_entry_that_passes_now",
+	            recap__names_a_known_failing_entry_that_passes_now);
 	CU_add_test(s, "recap__is_empty_when_l4_is_reached", recap__is_empty_when_l4_is_reached);
 }

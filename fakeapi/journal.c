@@ -39,6 +39,7 @@ struct fa_journal {
 	FILE *fp;                 /* NULL = memory only */
 	char *path;               /* for log messages; NULL in memory only */
 	uint64_t last_seq;        /* highest seq assigned; survives reset */
+	uint64_t bytes;           /* bytes of the lines appended, newlines included */
 	char head[FA_SHA256_HEX]; /* hash of the last line; survives reset */
 	struct entry *v;          /* seq order, consecutive seqs */
 	size_t n, cap;
@@ -498,6 +499,7 @@ uint64_t fa_journal_append(struct fa_journal *j, struct fa_attempt *a)
 	e->line = fa_xstrndup(text, e->len); /* ours to free(), not cJSON_free() */
 	cJSON_free(text);
 	fa_digest_sha256_hex(e->line, e->len, j->head);
+	j->bytes += e->len + 1;
 	if (j->fp != NULL && (fwrite(e->line, 1, e->len, j->fp) != e->len ||
 	                      fputc('\n', j->fp) == EOF || fflush(j->fp) != 0))
 		FA_LOG(FA_LOG_ERROR, "journal", "event=write_failed path=%s seq=%llu err=\"%s\"",
@@ -526,6 +528,16 @@ size_t fa_journal_count(struct fa_journal *j)
 	n = j->n;
 	pthread_mutex_unlock(&j->mu);
 	return n;
+}
+
+uint64_t fa_journal_bytes(struct fa_journal *j)
+{
+	uint64_t b;
+
+	pthread_mutex_lock(&j->mu);
+	b = j->bytes;
+	pthread_mutex_unlock(&j->mu);
+	return b;
 }
 
 void fa_journal_head(struct fa_journal *j, char out[65])

@@ -175,6 +175,10 @@ uint64_t fa_journal_append(struct fa_journal *j, struct fa_attempt *a);
 /* Number of entries kept in memory. Thread-safe. */
 size_t fa_journal_count(struct fa_journal *j);
 
+/* Bytes of every line appended so far, newlines included (what the file
+ * holds when every write succeeded); not lowered by a reset. Thread-safe. */
+uint64_t fa_journal_bytes(struct fa_journal *j);
+
 /* Hex SHA-256 of the last line appended (64 zeros when empty) into @out. */
 void fa_journal_head(struct fa_journal *j, char out[65]);
 

@@ -72,7 +72,10 @@ static void journal(struct fa_provider *p, const struct fa_req *req, struct fa_r
 		answer(resp, 400, "error", "since: expected a decimal sequence number");
 		return;
 	}
-	answer_text(resp, 200, fa_journal_json(fa_provider_journal(p), since));
+	/* streamed from the journal's file: no copy of the journal per reader */
+	resp->status = 200;
+	resp->journal_view = fa_journal_view_open(fa_provider_journal(p), since);
+	fa_resp_add_header(resp, "Content-Type", "application/json");
 }
 
 static void reset(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp)

@@ -15,7 +15,8 @@ bool fa_admin_is_admin_path(const char *path);
 /*
  * Answer an admin request into @resp (JSON bodies):
  * GET health -> {"status": "ok", "scenario", "attempts"};
- * GET journal[?since=SEQ] -> fa_journal_json (400 on a bad since);
+ * GET journal[?since=SEQ] -> the fa_journal_json document as a streamed
+ *   view (resp->journal_view, no body; 400 on a bad since);
  * POST reset -> fa_provider_reset, {"reset": true};
  * GET state -> fa_provider_state_json.
  * Unknown endpoint 404, wrong method 405 with Allow. Thread-safe.

@@ -76,6 +76,7 @@ void fa_resp_release(struct fa_resp *r)
 	}
 	free(r->headers);
 	free(r->body);
+	fa_journal_view_close(r->journal_view);
 	free(r->scope);
 	fa_attempt_release(&r->attempt);
 	memset(r, 0, sizeof(*r));

@@ -2,456 +2,116 @@
 #include "journal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "alloc.h"
-#include "clock.h"
 #include "digest.h"
 #include "log.h"
 
 #define ZERO_HASH "0000000000000000000000000000000000000000000000000000000000000000"
-/*
- * Numbers travel as cJSON doubles. Reading accepts integers up to 2^53;
- * writing is exact below 2^52 (4.5e15) only, because cJSON 1.7.15 keeps a
- * 15-significant-digit form whenever it reads back within DBL_EPSILON
- * (relative), which an integer that size misses by 1 or more. Times are
- * µs since server start and counters are small; the farthest pause
- * (retry_after.h: 2^31 s, 2.1e15 µs) leaves room for 74 years of uptime;
- * wall time goes out as a string.
- */
-#define MAX_SAFE_INT 9007199254740992.0
+#define MAX_SEQ 9007199254740992.0 /* 2^53: what a JSON number holds exactly */
 
-/* An entry kept twice: as a struct for snapshots, as its line for the JSON
- * view, so neither poller has to re-serialize or re-parse. */
-struct entry {
-	struct fa_attempt a; /* owned */
-	char *line;          /* the line as written, without newline; owned */
-	size_t len;          /* strlen(line) */
+/*
+ * Memory per attempt is one uint64_t (its offset in the stream of lines);
+ * the lines themselves live in a file and are read back on demand. Lines
+ * are numbered by "virtual" offsets: the bytes of every line before them,
+ * newlines included, as if every write had succeeded. A run is a stretch
+ * of lines stored contiguously: in the file from @foff on (>= 0), or one
+ * line kept in memory, mem[-1 - foff], when it could not be written.
+ */
+struct run {
+	uint64_t vstart; /* virtual offset of the run's first line */
+	int64_t foff;    /* file offset of that line, or -1 - index into mem */
 };
 
 struct fa_journal {
 	pthread_mutex_t mu;       /* guards everything below */
-	FILE *fp;                 /* NULL = memory only */
-	char *path;               /* for log messages; NULL in memory only */
+	int fd;                   /* where lines are stored and read back; -1 = none */
+	int out_fd;               /* the --journal file when it cannot be read back
+	                             (not a regular file): written too; else -1 */
+	char *path;               /* the journal's file for log messages; NULL = none */
 	uint64_t last_seq;        /* highest seq assigned; survives reset */
-	uint64_t bytes;           /* bytes of the lines appended, newlines included */
+	uint64_t first_kept;      /* seq of the first entry kept; reset moves it on */
+	uint64_t bytes;           /* virtual offset of the next line */
+	uint64_t foff;            /* file offset of the next line in fd */
 	char head[FA_SHA256_HEX]; /* hash of the last line; survives reset */
-	struct entry *v;          /* seq order, consecutive seqs */
-	size_t n, cap;
+	uint64_t *voff;           /* voff[seq - 1]: virtual offset of each line */
+	size_t cap;               /* entries voff can hold */
+	struct run *runs;         /* in vstart order */
+	size_t n_runs, cap_runs;
+	char **mem; /* lines that could not be stored in fd, owned */
+	size_t n_mem, cap_mem;
 	fa_journal_sink_fn sink; /* each entry as appended; NULL = none */
 	void *sink_ctx;          /* borrowed, for sink */
 };
 
-/* How a member is stored; drives both directions so they cannot drift. */
-enum kind {
-	K_U64,
-	K_I64,
-	K_INT,
-	K_UINT,
-	K_STR,
-	K_WALL,
-	K_SHA,
-	K_HEADERS,
-	K_BOOL,
-	K_DELIVERY,
-	K_PAUSE,
-	K_OPT_INT,
-	K_SCALE
-};
+/* An unnamed file in $TMPDIR (or /tmp) that vanishes with the process. */
+static int spill_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char tmpl[4096];
+	int fd;
 
-struct field {
-	const char *name; /* JSON member */
-	enum kind kind;
-	size_t off; /* offsetof(struct fa_attempt, ...) */
-};
+	if (dir == NULL || dir[0] == '\0')
+		dir = "/tmp";
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	if (snprintf(tmpl, sizeof(tmpl), "%s/fakeapi-journal-XXXXXX", dir) >= (int)sizeof(tmpl))
+		return -1;
+	fd = mkostemp(tmpl, O_CLOEXEC);
+	if (fd >= 0)
+		unlink(tmpl);
+	return fd;
+}
 
-#define F(name, kind, member)                                                                      \
-	{                                                                                          \
-		name, kind, offsetof(struct fa_attempt, member)                                    \
+/* Open @path for the journal: read back from it when it is a regular
+ * file we may read, else written only and read back from a spill file. */
+static enum fa_rc open_file(struct fa_journal *j, const char *path, struct fa_err *err)
+{
+	struct stat st;
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	else if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		j->fd = fd;
+		return FA_OK;
 	}
-/* The member order of fa_attempt_to_json(), as journal.h lists it. */
-static const struct field fields[] = {
-	F("seq", K_U64, seq),
-	F("t_arrival_us", K_I64, t_arrival_us),
-	F("t_response_us", K_I64, t_response_us),
-	F("t_done_us", K_I64, t_done_us),
-	F("wall", K_WALL, wall_us),
-	F("method", K_STR, method),
-	F("path", K_STR, path),
-	F("route", K_STR, route),
-	F("response_index", K_INT, response_index),
-	F("task", K_STR, task),
-	F("key", K_STR, key),
-	F("user", K_STR, user),
-	F("scope", K_STR, scope),
-	F("idempotency_key", K_STR, idempotency_key),
-	F("client_reference", K_STR, client_reference),
-	F("body_sha256", K_SHA, body_sha256),
-	F("attempt_headers", K_HEADERS, attempt_headers),
-	F("status", K_INT, status),
-	F("fault", K_STR, fault),
-	F("committed", K_BOOL, committed),
-	F("delivered", K_DELIVERY, delivered),
-	F("conn_id", K_U64, conn_id),
-	F("conn_reuse", K_UINT, conn_reuse),
-	F("retry_after", K_STR, retry_after),
-	F("retry_after_ms", K_STR, retry_after_ms),
-	F("pause_until_us", K_PAUSE, pause_until_us),
-	F("pause_from", K_STR, pause_from),
-	F("quota", K_STR, quota),
-	F("in_flight", K_INT, in_flight),
-	F("tokens", K_OPT_INT, tokens),
-	F("stream_chunks", K_OPT_INT, stream_chunks), /* null unless stream_end */
-	F("stream_end", K_STR, stream_end),
-	F("time_scale", K_SCALE, time_scale), /* left out at scale 1 */
-};
-#undef F
-#define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
-
-static const char *header_names[FA_AH_COUNT] = {
-	"x-stainless-retry-count",
-	"amz-sdk-request",
-	"grpc-previous-rpc-attempts",
-};
-
-static const char *delivery_names[] = { "complete", "client_gone", "dropped" };
-
-void fa_attempt_pause_from(struct fa_attempt *a, const char *from)
-{
-	free(a->pause_from);
-	a->pause_from = from != NULL ? fa_xstrdup(from) : NULL;
-}
-
-void fa_attempt_release(struct fa_attempt *a)
-{
-	if (a == NULL)
-		return;
-	for (size_t i = 0; i < N_FIELDS; i++) {
-		if (fields[i].kind == K_STR)
-			free(*(char **)((char *)a + fields[i].off));
+	if (fd < 0) {
+		fa_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+		return FA_EIO;
 	}
-	for (int h = 0; h < FA_AH_COUNT; h++)
-		free(a->attempt_headers[h]);
-	memset(a, 0, sizeof(*a));
-}
-
-const char *fa_delivery_str(enum fa_delivery d)
-{
-	if ((unsigned)d < sizeof(delivery_names) / sizeof(delivery_names[0]))
-		return delivery_names[d];
-	return "unknown";
-}
-
-static void add_str(cJSON *obj, const char *name, const char *s)
-{
-	if (s == NULL)
-		cJSON_AddNullToObject(obj, name);
-	else
-		cJSON_AddStringToObject(obj, name, s);
-}
-
-cJSON *fa_attempt_to_json(const struct fa_attempt *a)
-{
-	cJSON *obj = cJSON_CreateObject();
-	char wall[40];
-
-	for (size_t i = 0; i < N_FIELDS; i++) {
-		const char *name = fields[i].name;
-		const void *p = (const char *)a + fields[i].off;
-		cJSON *hdr;
-
-		switch (fields[i].kind) {
-		case K_U64: cJSON_AddNumberToObject(obj, name, (double)*(const uint64_t *)p); break;
-		case K_I64: cJSON_AddNumberToObject(obj, name, (double)*(const int64_t *)p); break;
-		case K_INT: cJSON_AddNumberToObject(obj, name, *(const int *)p); break;
-		case K_UINT: cJSON_AddNumberToObject(obj, name, *(const unsigned *)p); break;
-		case K_STR: add_str(obj, name, *(char *const *)p); break;
-		case K_SHA: cJSON_AddStringToObject(obj, name, (const char *)p); break;
-		case K_BOOL: cJSON_AddBoolToObject(obj, name, *(const bool *)p); break;
-		case K_WALL:
-			fa_clock_rfc3339(*(const int64_t *)p, wall, sizeof(wall));
-			cJSON_AddStringToObject(obj, name, wall);
-			break;
-		case K_HEADERS:
-			hdr = cJSON_AddObjectToObject(obj, name);
-			for (int h = 0; h < FA_AH_COUNT; h++)
-				add_str(hdr, header_names[h], a->attempt_headers[h]);
-			break;
-		case K_DELIVERY:
-			cJSON_AddStringToObject(obj, name,
-			                        fa_delivery_str(*(const enum fa_delivery *)p));
-			break;
-		case K_OPT_INT:
-			if (*(const int *)p == -1 ||
-			    (p == &a->stream_chunks && a->stream_end == NULL))
-				cJSON_AddNullToObject(obj, name);
-			else
-				cJSON_AddNumberToObject(obj, name, *(const int *)p);
-			break;
-		case K_SCALE:
-			if (*(const double *)p > 1.0)
-				cJSON_AddNumberToObject(obj, name, *(const double *)p);
-			break;
-		case K_PAUSE:
-			if (*(const int64_t *)p == -1)
-				cJSON_AddNullToObject(obj, name);
-			else
-				cJSON_AddNumberToObject(obj, name, (double)*(const int64_t *)p);
-			break;
-		}
-	}
-	return obj;
-}
-
-static const char *type_name(const cJSON *v)
-{
-	if (v == NULL)
-		return "nothing";
-	if (cJSON_IsNull(v))
-		return "null";
-	if (cJSON_IsBool(v))
-		return "boolean";
-	if (cJSON_IsNumber(v))
-		return "number";
-	if (cJSON_IsString(v))
-		return "string";
-	if (cJSON_IsArray(v))
-		return "array";
-	if (cJSON_IsObject(v))
-		return "object";
-	return "invalid";
-}
-
-/* An integral number in [lo, hi] (both within ±2^53) into *@out. */
-static bool get_int(const cJSON *v, double lo, double hi, int64_t *out)
-{
-	double d;
-
-	if (!cJSON_IsNumber(v))
-		return false;
-	d = v->valuedouble;
-	if (!isfinite(d) || floor(d) != d || d < lo || d > hi)
-		return false;
-	*out = (int64_t)d;
-	return true;
-}
-
-/* "YYYY-MM-DDTHH:MM:SS[.f{1,6}]Z" as fa_clock_rfc3339 writes it. */
-static bool parse_rfc3339(const char *s, int64_t *out)
-{
-	struct tm tm = { 0 };
-	int64_t frac = 0;
-	int ndig = 0, used = 0;
-	time_t t;
-
-	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-	           &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &used) != 6 ||
-	    used != 19)
-		return false;
-	s += used;
-	if (*s == '.') {
-		for (s++; *s >= '0' && *s <= '9' && ndig < 6; s++, ndig++)
-			frac = frac * 10 + (*s - '0');
-		if (ndig == 0)
-			return false;
-		for (int i = ndig; i < 6; i++)
-			frac *= 10;
-	}
-	if (strcmp(s, "Z") != 0 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
-	    tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
-		return false;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	t = timegm(&tm);
-	*out = (int64_t)t * 1000000 + frac;
-	return true;
-}
-
-static bool is_hex64(const char *s)
-{
-	size_t i;
-
-	for (i = 0; s[i] != '\0'; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return i == 64;
-}
-
-/* A string member or null into *@out (fresh copy or NULL). */
-static bool get_str(const cJSON *v, char **out)
-{
-	if (cJSON_IsNull(v)) {
-		*out = NULL;
-		return true;
-	}
-	if (!cJSON_IsString(v))
-		return false;
-	*out = fa_xstrdup(v->valuestring);
-	return true;
-}
-
-/* What each integer kind accepts (both bounds within ±2^53). */
-static const struct {
-	double lo, hi;
-	const char *want;
-} int_range[] = {
-	[K_U64] = { 0, MAX_SAFE_INT, "integer >= 0" },
-	[K_I64] = { -MAX_SAFE_INT, MAX_SAFE_INT, "integer" },
-	[K_INT] = { -2147483648.0, 2147483647.0, "integer" },
-	[K_UINT] = { 0, 4294967295.0, "integer >= 0" },
-	[K_PAUSE] = { -MAX_SAFE_INT, MAX_SAFE_INT, "integer or null" },
-	[K_OPT_INT] = { 0, 2147483647.0, "integer >= 0 or null" },
-};
-
-/* Members added after the first journals were written: missing is null. */
-static bool optional_member(const struct field *f)
-{
-	return f->kind == K_OPT_INT || f->kind == K_SCALE || strcmp(f->name, "stream_end") == 0 ||
-	       strcmp(f->name, "retry_after_ms") == 0 || strcmp(f->name, "pause_from") == 0;
-}
-
-/* One member into @a; on a type error sets @err and returns false. */
-static bool get_field(const cJSON *obj, const struct field *f, struct fa_attempt *a,
-                      struct fa_err *err)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, f->name);
-	void *p = (char *)a + f->off;
-	const char *want = NULL;
-	int64_t i = 0;
-
-	if (v == NULL && optional_member(f)) {
-		if (f->kind == K_OPT_INT)
-			*(int *)p = -1;
-		if (f->kind == K_SCALE)
-			*(double *)p = 1.0;
-		return true;
-	}
-	if (v == NULL) {
-		fa_err_set(err, "$.%s: missing", f->name);
-		return false;
-	}
-	switch (f->kind) {
-	case K_U64:
-	case K_I64:
-	case K_INT:
-	case K_UINT:
-	case K_PAUSE:
-	case K_OPT_INT:
-		if ((f->kind == K_PAUSE || f->kind == K_OPT_INT) && cJSON_IsNull(v))
-			i = -1;
-		else if (!get_int(v, int_range[f->kind].lo, int_range[f->kind].hi, &i))
-			want = int_range[f->kind].want;
-		if (f->kind == K_U64)
-			*(uint64_t *)p = (uint64_t)i;
-		else if (f->kind == K_INT || f->kind == K_OPT_INT)
-			*(int *)p = (int)i;
-		else if (f->kind == K_UINT)
-			*(unsigned *)p = (unsigned)i;
-		else
-			*(int64_t *)p = i;
-		break;
-	case K_SCALE:
-		if (cJSON_IsNumber(v) && v->valuedouble >= 1.0 && v->valuedouble <= 1e6)
-			*(double *)p = v->valuedouble;
-		else
-			want = "number >= 1";
-		break;
-	case K_STR:
-		if (!get_str(v, (char **)p))
-			want = "string or null";
-		break;
-	case K_WALL:
-		if (!cJSON_IsString(v) || !parse_rfc3339(v->valuestring, (int64_t *)p))
-			want = "RFC 3339 UTC time";
-		break;
-	case K_SHA:
-		if (cJSON_IsString(v) && (v->valuestring[0] == '\0' || is_hex64(v->valuestring)))
-			memcpy(p, v->valuestring, strlen(v->valuestring) + 1);
-		else
-			want = "64 lowercase hex digits or \"\"";
-		break;
-	case K_BOOL:
-		if (cJSON_IsBool(v))
-			*(bool *)p = cJSON_IsTrue(v);
-		else
-			want = "boolean";
-		break;
-	case K_DELIVERY:
-		want = "\"complete\", \"client_gone\" or \"dropped\"";
-		for (int d = 0; cJSON_IsString(v) && d < 3; d++) {
-			if (strcmp(v->valuestring, delivery_names[d]) == 0) {
-				*(enum fa_delivery *)p = (enum fa_delivery)d;
-				want = NULL;
-			}
-		}
-		break;
-	case K_HEADERS:
-		if (!cJSON_IsObject(v)) {
-			want = "object";
-			break;
-		}
-		for (int h = 0; h < FA_AH_COUNT; h++) {
-			const cJSON *hv = cJSON_GetObjectItemCaseSensitive(v, header_names[h]);
-
-			if (hv == NULL || !get_str(hv, &a->attempt_headers[h])) {
-				fa_err_set(err, "$.%s.%s: expected string or null, got %s", f->name,
-				           header_names[h], type_name(hv));
-				return false;
-			}
-		}
-		break;
-	}
-	if (want != NULL) {
-		fa_err_set(err, "$.%s: expected %s, got %s", f->name, want, type_name(v));
-		return false;
-	}
-	return true;
-}
-
-enum fa_rc fa_attempt_from_json(const cJSON *obj, struct fa_attempt *out, struct fa_err *err)
-{
-	enum fa_rc rc = FA_EINVAL;
-
-	memset(out, 0, sizeof(*out));
-	if (!cJSON_IsObject(obj)) {
-		fa_err_set(err, "$: expected object, got %s", type_name(obj));
-		goto out;
-	}
-	for (size_t i = 0; i < N_FIELDS; i++)
-		if (!get_field(obj, &fields[i], out, err))
-			goto out;
-	rc = FA_OK;
-out:
-	if (rc != FA_OK)
-		fa_attempt_release(out);
-	return rc;
+	j->out_fd = fd;
+	j->fd = spill_file();
+	return FA_OK;
 }
 
 enum fa_rc fa_journal_new(const char *path, struct fa_journal **out, struct fa_err *err)
 {
 	struct fa_journal *j = fa_xcalloc(1, sizeof(*j));
-	enum fa_rc rc = FA_EIO;
+	enum fa_rc rc = FA_OK;
 
 	pthread_mutex_init(&j->mu, NULL);
 	memcpy(j->head, ZERO_HASH, sizeof(j->head));
-	if (path != NULL) {
-		j->fp = fopen(path, "w");
-		if (j->fp == NULL) {
-			fa_err_set(err, "%s: cannot open: %s", path, strerror(errno));
-			goto out;
-		}
-	}
-	j->path = fa_xstrdup(path);
-	rc = FA_OK;
-out:
+	j->fd = j->out_fd = -1;
+	j->first_kept = 1;
+	if (path != NULL)
+		rc = open_file(j, path, err);
+	else
+		j->fd = spill_file(); /* -1: every line stays in memory */
 	if (rc != FA_OK) {
 		fa_journal_free(j);
 		j = NULL;
+	} else {
+		j->path = fa_xstrdup(path);
 	}
 	*out = j;
 	return rc;
@@ -461,54 +121,141 @@ void fa_journal_free(struct fa_journal *j)
 {
 	if (j == NULL)
 		return;
-	if (j->fp != NULL && fclose(j->fp) != 0)
-		FA_LOG(FA_LOG_ERROR, "journal", "event=close_failed path=%s err=\"%s\"", j->path,
-		       strerror(errno));
-	fa_journal_reset(j);
-	free(j->v);
+	if (j->out_fd >= 0)
+		close(j->out_fd);
+	if (j->fd >= 0 && close(j->fd) != 0)
+		FA_LOG(FA_LOG_ERROR, "journal", "event=close_failed path=%s err=\"%s\"",
+		       j->path != NULL ? j->path : "(spill)", strerror(errno));
+	for (size_t i = 0; i < j->n_mem; i++)
+		free(j->mem[i]);
+	free(j->mem);
+	free(j->runs);
+	free(j->voff);
 	free(j->path);
 	pthread_mutex_destroy(&j->mu);
 	free(j);
 }
 
-uint64_t fa_journal_append(struct fa_journal *j, struct fa_attempt *a)
+/* Write all @len bytes at @off (or at the end, @off < 0); false on error. */
+static bool write_all(int fd, const char *p, size_t len, int64_t off)
 {
-	/* Build the object outside the lock; only seq and prev depend on order. */
-	cJSON *obj = fa_attempt_to_json(a);
-	struct entry *e;
-	uint64_t seq;
-	char *text;
+	while (len > 0) {
+		ssize_t w = off >= 0 ? pwrite(fd, p, len, off) : write(fd, p, len);
 
-	pthread_mutex_lock(&j->mu);
-	if (j->n == j->cap) {
-		j->cap = j->cap ? 2 * j->cap : 256;
-		j->v = fa_xrealloc(j->v, j->cap * sizeof(*j->v));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
+			return false;
+		}
+		p += w;
+		len -= (size_t)w;
+		if (off >= 0)
+			off += w;
 	}
-	e = &j->v[j->n++];
-	e->a = *a;
-	memset(a, 0, sizeof(*a)); /* the journal owns it now */
-	seq = e->a.seq = ++j->last_seq;
-	cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(obj, "seq"), (double)seq);
-	cJSON_AddStringToObject(obj, "prev", j->head);
-	text = cJSON_PrintUnformatted(obj);
-	if (text == NULL) {
-		fprintf(stderr, "fakeapi: out of memory in cJSON_PrintUnformatted\n");
-		abort();
+	return true;
+}
+
+static void add_run(struct fa_journal *j, uint64_t vstart, int64_t foff)
+{
+	if (j->n_runs == j->cap_runs) {
+		j->cap_runs = j->cap_runs ? 2 * j->cap_runs : 4;
+		j->runs = fa_xrealloc(j->runs, j->cap_runs * sizeof(*j->runs));
 	}
-	e->len = strlen(text);
-	e->line = fa_xstrndup(text, e->len); /* ours to free(), not cJSON_free() */
-	cJSON_free(text);
-	fa_digest_sha256_hex(e->line, e->len, j->head);
-	j->bytes += e->len + 1;
-	if (j->fp != NULL && (fwrite(e->line, 1, e->len, j->fp) != e->len ||
-	                      fputc('\n', j->fp) == EOF || fflush(j->fp) != 0))
+	j->runs[j->n_runs++] = (struct run){ vstart, foff };
+}
+
+/* Store @line (@len bytes, its newline included) at virtual offset
+ * j->bytes: in fd when it can, else in memory. Caller holds the lock. */
+static void store_line(struct fa_journal *j, const char *line, size_t len, uint64_t seq)
+{
+	struct run *last = j->n_runs > 0 ? &j->runs[j->n_runs - 1] : NULL;
+
+	if (j->out_fd >= 0 && !write_all(j->out_fd, line, len, -1))
 		FA_LOG(FA_LOG_ERROR, "journal", "event=write_failed path=%s seq=%llu err=\"%s\"",
 		       j->path, (unsigned long long)seq, strerror(errno));
+	if (j->fd >= 0 && write_all(j->fd, line, len, (int64_t)j->foff)) {
+		if (last == NULL || last->foff < 0 ||
+		    (uint64_t)last->foff + (j->bytes - last->vstart) != j->foff)
+			add_run(j, j->bytes, (int64_t)j->foff);
+		j->foff += len;
+		return;
+	}
+	if (j->fd >= 0)
+		FA_LOG(FA_LOG_ERROR, "journal",
+		       "event=write_failed path=%s seq=%llu err=\"%s\" kept=memory",
+		       j->path != NULL ? j->path : "(spill)", (unsigned long long)seq,
+		       strerror(errno));
+	/* a partial line is overwritten by the next one: foff stays */
+	if (j->n_mem == j->cap_mem) {
+		j->cap_mem = j->cap_mem ? 2 * j->cap_mem : 16;
+		j->mem = fa_xrealloc(j->mem, j->cap_mem * sizeof(*j->mem));
+	}
+	j->mem[j->n_mem] = fa_xstrndup(line, len);
+	add_run(j, j->bytes, -1 - (int64_t)j->n_mem);
+	j->n_mem++;
+}
+
+/* Digits of @v into @out (at least 21 bytes), no NUL; returns the count. */
+static size_t put_u64(char *out, uint64_t v)
+{
+	char tmp[24];
+	size_t n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	for (size_t i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
+	return n;
+}
+
+uint64_t fa_journal_append(struct fa_journal *j, struct fa_attempt *a)
+{
+	/* Render outside the lock; only seq and prev depend on the order. */
+	static const char prev_key[] = ",\"prev\":\"";
+	size_t ulen, len;
+	char *unseq = fa_attempt_render_unseq(a, &ulen);
+	/* {"seq":N, + members + ,"prev":"HASH"} + newline */
+	char *line = fa_xmalloc(ulen + 128);
+	struct fa_attempt kept = *a;
+	uint64_t seq;
+
+	memset(a, 0, sizeof(*a)); /* the journal owns it now */
+	pthread_mutex_lock(&j->mu);
+	seq = kept.seq = ++j->last_seq;
+	memcpy(line, "{\"seq\":", 7);
+	len = 7 + put_u64(line + 7, seq);
+	if (ulen > 2) /* members after seq */
+		line[len++] = ',';
+	memcpy(line + len, unseq + 1, ulen - 2);
+	len += ulen - 2;
+	memcpy(line + len, prev_key, sizeof(prev_key) - 1);
+	len += sizeof(prev_key) - 1;
+	memcpy(line + len, j->head, FA_SHA256_HEX - 1);
+	len += FA_SHA256_HEX - 1;
+	line[len++] = '"';
+	line[len++] = '}';
+	fa_digest_sha256_hex(line, len, j->head);
+	line[len] = '\n';
+	if (seq > j->cap) {
+		j->cap = j->cap ? 2 * j->cap : 1024;
+		j->voff = fa_xrealloc(j->voff, j->cap * sizeof(*j->voff));
+	}
+	j->voff[seq - 1] = j->bytes;
+	store_line(j, line, len + 1, seq);
+	j->bytes += len + 1;
 	/* under the lock: a live reader sees the entries in seq order */
-	if (j->sink != NULL)
-		j->sink(j->sink_ctx, &e->a, e->line, e->len);
+	if (j->sink != NULL) {
+		line[len] = '\0';
+		j->sink(j->sink_ctx, &kept, line, len);
+	}
 	pthread_mutex_unlock(&j->mu);
-	cJSON_Delete(obj);
+	free(unseq);
+	free(line);
+	fa_attempt_release(&kept);
 	return seq;
 }
 
@@ -525,7 +272,7 @@ size_t fa_journal_count(struct fa_journal *j)
 	size_t n;
 
 	pthread_mutex_lock(&j->mu);
-	n = j->n;
+	n = (size_t)(j->last_seq + 1 - j->first_kept);
 	pthread_mutex_unlock(&j->mu);
 	return n;
 }
@@ -547,81 +294,208 @@ void fa_journal_head(struct fa_journal *j, char out[65])
 	pthread_mutex_unlock(&j->mu);
 }
 
-/* Index of the first entry with seq > @since; seqs in memory are
- * consecutive, so it is a subtraction. Caller holds the lock. */
-static size_t first_after(const struct fa_journal *j, uint64_t since)
+/*
+ * Copy the stored bytes at virtual offsets [@v, @v + @max) into @buf, as
+ * far as one run goes; returns the count (0 when @v is at the end), -1
+ * when the file could not be read. Lines below j->bytes are complete and
+ * never change, so only finding the run needs the lock.
+ */
+static ssize_t read_stored(struct fa_journal *j, uint64_t v, char *buf, size_t max)
 {
-	uint64_t first;
+	size_t lo = 0, hi;
+	uint64_t run_end;
+	struct run r;
+	const char *m = NULL;
+	int fd;
+	ssize_t got;
 
-	if (j->n == 0)
+	pthread_mutex_lock(&j->mu);
+	hi = j->n_runs;
+	if (v >= j->bytes || hi == 0) {
+		pthread_mutex_unlock(&j->mu);
 		return 0;
-	first = j->v[0].a.seq;
-	if (since < first)
+	}
+	while (hi - lo > 1) { /* the last run with vstart <= v */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (j->runs[mid].vstart <= v)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	r = j->runs[lo];
+	run_end = lo + 1 < j->n_runs ? j->runs[lo + 1].vstart : j->bytes;
+	if (r.foff < 0)
+		m = j->mem[-1 - r.foff];
+	fd = j->fd;
+	pthread_mutex_unlock(&j->mu);
+	if (max > run_end - v)
+		max = (size_t)(run_end - v);
+	if (m != NULL) {
+		memcpy(buf, m + (v - r.vstart), max);
+		return (ssize_t)max;
+	}
+	do
+		got = pread(fd, buf, max, r.foff + (int64_t)(v - r.vstart));
+	while (got < 0 && errno == EINTR);
+	if (got <= 0) {
+		FA_LOG(FA_LOG_ERROR, "journal", "event=read_failed offset=%llu err=\"%s\"",
+		       (unsigned long long)v, got == 0 ? "file cut short" : strerror(errno));
+		return -1;
+	}
+	return got;
+}
+
+/* Virtual offsets [*@v0, *@v1) of the entries kept with seq > @since.
+ * Caller holds the lock. Returns their count. */
+static size_t range_after(const struct fa_journal *j, uint64_t since, uint64_t *v0, uint64_t *v1)
+{
+	uint64_t first = since + 1 > j->first_kept ? since + 1 : j->first_kept;
+
+	*v1 = j->bytes;
+	if (first > j->last_seq) {
+		*v0 = *v1;
 		return 0;
-	return since - first + 1 < j->n ? (size_t)(since - first + 1) : j->n;
+	}
+	*v0 = j->voff[first - 1];
+	return (size_t)(j->last_seq - first + 1);
+}
+
+struct fa_journal_view {
+	struct fa_journal *j; /* borrowed */
+	char prefix[192];     /* {"head":...,"entries":[ */
+	size_t prefix_len;
+	uint64_t v0, v1; /* the entries' virtual range */
+	uint64_t size;   /* bytes of the whole document */
+};
+
+struct fa_journal_view *fa_journal_view_open(struct fa_journal *j, uint64_t since)
+{
+	struct fa_journal_view *w = fa_xcalloc(1, sizeof(*w));
+	size_t n;
+	int len;
+
+	w->j = j;
+	pthread_mutex_lock(&j->mu);
+	n = range_after(j, since, &w->v0, &w->v1);
+	len = snprintf(w->prefix, sizeof(w->prefix),
+	               "{\"head\":\"%s\",\"count\":%zu,\"last_seq\":%llu,\"entries\":[", j->head, n,
+	               (unsigned long long)j->last_seq);
+	pthread_mutex_unlock(&j->mu);
+	w->prefix_len = (size_t)len;
+	/* each newline becomes a comma, the last one the "]"; then "}" */
+	w->size = w->prefix_len + (w->v1 - w->v0) + (n == 0 ? 2 : 1);
+	return w;
+}
+
+uint64_t fa_journal_view_size(const struct fa_journal_view *w)
+{
+	return w->size;
+}
+
+ssize_t fa_journal_view_read(struct fa_journal_view *w, uint64_t pos, char *buf, size_t max)
+{
+	size_t done = 0;
+
+	while (done < max && pos < w->size) {
+		uint64_t body_end = w->prefix_len + (w->v1 - w->v0);
+		ssize_t got;
+
+		if (pos < w->prefix_len) {
+			size_t k = w->prefix_len - (size_t)pos;
+
+			k = k < max - done ? k : max - done;
+			memcpy(buf + done, w->prefix + pos, k);
+			got = (ssize_t)k;
+		} else if (pos < body_end) {
+			size_t k = max - done;
+
+			if (k > body_end - pos)
+				k = (size_t)(body_end - pos);
+			got = read_stored(w->j, w->v0 + (pos - w->prefix_len), buf + done, k);
+			if (got <= 0)
+				return -1;
+			for (ssize_t i = 0; i < got; i++) {
+				if (buf[done + (size_t)i] == '\n')
+					buf[done + (size_t)i] = pos + (uint64_t)i + 1 == body_end ? ']' : ',';
+			}
+		} else {
+			/* after the entries: "]}" when there are none, else "}" */
+			const char *end = w->v1 == w->v0 ? "]}" : "}";
+
+			buf[done] = end[pos - body_end];
+			got = 1;
+		}
+		done += (size_t)got;
+		pos += (uint64_t)got;
+	}
+	return (ssize_t)done;
+}
+
+void fa_journal_view_close(struct fa_journal_view *w)
+{
+	free(w); /* NULL is fine */
 }
 
 char *fa_journal_json(struct fa_journal *j, uint64_t since)
 {
-	char *buf, *p;
-	size_t i0, size;
-	int hl;
+	struct fa_journal_view *w = fa_journal_view_open(j, since);
+	size_t size = (size_t)w->size;
+	char *buf = fa_xmalloc(size + 1);
+	ssize_t got = fa_journal_view_read(w, 0, buf, size);
 
-	pthread_mutex_lock(&j->mu);
-	i0 = first_after(j, since);
-	size = 128;
-	for (size_t i = i0; i < j->n; i++)
-		size += j->v[i].len + 1;
-	buf = fa_xmalloc(size);
-	/* The lines are already compact JSON objects: splice them in as they are. */
-	hl = snprintf(buf, size, "{\"head\":\"%s\",\"count\":%zu,\"last_seq\":%llu,\"entries\":[",
-	              j->head, j->n - i0, (unsigned long long)j->last_seq);
-	p = buf + hl;
-	for (size_t i = i0; i < j->n; i++) {
-		if (i > i0)
-			*p++ = ',';
-		memcpy(p, j->v[i].line, j->v[i].len);
-		p += j->v[i].len;
+	fa_journal_view_close(w);
+	if (got != (ssize_t)size) {
+		/* a stored line could not be read back: an empty view, said so */
+		free(buf);
+		return fa_xstrdup("{\"error\":\"the journal could not be read back\"}");
 	}
-	pthread_mutex_unlock(&j->mu);
-	memcpy(p, "]}", 3);
+	buf[size] = '\0';
 	return buf;
-}
-
-static void copy_attempt(struct fa_attempt *dst, const struct fa_attempt *src)
-{
-	*dst = *src;
-	for (size_t i = 0; i < N_FIELDS; i++) {
-		if (fields[i].kind == K_STR) {
-			char **s = (char **)((char *)dst + fields[i].off);
-			*s = fa_xstrdup(*s);
-		}
-	}
-	for (int h = 0; h < FA_AH_COUNT; h++)
-		dst->attempt_headers[h] = fa_xstrdup(src->attempt_headers[h]);
 }
 
 void fa_journal_snapshot(struct fa_journal *j, uint64_t since, struct fa_attempt **out, size_t *n)
 {
-	size_t i0;
+	uint64_t v0, v1, v;
+	size_t want, size;
+	char *buf, *p;
+	ssize_t got = 0;
 
 	pthread_mutex_lock(&j->mu);
-	i0 = first_after(j, since);
-	*n = j->n - i0;
-	*out = fa_xcalloc(*n, sizeof(**out));
-	for (size_t i = i0; i < j->n; i++)
-		copy_attempt(&(*out)[i - i0], &j->v[i].a);
+	want = range_after(j, since, &v0, &v1);
 	pthread_mutex_unlock(&j->mu);
+	*out = fa_xcalloc(want > 0 ? want : 1, sizeof(**out));
+	*n = 0;
+	size = (size_t)(v1 - v0);
+	buf = fa_xmalloc(size + 1);
+	for (v = v0; v < v1; v += (uint64_t)got) {
+		got = read_stored(j, v, buf + (v - v0), (size_t)(v1 - v));
+		if (got <= 0)
+			break;
+	}
+	buf[v - v0] = '\0';
+	for (p = buf; *n < want && p < buf + (v - v0);) {
+		char *nl = memchr(p, '\n', (size_t)(buf + (v - v0) - p));
+		cJSON *obj;
+		struct fa_err err = { "" };
+
+		if (nl == NULL)
+			break;
+		obj = cJSON_ParseWithLength(p, (size_t)(nl - p));
+		if (fa_attempt_from_json(obj, &(*out)[*n], &err) == FA_OK)
+			(*n)++;
+		else
+			FA_LOG(FA_LOG_ERROR, "journal", "event=read_back_failed err=\"%s\"", err.msg);
+		cJSON_Delete(obj);
+		p = nl + 1;
+	}
+	free(buf);
 }
 
 void fa_journal_reset(struct fa_journal *j)
 {
 	pthread_mutex_lock(&j->mu);
-	for (size_t i = 0; i < j->n; i++) {
-		fa_attempt_release(&j->v[i].a);
-		free(j->v[i].line);
-	}
-	j->n = 0;
+	j->first_kept = j->last_seq + 1;
 	pthread_mutex_unlock(&j->mu);
 }
 
@@ -705,11 +579,13 @@ static enum fa_rc verify_line(void *ctx, const char *path, size_t lineno, const 
 		           path, lineno);
 		return FA_ECHAIN;
 	}
-	if (!get_int(seq, 0, MAX_SAFE_INT, &s)) {
+	if (!cJSON_IsNumber(seq) || !(seq->valuedouble >= 0 && seq->valuedouble <= MAX_SEQ) ||
+	    floor(seq->valuedouble) != seq->valuedouble) {
 		fa_err_set(err, "%s:%zu: $.seq: expected integer >= 0, got %s", path, lineno,
-		           type_name(seq));
+		           fa_attempt_json_type(seq));
 		return FA_ECHAIN;
 	}
+	s = (int64_t)seq->valuedouble;
 	if ((uint64_t)s != vc->seq + 1) {
 		fa_err_set(err, "%s:%zu: seq %lld does not follow %llu", path, lineno, (long long)s,
 		           (unsigned long long)vc->seq);

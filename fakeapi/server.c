@@ -184,13 +184,40 @@ static void take_body(struct request *r, const char *data, size_t len)
 	r->body_len += len;
 }
 
+static ssize_t view_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	ssize_t got = fa_journal_view_read(cls, pos, buf, max);
+
+	if (got == 0)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	return got < 0 ? MHD_CONTENT_READER_END_WITH_ERROR : got;
+}
+
+static void view_free(void *cls)
+{
+	fa_journal_view_close(cls);
+}
+
+/* The body as libmicrohttpd sends it: a copy of the buffer, or the
+ * journal view streamed in 16 KiB blocks (the view moves to the response). */
+static struct MHD_Response *body_response(struct fa_resp *a)
+{
+	struct fa_journal_view *w = a->journal_view;
+
+	if (w == NULL)
+		return MHD_create_response_from_buffer(a->body_len, a->body, MHD_RESPMEM_MUST_COPY);
+	a->journal_view = NULL;
+	return MHD_create_response_from_callback(fa_journal_view_size(w), 16 * 1024, view_read, w,
+	                                         view_free);
+}
+
 static enum MHD_Result queue_answer(struct fa_server *s, struct request *r)
 {
-	const struct fa_resp *a = &r->resp;
+	struct fa_resp *a = &r->resp;
 	struct MHD_Response *resp;
 	enum MHD_Result ok;
 
-	resp = MHD_create_response_from_buffer(a->body_len, a->body, MHD_RESPMEM_MUST_COPY);
+	resp = body_response(a);
 	if (resp == NULL)
 		return MHD_NO;
 	for (size_t i = 0; i < a->n_headers; i++)

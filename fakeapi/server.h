@@ -7,7 +7,7 @@
 
 /* Memory libmicrohttpd may use per connection for the request line,
  * headers and body buffer, bytes. */
-#define FA_SERVER_CONN_MEMORY (256 * 1024)
+#define FA_SERVER_CONN_MEMORY (64 * 1024)
 
 /* How to listen. */
 struct fa_server_opts {

@@ -852,6 +852,158 @@ static void concurrent_appends_get_unique_seqs(void)
 	free(w);
 }
 
+/* The document read through a view in pieces of @piece bytes. */
+static char *read_view(struct fa_journal *j, uint64_t since, size_t piece)
+{
+	struct fa_journal_view *w = fa_journal_view_open(j, since);
+	size_t size = (size_t)fa_journal_view_size(w), pos = 0;
+	char *buf = fa_xmalloc(size + 1);
+
+	while (pos < size) {
+		ssize_t got = fa_journal_view_read(w, pos, buf + pos,
+		                                   piece < size - pos ? piece : size - pos);
+
+		CU_ASSERT_FATAL(got > 0);
+		pos += (size_t)got;
+	}
+	CU_ASSERT_EQUAL(fa_journal_view_read(w, pos, buf, 1), 0);
+	buf[pos] = '\0';
+	fa_journal_view_close(w);
+	return buf;
+}
+
+/* Every way of reading @j after @since says the same: the view in 1, 7
+ * and 64 KiB pieces, fa_journal_json, and the snapshot's seqs. */
+static void check_reads_agree(struct fa_journal *j, uint64_t since, size_t want)
+{
+	char *whole = fa_journal_json(j, since);
+	static const size_t pieces[] = { 1, 7, 65536 };
+	cJSON *doc = cJSON_Parse(whole);
+	struct fa_attempt *v = NULL;
+	size_t n = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "entries")), (int)want);
+	CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(doc, "count")), want);
+	for (size_t i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++) {
+		char *text = read_view(j, since, pieces[i]);
+
+		CU_ASSERT_STRING_EQUAL(text, whole);
+		free(text);
+	}
+	fa_journal_snapshot(j, since, &v, &n);
+	CU_ASSERT_EQUAL_FATAL(n, want);
+	for (size_t i = 0; i < n; i++)
+		CU_ASSERT_EQUAL(v[i].seq, since + 1 + i);
+	free_snapshot(v, n);
+	cJSON_Delete(doc);
+	free(whole);
+}
+
+static void view_streams_the_same_document_in_any_piece_size(void)
+{
+	struct fa_journal *j = journal_new(NULL);
+
+	check_reads_agree(j, 0, 0);
+	for (int i = 1; i <= 40; i++)
+		append_filled(j, i);
+	check_reads_agree(j, 0, 40);
+	check_reads_agree(j, 39, 1);
+	check_reads_agree(j, 40, 0);
+	fa_journal_free(j);
+}
+
+static void view_is_fixed_when_it_opens(void)
+{
+	struct fa_journal *j = journal_new(NULL);
+	struct fa_journal_view *w;
+	char *before, *after;
+	char buf[65536];
+	ssize_t got;
+
+	for (int i = 1; i <= 3; i++)
+		append_filled(j, i);
+	before = fa_journal_json(j, 0);
+	w = fa_journal_view_open(j, 0);
+	append_filled(j, 4);
+	fa_journal_reset(j);
+	got = fa_journal_view_read(w, 0, buf, sizeof(buf));
+	CU_ASSERT_EQUAL_FATAL(got, (ssize_t)strlen(before));
+	CU_ASSERT_EQUAL(memcmp(buf, before, strlen(before)), 0);
+	fa_journal_view_close(w);
+	after = fa_journal_json(j, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(after, "\"count\":0,\"last_seq\":4,\"entries\":[]}"));
+	free(before);
+	free(after);
+	fa_journal_free(j);
+}
+
+/* With no spill file possible every line stays in memory; with /dev/null
+ * as the file the lines are read back from a spill file. */
+static void lines_are_read_back_whatever_the_store(void)
+{
+	const char *old = getenv("TMPDIR");
+	char *saved = old != NULL ? fa_xstrdup(old) : NULL;
+	struct fa_journal *j;
+
+	setenv("TMPDIR", "/nonexistent-dir-for-the-journal-test", 1);
+	j = journal_new(NULL);
+	for (int i = 1; i <= 5; i++)
+		append_filled(j, i);
+	check_reads_agree(j, 0, 5);
+	check_reads_agree(j, 2, 3);
+	fa_journal_free(j);
+	if (saved != NULL)
+		setenv("TMPDIR", saved, 1);
+	else
+		unsetenv("TMPDIR");
+	free(saved);
+
+	j = journal_new("/dev/null");
+	for (int i = 1; i <= 5; i++)
+		append_filled(j, i);
+	check_reads_agree(j, 1, 4);
+	CU_ASSERT_EQUAL(fa_journal_bytes(j) > 5 * 100, 1);
+	fa_journal_free(j);
+}
+
+/* The line written is cJSON's own rendering of fa_attempt_to_json with
+ * "prev" added, byte for byte, extreme integers included (below 10^15:
+ * there cJSON may write 1e+15, the journal all the digits). */
+static void line_is_cjsons_rendering(void)
+{
+	struct tmp t;
+	struct fa_journal *j;
+	struct fa_attempt a;
+	cJSON *obj;
+	char *want, line[8192];
+	FILE *fp;
+
+	tmp_init(&t);
+	j = journal_new(t.path);
+	fill(&a, 1);
+	a.t_arrival_us = -1;
+	a.t_done_us = 4503599627370495LL; /* 2^52 - 1 */
+	a.conn_id = 999999999999999ULL;   /* 15 digits */
+	a.response_index = -2147483647 - 1;
+	a.conn_reuse = 4294967295U;
+	obj = fa_attempt_to_json(&a);
+	cJSON_SetNumberValue(cJSON_GetObjectItem(obj, "seq"), 1);
+	cJSON_AddStringToObject(obj, "prev", ZEROS);
+	want = cJSON_PrintUnformatted(obj);
+	CU_ASSERT_EQUAL(fa_journal_append(j, &a), 1);
+	fa_journal_free(j);
+	fp = fopen(t.path, "r");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fgets(line, sizeof(line), fp));
+	fclose(fp);
+	line[strcspn(line, "\n")] = '\0';
+	CU_ASSERT_STRING_EQUAL(line, want);
+	cJSON_free(want);
+	cJSON_Delete(obj);
+	tmp_done(&t);
+}
+
 void test_journal_register(void)
 {
 	CU_pSuite s = CU_add_suite("journal", NULL, NULL);
@@ -866,6 +1018,12 @@ void test_journal_register(void)
 	CU_add_test(s, "journal__from_json_rejects_wrong_types", from_json_rejects_wrong_types);
 	CU_add_test(s, "journal__json_view_filters_by_since", json_view_filters_by_since);
 	CU_add_test(s, "journal__snapshot_copies_are_independent", snapshot_copies_are_independent);
+	CU_add_test(s, "journal__view_streams_the_same_document_in_any_piece_size",
+	            view_streams_the_same_document_in_any_piece_size);
+	CU_add_test(s, "journal__view_is_fixed_when_it_opens", view_is_fixed_when_it_opens);
+	CU_add_test(s, "journal__lines_are_read_back_whatever_the_store",
+	            lines_are_read_back_whatever_the_store);
+	CU_add_test(s, "journal__line_is_cjsons_rendering", line_is_cjsons_rendering);
 	CU_add_test(s, "journal__reset_keeps_seq_counting", reset_keeps_seq_counting);
 	CU_add_test(s, "journal__file_lines_verify", file_lines_verify);
 	CU_add_test(s, "journal__verify_names_removed_middle_line",

@@ -129,23 +129,7 @@ static void add_str(cJSON *obj, const char *name, const char *s)
 		cJSON_AddStringToObject(obj, name, s);
 }
 
-/* A number member: through cJSON's double, or (@raw) written by hand as
- * an integer, the same digits cJSON prints for an integer below 2^52. */
-static void add_num(cJSON *obj, const char *name, int64_t v, bool raw)
-{
-	char digits[24];
-
-	if (!raw) {
-		cJSON_AddNumberToObject(obj, name, (double)v);
-		return;
-	}
-	snprintf(digits, sizeof(digits), "%lld", (long long)v);
-	cJSON_AddRawToObject(obj, name, digits);
-}
-
-/* The entry's members in contract order; @raw: integers as raw text
- * (for printing only), @seq: with the seq member. */
-static cJSON *build(const struct fa_attempt *a, bool raw, bool seq)
+cJSON *fa_attempt_to_json(const struct fa_attempt *a)
 {
 	cJSON *obj = cJSON_CreateObject();
 	char wall[40];
@@ -155,13 +139,11 @@ static cJSON *build(const struct fa_attempt *a, bool raw, bool seq)
 		const void *p = (const char *)a + fields[i].off;
 		cJSON *hdr;
 
-		if (!seq && p == &a->seq)
-			continue;
 		switch (fields[i].kind) {
-		case K_U64: add_num(obj, name, (int64_t) * (const uint64_t *)p, raw); break;
-		case K_I64: add_num(obj, name, *(const int64_t *)p, raw); break;
-		case K_INT: add_num(obj, name, *(const int *)p, raw); break;
-		case K_UINT: add_num(obj, name, *(const unsigned *)p, raw); break;
+		case K_U64: cJSON_AddNumberToObject(obj, name, (double)*(const uint64_t *)p); break;
+		case K_I64: cJSON_AddNumberToObject(obj, name, (double)*(const int64_t *)p); break;
+		case K_INT: cJSON_AddNumberToObject(obj, name, *(const int *)p); break;
+		case K_UINT: cJSON_AddNumberToObject(obj, name, *(const unsigned *)p); break;
 		case K_STR: add_str(obj, name, *(char *const *)p); break;
 		case K_SHA: cJSON_AddStringToObject(obj, name, (const char *)p); break;
 		case K_BOOL: cJSON_AddBoolToObject(obj, name, *(const bool *)p); break;
@@ -183,7 +165,7 @@ static cJSON *build(const struct fa_attempt *a, bool raw, bool seq)
 			    (p == &a->stream_chunks && a->stream_end == NULL))
 				cJSON_AddNullToObject(obj, name);
 			else
-				add_num(obj, name, *(const int *)p, raw);
+				cJSON_AddNumberToObject(obj, name, *(const int *)p);
 			break;
 		case K_SCALE:
 			if (*(const double *)p > 1.0)
@@ -193,33 +175,174 @@ static cJSON *build(const struct fa_attempt *a, bool raw, bool seq)
 			if (*(const int64_t *)p == -1)
 				cJSON_AddNullToObject(obj, name);
 			else
-				add_num(obj, name, *(const int64_t *)p, raw);
+				cJSON_AddNumberToObject(obj, name, (double)*(const int64_t *)p);
 			break;
 		}
 	}
 	return obj;
 }
 
-cJSON *fa_attempt_to_json(const struct fa_attempt *a)
+/* A growing text; every put keeps room for the next few bytes. */
+struct text {
+	char *p;
+	size_t n, cap;
+};
+
+static void reserve(struct text *t, size_t more)
 {
-	return build(a, false, true);
+	if (t->n + more <= t->cap)
+		return;
+	while (t->n + more > t->cap)
+		t->cap = t->cap ? 2 * t->cap : 1024;
+	t->p = fa_xrealloc(t->p, t->cap);
+}
+
+static void put(struct text *t, const char *s, size_t len)
+{
+	reserve(t, len);
+	memcpy(t->p + t->n, s, len);
+	t->n += len;
+}
+
+/* A JSON string (or null for NULL) escaped exactly as cJSON 1.7 prints
+ * one: \" \\ \b \f \n \r \t, other bytes below 0x20 as \u00xx, every
+ * other byte as it is. */
+static void put_str(struct text *t, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	if (s == NULL) {
+		put(t, "null", 4);
+		return;
+	}
+	reserve(t, strlen(s) * 6 + 2);
+	t->p[t->n++] = '"';
+	for (const unsigned char *c = (const unsigned char *)s; *c != '\0'; c++) {
+		char *o = t->p + t->n;
+
+		if (*c >= 0x20 && *c != '"' && *c != '\\') {
+			*o = (char)*c;
+			t->n++;
+			continue;
+		}
+		o[0] = '\\';
+		t->n += 2;
+		switch (*c) {
+		case '"': o[1] = '"'; break;
+		case '\\': o[1] = '\\'; break;
+		case '\b': o[1] = 'b'; break;
+		case '\f': o[1] = 'f'; break;
+		case '\n': o[1] = 'n'; break;
+		case '\r': o[1] = 'r'; break;
+		case '\t': o[1] = 't'; break;
+		default:
+			o[1] = 'u';
+			o[2] = '0';
+			o[3] = '0';
+			o[4] = hex[*c >> 4];
+			o[5] = hex[*c & 15];
+			t->n += 4;
+		}
+	}
+	t->p[t->n++] = '"';
+}
+
+/* An integer in the digits cJSON prints for one below 2^52. */
+static void put_int(struct text *t, int64_t v)
+{
+	char tmp[24];
+	size_t n = 0;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do {
+		tmp[sizeof(tmp) - 1 - n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (v < 0)
+		tmp[sizeof(tmp) - 1 - n++] = '-';
+	put(t, tmp + sizeof(tmp) - n, n);
+}
+
+static void put_key(struct text *t, const char *name)
+{
+	reserve(t, strlen(name) + 4);
+	if (t->p[t->n - 1] != '{')
+		t->p[t->n++] = ',';
+	put_str(t, name);
+	t->p[t->n++] = ':';
+}
+
+/* A number as cJSON prints a double (time_scale only: rare). */
+static void put_double(struct text *t, double d)
+{
+	cJSON *n = cJSON_CreateNumber(d);
+	char *s = cJSON_PrintUnformatted(n);
+
+	put(t, s, strlen(s));
+	cJSON_free(s);
+	cJSON_Delete(n);
 }
 
 char *fa_attempt_render_unseq(const struct fa_attempt *a, size_t *len)
 {
-	cJSON *obj = build(a, true, false);
-	char *text = cJSON_PrintUnformatted(obj);
-	char *out;
+	struct text t = { NULL, 0, 0 };
+	char wall[40];
 
-	if (text == NULL) {
-		fprintf(stderr, "fakeapi: out of memory in cJSON_PrintUnformatted\n");
-		abort();
+	put(&t, "{", 1);
+	for (size_t i = 0; i < N_FIELDS; i++) {
+		const char *name = fields[i].name;
+		const void *p = (const char *)a + fields[i].off;
+
+		if (p == &a->seq || (fields[i].kind == K_SCALE && !(*(const double *)p > 1.0)))
+			continue;
+		put_key(&t, name);
+		switch (fields[i].kind) {
+		case K_U64: put_int(&t, (int64_t) * (const uint64_t *)p); break;
+		case K_I64: put_int(&t, *(const int64_t *)p); break;
+		case K_INT: put_int(&t, *(const int *)p); break;
+		case K_UINT: put_int(&t, *(const unsigned *)p); break;
+		case K_STR: put_str(&t, *(char *const *)p); break;
+		case K_SHA: put_str(&t, (const char *)p); break;
+		case K_BOOL:
+			if (*(const bool *)p)
+				put(&t, "true", 4);
+			else
+				put(&t, "false", 5);
+			break;
+		case K_WALL:
+			fa_clock_rfc3339(*(const int64_t *)p, wall, sizeof(wall));
+			put_str(&t, wall);
+			break;
+		case K_HEADERS:
+			put(&t, "{", 1);
+			for (int h = 0; h < FA_AH_COUNT; h++) {
+				put_key(&t, header_names[h]);
+				put_str(&t, a->attempt_headers[h]);
+			}
+			put(&t, "}", 1);
+			break;
+		case K_DELIVERY: put_str(&t, fa_delivery_str(*(const enum fa_delivery *)p)); break;
+		case K_OPT_INT:
+			if (*(const int *)p == -1 ||
+			    (p == &a->stream_chunks && a->stream_end == NULL))
+				put(&t, "null", 4);
+			else
+				put_int(&t, *(const int *)p);
+			break;
+		case K_SCALE: put_double(&t, *(const double *)p); break;
+		case K_PAUSE:
+			if (*(const int64_t *)p == -1)
+				put(&t, "null", 4);
+			else
+				put_int(&t, *(const int64_t *)p);
+			break;
+		}
 	}
-	*len = strlen(text);
-	out = fa_xstrndup(text, *len); /* ours to free(), not cJSON_free() */
-	cJSON_free(text);
-	cJSON_Delete(obj);
-	return out;
+	put(&t, "}", 1);
+	reserve(&t, 1);
+	t.p[t.n] = '\0';
+	*len = t.n;
+	return t.p;
 }
 
 const char *fa_attempt_json_type(const cJSON *v)
@@ -421,7 +544,8 @@ static bool get_field(const cJSON *obj, const struct field *f, struct fa_attempt
 		break;
 	}
 	if (want != NULL) {
-		fa_err_set(err, "$.%s: expected %s, got %s", f->name, want, fa_attempt_json_type(v));
+		fa_err_set(err, "$.%s: expected %s, got %s", f->name, want,
+		           fa_attempt_json_type(v));
 		return false;
 	}
 	return true;
@@ -445,4 +569,3 @@ out:
 		fa_attempt_release(out);
 	return rc;
 }
-

@@ -127,10 +127,11 @@ enum fa_rc fa_attempt_from_json(const cJSON *obj, struct fa_attempt *out, struct
 
 /*
  * The compact JSON text of fa_attempt_to_json(@a) without its first
- * member, seq: "{\"t_arrival_us\":...}", the bytes cJSON_PrintUnformatted
- * writes for those members (integers are written by hand, not through
- * printf's floating-point path: the journal renders one per attempt).
- * *@len gets its length. Caller frees with free().
+ * member, seq ("{"t_arrival_us":...}"): byte for byte what
+ * cJSON_PrintUnformatted writes for those members, integers below 10^15
+ * included (the journal renders one per attempt, so it is written
+ * directly instead of through a cJSON tree and printf's floating-point
+ * path). *@len gets its length. Caller frees with free().
  */
 char *fa_attempt_render_unseq(const struct fa_attempt *a, size_t *len);
 

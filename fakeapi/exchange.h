@@ -43,7 +43,7 @@ struct fa_resp {
 	size_t body_len;
 	struct fa_journal_view *journal_view; /* owned; not NULL: the body is this view,
 	                                         streamed (GET /_fakeapi/journal) */
-	int delay_ms;                   /* hold the answer this long before the headers */
+	int delay_ms;                         /* hold the answer this long before the headers */
 	enum fa_resp_fault fault;       /* what the server does with the answer; FA_RESP_RESPOND
 	                                   (zero) sends it; a close_idle here closes at once */
 	int fault_bytes;                /* partial_body: body bytes to send, -1 = half

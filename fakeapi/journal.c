@@ -16,7 +16,7 @@
 #include "log.h"
 
 #define ZERO_HASH "0000000000000000000000000000000000000000000000000000000000000000"
-#define MAX_SEQ 9007199254740992.0 /* 2^53: what a JSON number holds exactly */
+#define MAX_SEQ   9007199254740992.0 /* 2^53: what a JSON number holds exactly */
 
 /*
  * Memory per attempt is one uint64_t (its offset in the stream of lines);
@@ -32,15 +32,23 @@ struct run {
 };
 
 struct fa_journal {
-	pthread_mutex_t mu;       /* guards everything below */
-	int fd;                   /* where lines are stored and read back; -1 = none */
-	int out_fd;               /* the --journal file when it cannot be read back
-	                             (not a regular file): written too; else -1 */
-	char *path;               /* the journal's file for log messages; NULL = none */
-	uint64_t last_seq;        /* highest seq assigned; survives reset */
-	uint64_t first_kept;      /* seq of the first entry kept; reset moves it on */
-	uint64_t bytes;           /* virtual offset of the next line */
-	uint64_t foff;            /* file offset of the next line in fd */
+	pthread_mutex_t mu;  /* guards everything below */
+	int fd;              /* where lines are stored and read back; -1 = none */
+	int out_fd;          /* the --journal file when it cannot be read back
+	                        (not a regular file): written too; else -1 */
+	char *path;          /* the journal's file for log messages; NULL = none */
+	uint64_t last_seq;   /* highest seq assigned; survives reset */
+	uint64_t first_kept; /* seq of the first entry kept; reset moves it on */
+	uint64_t bytes;      /* virtual offset of the next line */
+	uint64_t stored;     /* lines below this virtual offset are stored */
+	uint64_t foff;       /* file offset of the next batch in fd */
+	char *pend;          /* lines appended but not yet written, from stored */
+	size_t pend_n, pend_cap;
+	char *spare; /* the other batch buffer, written outside the lock */
+	size_t spare_cap;
+	bool writing;             /* an appender is writing batches (always, while
+	                             pend_n > 0) */
+	pthread_cond_t stored_cv; /* stored moved on */
 	char head[FA_SHA256_HEX]; /* hash of the last line; survives reset */
 	uint64_t *voff;           /* voff[seq - 1]: virtual offset of each line */
 	size_t cap;               /* entries voff can hold */
@@ -100,6 +108,7 @@ enum fa_rc fa_journal_new(const char *path, struct fa_journal **out, struct fa_e
 	enum fa_rc rc = FA_OK;
 
 	pthread_mutex_init(&j->mu, NULL);
+	pthread_cond_init(&j->stored_cv, NULL);
 	memcpy(j->head, ZERO_HASH, sizeof(j->head));
 	j->fd = j->out_fd = -1;
 	j->first_kept = 1;
@@ -131,7 +140,10 @@ void fa_journal_free(struct fa_journal *j)
 	free(j->mem);
 	free(j->runs);
 	free(j->voff);
+	free(j->pend);
+	free(j->spare);
 	free(j->path);
+	pthread_cond_destroy(&j->stored_cv);
 	pthread_mutex_destroy(&j->mu);
 	free(j);
 }
@@ -166,35 +178,85 @@ static void add_run(struct fa_journal *j, uint64_t vstart, int64_t foff)
 	j->runs[j->n_runs++] = (struct run){ vstart, foff };
 }
 
-/* Store @line (@len bytes, its newline included) at virtual offset
- * j->bytes: in fd when it can, else in memory. Caller holds the lock. */
-static void store_line(struct fa_journal *j, const char *line, size_t len, uint64_t seq)
+/*
+ * Store a batch of @len bytes of whole lines at virtual offset @v, with
+ * the lock released: in fd when it can, else in memory. Returns with the
+ * lock held and the batch's run recorded. Only the one writer calls it.
+ */
+static void store_batch(struct fa_journal *j, const char *batch, size_t len, uint64_t v)
 {
-	struct run *last = j->n_runs > 0 ? &j->runs[j->n_runs - 1] : NULL;
+	bool in_file = false, out_ok = true;
+	struct run *last;
+	int err = 0;
 
-	if (j->out_fd >= 0 && !write_all(j->out_fd, line, len, -1))
-		FA_LOG(FA_LOG_ERROR, "journal", "event=write_failed path=%s seq=%llu err=\"%s\"",
-		       j->path, (unsigned long long)seq, strerror(errno));
-	if (j->fd >= 0 && write_all(j->fd, line, len, (int64_t)j->foff)) {
+	if (j->out_fd >= 0 && !write_all(j->out_fd, batch, len, -1)) {
+		out_ok = false;
+		err = errno;
+	}
+	if (j->fd >= 0) {
+		in_file = write_all(j->fd, batch, len, (int64_t)j->foff);
+		if (!in_file && out_ok)
+			err = errno;
+	}
+	pthread_mutex_lock(&j->mu);
+	if (!out_ok || (j->fd >= 0 && !in_file))
+		FA_LOG(FA_LOG_ERROR, "journal", "event=write_failed path=%s bytes=%zu err=\"%s\"%s",
+		       j->path != NULL ? j->path : "(spill)", len, strerror(err),
+		       in_file ? "" : " kept=memory");
+	last = j->n_runs > 0 ? &j->runs[j->n_runs - 1] : NULL;
+	if (in_file) {
 		if (last == NULL || last->foff < 0 ||
-		    (uint64_t)last->foff + (j->bytes - last->vstart) != j->foff)
-			add_run(j, j->bytes, (int64_t)j->foff);
+		    (uint64_t)last->foff + (v - last->vstart) != j->foff)
+			add_run(j, v, (int64_t)j->foff);
 		j->foff += len;
 		return;
 	}
-	if (j->fd >= 0)
-		FA_LOG(FA_LOG_ERROR, "journal",
-		       "event=write_failed path=%s seq=%llu err=\"%s\" kept=memory",
-		       j->path != NULL ? j->path : "(spill)", (unsigned long long)seq,
-		       strerror(errno));
-	/* a partial line is overwritten by the next one: foff stays */
+	/* a partial batch in the file is overwritten by the next one: foff stays */
 	if (j->n_mem == j->cap_mem) {
 		j->cap_mem = j->cap_mem ? 2 * j->cap_mem : 16;
 		j->mem = fa_xrealloc(j->mem, j->cap_mem * sizeof(*j->mem));
 	}
-	j->mem[j->n_mem] = fa_xstrndup(line, len);
-	add_run(j, j->bytes, -1 - (int64_t)j->n_mem);
+	j->mem[j->n_mem] = fa_xstrndup(batch, len);
+	add_run(j, v, -1 - (int64_t)j->n_mem);
 	j->n_mem++;
+}
+
+/*
+ * Group commit: the appender that finds no writer writes every batch
+ * pending, one write(2) each, while the others only add their lines;
+ * a batch holds whatever arrived during the write before it. Caller
+ * holds the lock; it is held again on return.
+ */
+static void write_pending(struct fa_journal *j)
+{
+	if (j->writing)
+		return;
+	j->writing = true;
+	while (j->pend_n > 0) {
+		char *batch = j->pend;
+		size_t len = j->pend_n, cap = j->pend_cap;
+		uint64_t v = j->stored;
+
+		j->pend = j->spare;
+		j->pend_cap = j->spare_cap;
+		j->pend_n = 0;
+		j->spare = NULL; /* ours again after the write */
+		pthread_mutex_unlock(&j->mu);
+		store_batch(j, batch, len, v);
+		j->spare = batch;
+		j->spare_cap = cap;
+		j->stored = v + len;
+		pthread_cond_broadcast(&j->stored_cv);
+	}
+	j->writing = false;
+}
+
+/* Wait until every line below virtual offset @v is stored. Caller holds
+ * the lock. A writer is at work whenever lines are pending. */
+static void wait_stored(struct fa_journal *j, uint64_t v)
+{
+	while (j->stored < v)
+		pthread_cond_wait(&j->stored_cv, &j->mu);
 }
 
 /* Digits of @v into @out (at least 21 bytes), no NUL; returns the count. */
@@ -218,14 +280,19 @@ uint64_t fa_journal_append(struct fa_journal *j, struct fa_attempt *a)
 	static const char prev_key[] = ",\"prev\":\"";
 	size_t ulen, len;
 	char *unseq = fa_attempt_render_unseq(a, &ulen);
-	/* {"seq":N, + members + ,"prev":"HASH"} + newline */
-	char *line = fa_xmalloc(ulen + 128);
 	struct fa_attempt kept = *a;
 	uint64_t seq;
+	char *line;
 
 	memset(a, 0, sizeof(*a)); /* the journal owns it now */
 	pthread_mutex_lock(&j->mu);
 	seq = kept.seq = ++j->last_seq;
+	/* {"seq":N, + members + ,"prev":"HASH"} + newline, onto the batch */
+	if (j->pend_n + ulen + 128 > j->pend_cap) {
+		j->pend_cap = 2 * (j->pend_n + ulen + 128);
+		j->pend = fa_xrealloc(j->pend, j->pend_cap);
+	}
+	line = j->pend + j->pend_n;
 	memcpy(line, "{\"seq\":", 7);
 	len = 7 + put_u64(line + 7, seq);
 	if (ulen > 2) /* members after seq */
@@ -239,22 +306,22 @@ uint64_t fa_journal_append(struct fa_journal *j, struct fa_attempt *a)
 	line[len++] = '"';
 	line[len++] = '}';
 	fa_digest_sha256_hex(line, len, j->head);
-	line[len] = '\n';
 	if (seq > j->cap) {
 		j->cap = j->cap ? 2 * j->cap : 1024;
 		j->voff = fa_xrealloc(j->voff, j->cap * sizeof(*j->voff));
 	}
 	j->voff[seq - 1] = j->bytes;
-	store_line(j, line, len + 1, seq);
-	j->bytes += len + 1;
 	/* under the lock: a live reader sees the entries in seq order */
 	if (j->sink != NULL) {
 		line[len] = '\0';
 		j->sink(j->sink_ctx, &kept, line, len);
 	}
+	line[len] = '\n';
+	j->pend_n += len + 1;
+	j->bytes += len + 1;
+	write_pending(j);
 	pthread_mutex_unlock(&j->mu);
 	free(unseq);
-	free(line);
 	fa_attempt_release(&kept);
 	return seq;
 }
@@ -311,7 +378,7 @@ static ssize_t read_stored(struct fa_journal *j, uint64_t v, char *buf, size_t m
 
 	pthread_mutex_lock(&j->mu);
 	hi = j->n_runs;
-	if (v >= j->bytes || hi == 0) {
+	if (v >= j->stored || hi == 0) {
 		pthread_mutex_unlock(&j->mu);
 		return 0;
 	}
@@ -324,7 +391,7 @@ static ssize_t read_stored(struct fa_journal *j, uint64_t v, char *buf, size_t m
 			hi = mid;
 	}
 	r = j->runs[lo];
-	run_end = lo + 1 < j->n_runs ? j->runs[lo + 1].vstart : j->bytes;
+	run_end = lo + 1 < j->n_runs ? j->runs[lo + 1].vstart : j->stored;
 	if (r.foff < 0)
 		m = j->mem[-1 - r.foff];
 	fd = j->fd;
@@ -346,12 +413,13 @@ static ssize_t read_stored(struct fa_journal *j, uint64_t v, char *buf, size_t m
 	return got;
 }
 
-/* Virtual offsets [*@v0, *@v1) of the entries kept with seq > @since.
- * Caller holds the lock. Returns their count. */
-static size_t range_after(const struct fa_journal *j, uint64_t since, uint64_t *v0, uint64_t *v1)
+/* Virtual offsets [*@v0, *@v1) of the entries kept with seq > @since,
+ * once they are stored. Caller holds the lock. Returns their count. */
+static size_t range_after(struct fa_journal *j, uint64_t since, uint64_t *v0, uint64_t *v1)
 {
 	uint64_t first = since + 1 > j->first_kept ? since + 1 : j->first_kept;
 
+	wait_stored(j, j->bytes);
 	*v1 = j->bytes;
 	if (first > j->last_seq) {
 		*v0 = *v1;
@@ -417,7 +485,8 @@ ssize_t fa_journal_view_read(struct fa_journal_view *w, uint64_t pos, char *buf,
 				return -1;
 			for (ssize_t i = 0; i < got; i++) {
 				if (buf[done + (size_t)i] == '\n')
-					buf[done + (size_t)i] = pos + (uint64_t)i + 1 == body_end ? ']' : ',';
+					buf[done + (size_t)i] =
+					        pos + (uint64_t)i + 1 == body_end ? ']' : ',';
 			}
 		} else {
 			/* after the entries: "]}" when there are none, else "}" */
@@ -485,7 +554,8 @@ void fa_journal_snapshot(struct fa_journal *j, uint64_t since, struct fa_attempt
 		if (fa_attempt_from_json(obj, &(*out)[*n], &err) == FA_OK)
 			(*n)++;
 		else
-			FA_LOG(FA_LOG_ERROR, "journal", "event=read_back_failed err=\"%s\"", err.msg);
+			FA_LOG(FA_LOG_ERROR, "journal", "event=read_back_failed err=\"%s\"",
+			       err.msg);
 		cJSON_Delete(obj);
 		p = nl + 1;
 	}

@@ -112,8 +112,8 @@ void fa_journal_view_close(struct fa_journal_view *w);
  */
 void fa_journal_snapshot(struct fa_journal *j, uint64_t since, struct fa_attempt **out, size_t *n);
 
-/* Forget the entries kept (admin reset): views, snapshots and the count start after them. seq keeps counting and
- * the file and its chain go on. Thread-safe. */
+/* Forget the entries kept (admin reset): views, snapshots and the count start after them. seq keeps
+ * counting and the file and its chain go on. Thread-safe. */
 void fa_journal_reset(struct fa_journal *j);
 
 /*

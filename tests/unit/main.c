@@ -15,6 +15,7 @@
 	X(scenario)                                                                                \
 	X(task_spec)                                                                               \
 	X(journal)                                                                                 \
+	X(attempt)                                                                                 \
 	X(route)                                                                                   \
 	X(provider)                                                                                \
 	X(check)                                                                                   \

@@ -107,10 +107,10 @@ static void request_free(struct request *r)
 	free(r);
 }
 
-/* Collects header or query pairs. */
+/* Collects header or query pairs into an array sized beforehand. */
 struct pairs {
 	struct fa_header *v;
-	size_t n;
+	size_t n, cap;
 };
 
 static enum MHD_Result collect(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -119,11 +119,25 @@ static enum MHD_Result collect(void *cls, enum MHD_ValueKind kind, const char *k
 	struct pairs *ps = cls;
 
 	(void)kind;
-	ps->v = fa_xrealloc(ps->v, (ps->n + 1) * sizeof(*ps->v));
+	if (ps->n == ps->cap)
+		return MHD_NO; /* cannot happen: counted first */
 	ps->v[ps->n].name = fa_xstrdup(key);
 	ps->v[ps->n].value = fa_xstrdup(value != NULL ? value : "");
 	ps->n++;
 	return MHD_YES;
+}
+
+/* Every value of @kind, copied, in one allocation for the array. */
+static struct pairs collect_all(struct MHD_Connection *mhd, enum MHD_ValueKind kind)
+{
+	int n = MHD_get_connection_values(mhd, kind, NULL, NULL);
+	struct pairs ps = { NULL, 0, n > 0 ? (size_t)n : 0 };
+
+	if (ps.cap > 0) {
+		ps.v = fa_xmalloc(ps.cap * sizeof(*ps.v));
+		MHD_get_connection_values(mhd, kind, collect, &ps);
+	}
+	return ps;
 }
 
 static void fill_req(const struct request *r, struct fa_req *q)
@@ -152,7 +166,7 @@ static struct request *request_start(struct fa_server *s, struct MHD_Connection 
 	const union MHD_ConnectionInfo *ci =
 	        MHD_get_connection_info(mhd, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct conn *c = ci != NULL ? ci->socket_context : NULL;
-	struct pairs hs = { 0 }, qs = { 0 };
+	struct pairs hs, qs;
 
 	r->mhd = mhd;
 	r->t_arrival_us = fa_provider_now_us(s->p);
@@ -164,8 +178,8 @@ static struct request *request_start(struct fa_server *s, struct MHD_Connection 
 		r->conn_id = c->id;
 		r->conn_reuse = c->requests++;
 	}
-	MHD_get_connection_values(mhd, MHD_HEADER_KIND, collect, &hs);
-	MHD_get_connection_values(mhd, MHD_GET_ARGUMENT_KIND, collect, &qs);
+	hs = collect_all(mhd, MHD_HEADER_KIND);
+	qs = collect_all(mhd, MHD_GET_ARGUMENT_KIND);
 	r->headers = hs.v;
 	r->n_headers = hs.n;
 	r->query = qs.v;

@@ -1004,6 +1004,19 @@ static void line_is_cjsons_rendering(void)
 	tmp_done(&t);
 }
 
+/* The chain's hash: SHA-256 itself, the empty input's shortcut included. */
+static void digest_is_sha256(void)
+{
+	char hex[FA_SHA256_HEX];
+
+	fa_digest_sha256_hex("", 0, hex);
+	CU_ASSERT_STRING_EQUAL(hex,
+	                       "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	fa_digest_sha256_hex("abc", 3, hex);
+	CU_ASSERT_STRING_EQUAL(hex,
+	                       "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
 void test_journal_register(void)
 {
 	CU_pSuite s = CU_add_suite("journal", NULL, NULL);
@@ -1024,6 +1037,7 @@ void test_journal_register(void)
 	CU_add_test(s, "journal__lines_are_read_back_whatever_the_store",
 	            lines_are_read_back_whatever_the_store);
 	CU_add_test(s, "journal__line_is_cjsons_rendering", line_is_cjsons_rendering);
+	CU_add_test(s, "journal__digest_is_sha256", digest_is_sha256);
 	CU_add_test(s, "journal__reset_keeps_seq_counting", reset_keeps_seq_counting);
 	CU_add_test(s, "journal__file_lines_verify", file_lines_verify);
 	CU_add_test(s, "journal__verify_names_removed_middle_line",

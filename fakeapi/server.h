@@ -6,7 +6,8 @@
 #include "rc.h"
 
 /* Memory libmicrohttpd may use per connection for the request line,
- * headers and body buffer, bytes. */
+ * headers, parsed query and body buffer, bytes. It clears all of it after
+ * every request, so it costs CPU in proportion (docs/internals.md). */
 #define FA_SERVER_CONN_MEMORY (64 * 1024)
 
 /* How to listen. */

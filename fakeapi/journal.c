@@ -577,7 +577,8 @@ void fa_journal_reset(struct fa_journal *j)
 typedef enum fa_rc (*line_fn)(void *ctx, const char *path, size_t lineno, const char *line,
                               size_t len, const cJSON *obj, struct fa_err *err);
 
-static enum fa_rc each_line(const char *path, line_fn fn, void *ctx, struct fa_err *err)
+static enum fa_rc each_line(const char *path, line_fn fn, void *ctx, struct fa_journal_tail *tail,
+                            struct fa_err *err)
 {
 	FILE *fp = fopen(path, "r");
 	enum fa_rc rc = FA_EIO;
@@ -602,6 +603,13 @@ static enum fa_rc each_line(const char *path, line_fn fn, void *ctx, struct fa_e
 		while (obj != NULL && end < line + len &&
 		       (*end == ' ' || *end == '\t' || *end == '\r'))
 			end++;
+		if ((obj == NULL || end != line + len || !cJSON_IsObject(obj)) && tail != NULL &&
+		    len == (size_t)got && len > 0) {
+			/* no newline: the last line, cut by a stop mid-write */
+			tail->line = lineno;
+			tail->bytes = len;
+			break;
+		}
 		if (obj == NULL || end != line + len || !cJSON_IsObject(obj)) {
 			fa_err_set(err, "%s:%zu: not valid JSON", path, lineno);
 			rc = FA_EINVAL;
@@ -667,10 +675,15 @@ static enum fa_rc verify_line(void *ctx, const char *path, size_t lineno, const 
 	return FA_OK;
 }
 
-enum fa_rc fa_journal_verify(const char *path, size_t *n_lines, char *head_out, struct fa_err *err)
+enum fa_rc fa_journal_verify(const char *path, size_t *n_lines, char *head_out,
+                             struct fa_journal_tail *tail, struct fa_err *err)
 {
 	struct verify_ctx vc = { .prev = ZERO_HASH };
-	enum fa_rc rc = each_line(path, verify_line, &vc, err);
+	enum fa_rc rc;
+
+	if (tail != NULL)
+		*tail = (struct fa_journal_tail){ 0, 0 };
+	rc = each_line(path, verify_line, &vc, tail, err);
 
 	if (rc == FA_EINVAL)
 		rc = FA_ECHAIN; /* an unparseable line breaks the chain too */
@@ -708,10 +721,15 @@ static enum fa_rc read_line(void *ctx, const char *path, size_t lineno, const ch
 	return FA_OK;
 }
 
-enum fa_rc fa_journal_read(const char *path, struct fa_attempt **out, size_t *n, struct fa_err *err)
+enum fa_rc fa_journal_read(const char *path, struct fa_attempt **out, size_t *n,
+                           struct fa_journal_tail *tail, struct fa_err *err)
 {
 	struct read_ctx ctx = { NULL, 0, 0 };
-	enum fa_rc rc = each_line(path, read_line, &ctx, err);
+	enum fa_rc rc;
+
+	if (tail != NULL)
+		*tail = (struct fa_journal_tail){ 0, 0 };
+	rc = each_line(path, read_line, &ctx, tail, err);
 
 	if (rc != FA_OK) {
 		for (size_t i = 0; i < ctx.n; i++)

@@ -117,6 +117,16 @@ void fa_journal_snapshot(struct fa_journal *j, uint64_t since, struct fa_attempt
 void fa_journal_reset(struct fa_journal *j);
 
 /*
+ * A cut tail: a last line that ends without its newline and is not one
+ * JSON object, as a provider killed in the middle of a write leaves it.
+ * line 0 = none.
+ */
+struct fa_journal_tail {
+	size_t line;  /* its line number, 1-based */
+	size_t bytes; /* the bytes it holds */
+};
+
+/*
  * Check a JSONL journal file: every line parses, its "prev" is the SHA-256
  * of the line before (64 zeros on the first), and seq runs 1, 2, 3, ...
  * On success *@n_lines gets the line count and @head_out (65 bytes, may be
@@ -128,12 +138,18 @@ void fa_journal_reset(struct fa_journal *j);
  * An edited line shows as a break on the line after it. A file cut after
  * its last line still verifies: only the head tells, which is why the
  * report records journal_head and a checker compares it with @head_out.
+ * With @tail not NULL, a cut tail is not a break: the lines before it are
+ * verified (and counted in *@n_lines, @head_out their head) and *@tail
+ * says where the cut is; with @tail NULL it is "not valid JSON".
  */
-enum fa_rc fa_journal_verify(const char *path, size_t *n_lines, char *head_out, struct fa_err *err);
+enum fa_rc fa_journal_verify(const char *path, size_t *n_lines, char *head_out,
+                             struct fa_journal_tail *tail, struct fa_err *err);
 
 /* Read a JSONL journal file into entries (as fa_journal_snapshot hands
- * them out), checking nothing but syntax. Errors name PATH:LINE. */
+ * them out), checking nothing but syntax. Errors name PATH:LINE. A cut
+ * tail is handled as by fa_journal_verify(): with @tail, the complete
+ * lines are read and *@tail locates the cut. */
 enum fa_rc fa_journal_read(const char *path, struct fa_attempt **out, size_t *n,
-                           struct fa_err *err);
+                           struct fa_journal_tail *tail, struct fa_err *err);
 
 #endif

@@ -54,7 +54,10 @@ static const char usage[] =
         "      --seed N          seed for random choices, 0..2^53-1 (default 1)\n"
         "\n"
         "verify-journal FILE checks a JSONL journal's hash chain and prints the\n"
-        "line count and head; exit 1 names the first broken line.\n"
+        "line count and head (`ok N lines head H`); exit 1 names the first broken\n"
+        "line; exit 3 (`cut N lines head H`) when the chain holds up to a last\n"
+        "line cut short without its newline, as a provider killed mid-write\n"
+        "leaves it.\n"
         "\n"
         "Admin endpoints (never journaled): GET /_fakeapi/health,\n"
         "GET /_fakeapi/journal[?since=SEQ], POST /_fakeapi/reset, GET /_fakeapi/state.\n"
@@ -76,6 +79,7 @@ static bool parse_uint(const char *s, unsigned long long lo, unsigned long long 
 static int verify_journal(int argc, char **argv)
 {
 	struct fa_err err = { 0 };
+	struct fa_journal_tail tail;
 	size_t n = 0;
 	char head[65];
 
@@ -83,9 +87,18 @@ static int verify_journal(int argc, char **argv)
 		fprintf(stderr, "fakeapi: verify-journal takes one FILE\n%s", usage);
 		return 2;
 	}
-	if (fa_journal_verify(argv[2], &n, head, &err) != FA_OK) {
+	if (fa_journal_verify(argv[2], &n, head, &tail, &err) != FA_OK) {
 		fprintf(stderr, "fakeapi: %s\n", err.msg);
 		return 1;
+	}
+	if (tail.line > 0) {
+		printf("cut %zu lines head %s\n", n, head);
+		fprintf(stderr,
+		        "fakeapi: %s:%zu: the last line is cut short (%zu bytes, no newline): "
+		        "the provider stopped in the middle of a write; the %zu lines before it "
+		        "verify\n",
+		        argv[2], tail.line, tail.bytes, n);
+		return 3;
 	}
 	printf("ok %zu lines head %s\n", n, head);
 	return 0;

@@ -476,14 +476,21 @@ enum fa_rc hx_recording_convert(const char *path, const struct hx_draft_opts *op
 {
 	struct fa_attempt *a = NULL;
 	struct fa_err chain = { { 0 } };
+	struct fa_journal_tail tail;
 	size_t n = 0, lines = 0;
 	enum fa_rc rc;
 
 	*out = NULL;
-	rc = fa_journal_read(path, &a, &n, err);
+	rc = fa_journal_read(path, &a, &n, &tail, err);
 	if (rc != FA_OK)
 		return rc;
-	if (fa_journal_verify(path, &lines, NULL, &chain) != FA_OK)
+	if (tail.line > 0)
+		hx_draft_warn(warn,
+		              "%s:%zu: the last line is cut short (%zu bytes, no newline), "
+		              "as a provider stopped mid-write leaves it: the %zu complete lines "
+		              "are imported",
+		              path, tail.line, tail.bytes, n);
+	if (fa_journal_verify(path, &lines, NULL, &tail, &chain) != FA_OK)
 		hx_draft_warn(warn, "%s (the lines are imported as they are)", chain.msg);
 	rc = hx_recording_scenario(a, n, path, opts, out, warn, err);
 	for (size_t i = 0; i < n; i++)

@@ -328,3 +328,41 @@ def test_usage_errors_exit_2(fakeapi_bin):
     assert subprocess.run([fakeapi_bin, "--port", "70000", "--scenario", "x"], capture_output=True).returncode == 2
     h = subprocess.run([fakeapi_bin, "--help"], capture_output=True, text=True)
     assert h.returncode == 0 and "--scenario" in h.stdout
+
+
+def test_a_cut_last_line_is_reported_as_a_cut_tail(provider, fakeapi_bin, harness_bin, tmp_path):
+    """A provider killed mid-write leaves a last line without its newline:
+    verify-journal checks the lines before it and says where the cut is
+    (exit 3), import-journal imports the complete lines and warns."""
+    p = provider(scenario([RECORDS]))
+    for _ in range(4):
+        p.request("GET", "/v1/records/1", key=KEY)
+    code, err = p.stop()
+    assert code == 0, err
+    whole = p.journal_path.read_bytes()
+    lines = whole.splitlines(keepends=True)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"".join(lines[:3]) + lines[3][:40])
+    three = tmp_path / "three.jsonl"
+    three.write_bytes(b"".join(lines[:3]))
+    want = subprocess.run([fakeapi_bin, "verify-journal", str(three)], capture_output=True,
+                          text=True)
+    assert want.returncode == 0 and want.stdout.startswith("ok 3 lines head ")
+    r = subprocess.run([fakeapi_bin, "verify-journal", str(cut)], capture_output=True, text=True)
+    assert r.returncode == 3, r.stderr
+    assert r.stdout == want.stdout.replace("ok 3", "cut 3")
+    assert r.stderr == (f"fakeapi: {cut}:4: the last line is cut short (40 bytes, no newline): "
+                        "the provider stopped in the middle of a write; the 3 lines before "
+                        "it verify\n")
+    # a broken line before the end is still a break, not a cut tail
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(lines[0] + lines[1][:40] + b"\n" + b"".join(lines[2:]))
+    r = subprocess.run([fakeapi_bin, "verify-journal", str(broken)], capture_output=True,
+                       text=True)
+    assert r.returncode == 1 and f"{broken}:2: not valid JSON" in r.stderr
+    r = subprocess.run([harness_bin, "import-journal", "-o", str(tmp_path / "s.json"), str(cut)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert (f"{cut}:4: the last line is cut short (40 bytes, no newline), as a provider "
+            "stopped mid-write leaves it: the 3 complete lines are imported") in r.stderr
+    assert "3 attempts" in json.loads((tmp_path / "s.json").read_text())["comment"]

@@ -593,7 +593,7 @@ static void expect_chain_break(const char *path, size_t line, const char *what)
 	size_t n = 0;
 
 	snprintf(want, sizeof(want), "%s:%zu: %s", path, line, what);
-	CU_ASSERT_EQUAL(fa_journal_verify(path, &n, NULL, &err), FA_ECHAIN);
+	CU_ASSERT_EQUAL(fa_journal_verify(path, &n, NULL, NULL, &err), FA_ECHAIN);
 	CU_ASSERT_STRING_EQUAL(err.msg, want);
 }
 
@@ -610,7 +610,7 @@ static void file_lines_verify(void)
 
 	tmp_init(&t);
 	write_journal(&t, 5, head);
-	CU_ASSERT_EQUAL(fa_journal_verify(t.path, &n, vhead, &err), FA_OK);
+	CU_ASSERT_EQUAL(fa_journal_verify(t.path, &n, vhead, NULL, &err), FA_OK);
 	CU_ASSERT_STRING_EQUAL(err.msg, "");
 	CU_ASSERT_EQUAL(n, 5);
 	CU_ASSERT_STRING_EQUAL(vhead, head);
@@ -618,12 +618,12 @@ static void file_lines_verify(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"prev\":\"" ZEROS "\"}\n{\"seq\":2,"));
 	CU_ASSERT_EQUAL(buf[len - 1], '\n');
 	spit(t.path, buf, len - 1); /* a missing final newline is fine */
-	CU_ASSERT_EQUAL(fa_journal_verify(t.path, &n, vhead, &err), FA_OK);
+	CU_ASSERT_EQUAL(fa_journal_verify(t.path, &n, vhead, NULL, &err), FA_OK);
 	CU_ASSERT_EQUAL(n, 5);
 	CU_ASSERT_STRING_EQUAL(vhead, head);
 	free(buf);
 
-	CU_ASSERT_EQUAL_FATAL(fa_journal_read(t.path, &v, &n, &err), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(fa_journal_read(t.path, &v, &n, NULL, &err), FA_OK);
 	CU_ASSERT_EQUAL_FATAL(n, 5);
 	for (size_t i = 0; i < n; i++) {
 		struct fa_attempt a;
@@ -636,7 +636,7 @@ static void file_lines_verify(void)
 	free_snapshot(v, n);
 
 	spit(t.path, "", 0);
-	CU_ASSERT_EQUAL(fa_journal_verify(t.path, &n, vhead, &err), FA_OK);
+	CU_ASSERT_EQUAL(fa_journal_verify(t.path, &n, vhead, NULL, &err), FA_OK);
 	CU_ASSERT_EQUAL(n, 0);
 	CU_ASSERT_STRING_EQUAL(vhead, ZEROS);
 	tmp_done(&t);
@@ -708,7 +708,7 @@ static void removed_last_line_shows_in_head(void)
 	tmp_init(&t);
 	write_journal(&t, 5, head);
 	reorder_lines(t.path, keep, 4);
-	CU_ASSERT_EQUAL(fa_journal_verify(t.path, &n, vhead, &err), FA_OK);
+	CU_ASSERT_EQUAL(fa_journal_verify(t.path, &n, vhead, NULL, &err), FA_OK);
 	CU_ASSERT_EQUAL(n, 4);
 	CU_ASSERT_STRING_NOT_EQUAL(vhead, head);
 	tmp_done(&t);
@@ -736,7 +736,7 @@ static void verify_names_seq_gap_and_unreadable_file(void)
 
 	tmp_done(&t);
 	text = fa_xasprintf("%s: cannot read: No such file or directory", t.path);
-	CU_ASSERT_EQUAL(fa_journal_verify(t.path, &n, NULL, &err), FA_EIO);
+	CU_ASSERT_EQUAL(fa_journal_verify(t.path, &n, NULL, NULL, &err), FA_EIO);
 	CU_ASSERT_STRING_EQUAL(err.msg, text);
 	free(text);
 }
@@ -759,7 +759,7 @@ static void read_names_path_and_line(void)
 	spit(t.path, text, strlen(text));
 	free(text);
 	free(buf);
-	CU_ASSERT_EQUAL(fa_journal_read(t.path, &v, &n, &err), FA_EINVAL);
+	CU_ASSERT_EQUAL(fa_journal_read(t.path, &v, &n, NULL, &err), FA_EINVAL);
 	want = fa_xasprintf("%s:2: $.seq: expected integer >= 0, got string", t.path);
 	CU_ASSERT_STRING_EQUAL(err.msg, want);
 	CU_ASSERT_PTR_NULL(v);
@@ -843,7 +843,7 @@ static void concurrent_appends_get_unique_seqs(void)
 	free_snapshot(v, n);
 	fa_journal_head(w[0].j, head);
 	fa_journal_free(w[0].j);
-	CU_ASSERT_EQUAL(fa_journal_verify(t.path, &n, vhead, &err), FA_OK);
+	CU_ASSERT_EQUAL(fa_journal_verify(t.path, &n, vhead, NULL, &err), FA_OK);
 	CU_ASSERT_STRING_EQUAL(err.msg, "");
 	CU_ASSERT_EQUAL(n, THREADS * PER_THREAD);
 	CU_ASSERT_STRING_EQUAL(vhead, head);

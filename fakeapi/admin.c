@@ -56,10 +56,20 @@ struct endpoint {
 static void health(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp)
 {
 	cJSON *o = cJSON_CreateObject();
+	uint64_t missing = 0, in_file = 0;
+	int err = 0;
+	bool failed = fa_journal_file_failed(fa_provider_journal(p), &missing, &in_file, &err);
 
 	(void)req;
-	cJSON_AddStringToObject(o, "status", "ok");
+	cJSON_AddStringToObject(o, "status", failed ? "degraded" : "ok");
 	cJSON_AddNumberToObject(o, "attempts", (double)fa_journal_count(fa_provider_journal(p)));
+	if (failed) {
+		cJSON *jf = cJSON_AddObjectToObject(o, "journal_file");
+
+		cJSON_AddStringToObject(jf, "error", strerror(err));
+		cJSON_AddNumberToObject(jf, "last_seq", (double)in_file);
+		cJSON_AddNumberToObject(jf, "missing", (double)missing);
+	}
 	fa_resp_set_json(resp, 200, o);
 	cJSON_Delete(o);
 }

@@ -14,7 +14,9 @@ bool fa_admin_is_admin_path(const char *path);
 
 /*
  * Answer an admin request into @resp (JSON bodies):
- * GET health -> {"status": "ok", "scenario", "attempts"};
+ * GET health -> {"status": "ok", "attempts"}, or "degraded" with
+ *   "journal_file": {"error", "last_seq", "missing"} once a write to the
+ *   journal file failed (fa_journal_file_failed);
  * GET journal[?since=SEQ] -> the fa_journal_json document as a streamed
  *   view (resp->journal_view, no body; 400 on a bad since);
  * POST reset -> fa_provider_reset, {"reset": true};

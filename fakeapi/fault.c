@@ -29,6 +29,7 @@ const char *fa_fault_str(enum fa_fault f)
 	case FA_FAULT_IDEM_MISSING: return "idempotency_missing";
 	case FA_FAULT_IDEM_INVALID: return "idempotency_invalid";
 	case FA_FAULT_QUOTA: return "quota";
+	case FA_FAULT_JOURNAL: return "journal_unavailable";
 	}
 	return "unknown";
 }

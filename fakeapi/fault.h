@@ -43,13 +43,15 @@ enum fa_fault {
 	FA_FAULT_IDEM_INVALID,       /* 400: a key that is not 1..255 printable ASCII characters */
 	FA_FAULT_QUOTA,              /* 429: the quota model refused it (quota.h, the platform's
 	                                platform rate_limit_exceeded) */
+	FA_FAULT_JOURNAL,            /* 503: the journal's file could not be written, so the
+	                                provider refuses what it could not record */
 };
 
 /* "respond", "delay", "during_pause", "unauthorized", "no_route",
  * "too_large", "incomplete_request", "drop_before_commit",
  * "drop_after_commit", "reset", "partial_body", "close_idle", "replay",
  * "idempotency_conflict", "idempotency_reused", "idempotency_missing",
- * "idempotency_invalid", "quota"; static
+ * "idempotency_invalid", "quota", "journal_unavailable"; static
  * storage; "unknown" for a value outside the enum. */
 const char *fa_fault_str(enum fa_fault f);
 

@@ -28,7 +28,8 @@
  */
 struct run {
 	uint64_t vstart; /* virtual offset of the run's first line */
-	int64_t foff;    /* file offset of that line, or -1 - index into mem */
+	int64_t foff;    /* file offset of that line in fd, or -1 - index into mem */
+	int fd;          /* the file it is in (the journal's file or a spill file) */
 };
 
 struct fa_journal {
@@ -36,6 +37,11 @@ struct fa_journal {
 	int fd;              /* where lines are stored and read back; -1 = none */
 	int out_fd;          /* the --journal file when it cannot be read back
 	                        (not a regular file): written too; else -1 */
+	int file_fd;         /* the --journal file when it is read back too; else -1 */
+	bool file_failed;    /* a write to the --journal file failed: nothing more
+	                        goes there, so it stays a prefix that verifies */
+	int file_errno;      /* why it failed */
+	uint64_t file_lines; /* entries the file holds (its last seq) */
 	char *path;          /* the journal's file for log messages; NULL = none */
 	uint64_t last_seq;   /* highest seq assigned; survives reset */
 	uint64_t first_kept; /* seq of the first entry kept; reset moves it on */
@@ -90,7 +96,7 @@ static enum fa_rc open_file(struct fa_journal *j, const char *path, struct fa_er
 	if (fd < 0)
 		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	else if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		j->fd = fd;
+		j->fd = j->file_fd = fd;
 		return FA_OK;
 	}
 	if (fd < 0) {
@@ -110,7 +116,7 @@ enum fa_rc fa_journal_new(const char *path, struct fa_journal **out, struct fa_e
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_cond_init(&j->stored_cv, NULL);
 	memcpy(j->head, ZERO_HASH, sizeof(j->head));
-	j->fd = j->out_fd = -1;
+	j->fd = j->out_fd = j->file_fd = -1;
 	j->first_kept = 1;
 	if (path != NULL)
 		rc = open_file(j, path, err);
@@ -132,6 +138,8 @@ void fa_journal_free(struct fa_journal *j)
 		return;
 	if (j->out_fd >= 0)
 		close(j->out_fd);
+	if (j->file_fd >= 0 && j->file_fd != j->fd)
+		close(j->file_fd); /* the spill took over after a failed write */
 	if (j->fd >= 0 && close(j->fd) != 0)
 		FA_LOG(FA_LOG_ERROR, "journal", "event=close_failed path=%s err=\"%s\"",
 		       j->path != NULL ? j->path : "(spill)", strerror(errno));
@@ -169,55 +177,105 @@ static bool write_all(int fd, const char *p, size_t len, int64_t off)
 	return true;
 }
 
-static void add_run(struct fa_journal *j, uint64_t vstart, int64_t foff)
+static void add_run(struct fa_journal *j, uint64_t vstart, int64_t foff, int fd)
 {
 	if (j->n_runs == j->cap_runs) {
 		j->cap_runs = j->cap_runs ? 2 * j->cap_runs : 4;
 		j->runs = fa_xrealloc(j->runs, j->cap_runs * sizeof(*j->runs));
 	}
-	j->runs[j->n_runs++] = (struct run){ vstart, foff };
+	j->runs[j->n_runs++] = (struct run){ vstart, foff, fd };
+}
+
+static size_t count_lines(const char *p, size_t len)
+{
+	size_t n = 0;
+
+	for (const char *e = p + len; (p = memchr(p, '\n', (size_t)(e - p))) != NULL; p++)
+		n++;
+	return n;
+}
+
+/*
+ * The first failed write to the --journal file: nothing more goes there,
+ * a partial batch is cut off again so the file ends with a whole line
+ * and verifies, and the lines go on in a spill file (opened here; -1 if
+ * none can be). Lock not held (only the writer calls it).
+ */
+static void file_broke(struct fa_journal *j, int err)
+{
+	if (j->out_fd >= 0) {
+		close(j->out_fd);
+		j->out_fd = -1;
+	} else if (j->file_fd >= 0) {
+		if (ftruncate(j->file_fd, (off_t)j->foff) != 0)
+			FA_LOG(FA_LOG_ERROR, "journal", "event=truncate_failed path=%s err=\"%s\"",
+			       j->path, strerror(errno));
+		j->fd = spill_file(); /* file_fd stays open for the lines it holds */
+		j->foff = 0;
+	}
+	FA_LOG(FA_LOG_ERROR, "journal",
+	       "event=file_failed path=%s err=\"%s\" note=\"the file ends at seq %llu; "
+	       "new attempts are refused with 503\"",
+	       j->path, strerror(err), (unsigned long long)j->file_lines);
 }
 
 /*
  * Store a batch of @len bytes of whole lines at virtual offset @v, with
  * the lock released: in fd when it can, else in memory. Returns with the
- * lock held and the batch's run recorded. Only the one writer calls it.
+ * lock held and the batch's run recorded. Only the one writer calls it
+ * (it alone changes fd, out_fd and foff, so it reads them unlocked).
  */
 static void store_batch(struct fa_journal *j, const char *batch, size_t len, uint64_t v)
 {
-	bool in_file = false, out_ok = true;
+	size_t lines = count_lines(batch, len);
+	bool stored = false, broke = false;
 	struct run *last;
 	int err = 0;
 
 	if (j->out_fd >= 0 && !write_all(j->out_fd, batch, len, -1)) {
-		out_ok = false;
 		err = errno;
+		broke = true;
 	}
 	if (j->fd >= 0) {
-		in_file = write_all(j->fd, batch, len, (int64_t)j->foff);
-		if (!in_file && out_ok)
+		stored = write_all(j->fd, batch, len, (int64_t)j->foff);
+		if (!stored && !broke) {
 			err = errno;
+			broke = j->fd == j->file_fd;
+		}
 	}
 	pthread_mutex_lock(&j->mu);
-	if (!out_ok || (j->fd >= 0 && !in_file))
-		FA_LOG(FA_LOG_ERROR, "journal", "event=write_failed path=%s bytes=%zu err=\"%s\"%s",
-		       j->path != NULL ? j->path : "(spill)", len, strerror(err),
-		       in_file ? "" : " kept=memory");
+	if (broke) {
+		j->file_failed = true;
+		j->file_errno = err;
+	}
+	if (!stored && j->fd >= 0 && !broke)
+		FA_LOG(FA_LOG_ERROR, "journal",
+		       "event=write_failed path=(spill) bytes=%zu err=\"%s\" kept=memory", len,
+		       strerror(err));
+	if (!j->file_failed && j->path != NULL)
+		j->file_lines += lines;
+	pthread_mutex_unlock(&j->mu);
+	if (broke) {
+		file_broke(j, err);
+		if (!stored && j->fd >= 0)
+			stored = write_all(j->fd, batch, len, (int64_t)j->foff);
+	}
+	pthread_mutex_lock(&j->mu);
 	last = j->n_runs > 0 ? &j->runs[j->n_runs - 1] : NULL;
-	if (in_file) {
-		if (last == NULL || last->foff < 0 ||
+	if (stored) {
+		if (last == NULL || last->foff < 0 || last->fd != j->fd ||
 		    (uint64_t)last->foff + (v - last->vstart) != j->foff)
-			add_run(j, v, (int64_t)j->foff);
+			add_run(j, v, (int64_t)j->foff, j->fd);
 		j->foff += len;
 		return;
 	}
-	/* a partial batch in the file is overwritten by the next one: foff stays */
+	/* a partial batch in a spill file is overwritten by the next one: foff stays */
 	if (j->n_mem == j->cap_mem) {
 		j->cap_mem = j->cap_mem ? 2 * j->cap_mem : 16;
 		j->mem = fa_xrealloc(j->mem, j->cap_mem * sizeof(*j->mem));
 	}
 	j->mem[j->n_mem] = fa_xstrndup(batch, len);
-	add_run(j, v, -1 - (int64_t)j->n_mem);
+	add_run(j, v, -1 - (int64_t)j->n_mem, -1);
 	j->n_mem++;
 }
 
@@ -354,6 +412,22 @@ uint64_t fa_journal_bytes(struct fa_journal *j)
 	return b;
 }
 
+bool fa_journal_file_failed(struct fa_journal *j, uint64_t *missing, uint64_t *in_file, int *err)
+{
+	bool failed;
+
+	pthread_mutex_lock(&j->mu);
+	failed = j->file_failed;
+	if (missing != NULL)
+		*missing = failed ? j->last_seq - j->file_lines : 0;
+	if (in_file != NULL)
+		*in_file = j->file_lines;
+	if (err != NULL)
+		*err = j->file_errno;
+	pthread_mutex_unlock(&j->mu);
+	return failed;
+}
+
 void fa_journal_head(struct fa_journal *j, char out[65])
 {
 	pthread_mutex_lock(&j->mu);
@@ -394,7 +468,7 @@ static ssize_t read_stored(struct fa_journal *j, uint64_t v, char *buf, size_t m
 	run_end = lo + 1 < j->n_runs ? j->runs[lo + 1].vstart : j->stored;
 	if (r.foff < 0)
 		m = j->mem[-1 - r.foff];
-	fd = j->fd;
+	fd = r.fd;
 	pthread_mutex_unlock(&j->mu);
 	if (max > run_end - v)
 		max = (size_t)(run_end - v);

@@ -71,6 +71,17 @@ size_t fa_journal_count(struct fa_journal *j);
  * holds when every write succeeded); not lowered by a reset. Thread-safe. */
 uint64_t fa_journal_bytes(struct fa_journal *j);
 
+/*
+ * Has a write to the journal's file failed (disk full, I/O error)? From
+ * the first failure on nothing more is written there: the file is cut
+ * back to its last whole line, so it stays a prefix that verifies, and
+ * the lines go on in a spill file for the views. *@missing (may be NULL)
+ * gets the entries appended that the file lacks, *@in_file those it
+ * holds (= the seq it ends at), *@err the errno of the failure. False,
+ * and 0s, while every write succeeded or without a file. Thread-safe.
+ */
+bool fa_journal_file_failed(struct fa_journal *j, uint64_t *missing, uint64_t *in_file, int *err);
+
 /* Hex SHA-256 of the last line appended (64 zeros when empty) into @out. */
 void fa_journal_head(struct fa_journal *j, char out[65]);
 

@@ -61,7 +61,8 @@ static const char usage[] =
         "\n"
         "Admin endpoints (never journaled): GET /_fakeapi/health,\n"
         "GET /_fakeapi/journal[?since=SEQ], POST /_fakeapi/reset, GET /_fakeapi/state.\n"
-        "Exit status: 0 clean stop, 1 runtime error, 2 usage or scenario error.\n";
+        "Exit status: 0 clean stop, 1 runtime error (a journal file that could not\n"
+        "be written included), 2 usage or scenario error.\n";
 
 /* Parse a decimal in [lo, hi]; false on anything else. */
 static bool parse_uint(const char *s, unsigned long long lo, unsigned long long hi,
@@ -102,6 +103,23 @@ static int verify_journal(int argc, char **argv)
 	}
 	printf("ok %zu lines head %s\n", n, head);
 	return 0;
+}
+
+/* After the server stopped: say how many attempts the journal's file
+ * misses, if a write to it failed; true then (the exit status is 1). */
+static bool journal_missing(struct fa_journal *j, const char *path)
+{
+	uint64_t missing = 0, in_file = 0;
+	int err = 0;
+
+	if (!fa_journal_file_failed(j, &missing, &in_file, &err))
+		return false;
+	fprintf(stderr,
+	        "fakeapi: %s: %llu attempt%s missing from the journal file (a write "
+	        "failed: %s); it ends at seq %llu and verifies up to there\n",
+	        path, (unsigned long long)missing, missing == 1 ? " is" : "s are", strerror(err),
+	        (unsigned long long)in_file);
+	return true;
 }
 
 /* One line on stderr, then the hint to --help; returns 2 (usage). */
@@ -241,6 +259,8 @@ int main(int argc, char **argv)
 out:
 	fa_server_stop(srv);
 	fa_provider_free(p);
+	if (journal != NULL && journal_missing(journal, journal_path))
+		status = 1;
 	fa_journal_free(journal);
 	/* what a stuck reader has not taken within the drain time is lost */
 	fa_livefeed_free(follow.feed);

@@ -453,6 +453,14 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req, struct 
 	 * answers its 401 in its own shape too */
 	r = find_route(p, req, &params, &i);
 	key = describe(p, req, a);
+	if (fa_journal_file_failed(p->journal, NULL, NULL, NULL)) {
+		/* an attempt the file cannot record is not answered as if it were */
+		a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_JOURNAL));
+		error_answer(resp, 503, "journal_unavailable",
+		             "the provider cannot write its journal file, so it refuses "
+		             "requests it could not record (see GET /_fakeapi/health)");
+		goto done;
+	}
 	if (key == NULL) {
 		/* the platform's rate-limit contract: an invalid key is 401 and spends nothing */
 		a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_UNAUTHORIZED));

@@ -236,6 +236,23 @@ static void fire_due(struct hx__scenario *s, int64_t now)
 	}
 }
 
+/* A --journal-dir file that could not be written: the provider refused
+ * the attempts after the failure (503 journal_unavailable), so the client
+ * met no scenario; the run is an error, not a grade. */
+static void journal_file_failed(struct hx__scenario *s)
+{
+	uint64_t missing = 0, in_file = 0;
+	int e = 0;
+
+	if (!fa_journal_file_failed(s->journal, &missing, &in_file, &e) || s->out->error != NULL)
+		return;
+	s->out->error = fa_xasprintf("%s: the journal file in --journal-dir could not be written "
+	                             "(%s): %llu attempt%s missing from it (it ends at seq "
+	                             "%llu), and the provider refused them; not graded",
+	                             s->sc->file, strerror(e), (unsigned long long)missing,
+	                             missing == 1 ? " is" : "s are", (unsigned long long)in_file);
+}
+
 /* Read the journal's new entries for the "after" triggers they pull;
  * keep them for the cancelled tasks' quiet windows. */
 static void scan_journal(struct hx__scenario *s)
@@ -790,6 +807,7 @@ enum fa_rc hx_scenario_run(const struct fa_scenario *sc, const struct hx_run_opt
 	out->store = fa_store_json(fa_provider_store(s.prov), fa_provider_now_us(s.prov));
 	fa_journal_snapshot(s.journal, 0, &out->attempts, &out->n_attempts);
 	fa_journal_head(s.journal, out->journal_head);
+	journal_file_failed(&s);
 	if (s.stdio)
 		collect_stdio(&s);
 	else

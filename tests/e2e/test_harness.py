@@ -897,3 +897,35 @@ def test_exec_client_is_told_budget_timeout_pacing_and_headers(harness_bin, tmp_
     by_task = {a["task"]: a for a in journal}
     assert by_task["t1"]["idempotency_key"] == "idem-1"
     assert by_task["t2"]["idempotency_key"] is None
+
+
+def test_a_journal_dir_that_fills_up_is_an_error_not_a_grade(harness_bin, tmp_path):
+    """--journal-dir on a 4 KiB tmpfs: the provider refuses what it cannot
+    record (503 journal_unavailable), so the scenario is an error that says
+    why, with no check judged, and the file it left verifies."""
+    small = tmp_path / "small"
+    small.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", str(small)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    try:
+        doc = scenario("many", OK_200, timeout_s=30)
+        path = write(tmp_path, doc)
+        report = tmp_path / "report.json"
+        loop = f"for i in $(seq 40); do curl -s -o /dev/null {AUTH} {{url}}; done"
+        r = run_harness(harness_bin, "run", "-q", "--exec", loop, "--journal-dir", str(small),
+                        "--report-json", str(report), str(path))
+        assert r.returncode == 2, r.stderr
+        s = json.loads(report.read_text())["scenarios"][0]
+        m = re.fullmatch(re.escape(f"{path}: the journal file in --journal-dir could not be "
+                                   "written (No space left on device): ") +
+                         r"(\d+) attempts are missing from it \(it ends at seq (\d+)\), and "
+                         r"the provider refused them; not graded", s["error"])
+        assert m, s["error"]
+        assert int(m.group(1)) + int(m.group(2)) == 40 and int(m.group(2)) >= 1
+        assert s["checks"] == []
+        v = subprocess.run([str(pathlib.Path(harness_bin).with_name("fakeapi")), "verify-journal",
+                            str(small / "many.jsonl")], capture_output=True, text=True)
+        assert v.returncode == 0 and v.stdout.startswith(f"ok {m.group(2)} lines "), v
+    finally:
+        subprocess.run(["umount", str(small)], capture_output=True)

@@ -5,6 +5,8 @@ import os
 import socket
 import subprocess
 import time
+
+import pytest
 from functools import partial
 
 from conftest import wait_for
@@ -366,3 +368,50 @@ def test_a_cut_last_line_is_reported_as_a_cut_tail(provider, fakeapi_bin, harnes
     assert (f"{cut}:4: the last line is cut short (40 bytes, no newline), as a provider "
             "stopped mid-write leaves it: the 3 complete lines are imported") in r.stderr
     assert "3 attempts" in json.loads((tmp_path / "s.json").read_text())["comment"]
+
+
+def test_a_full_disk_stops_admission_and_keeps_the_file_verifiable(fakeapi_bin, tmp_path):
+    """The journal file on a 64 KiB tmpfs: once a write fails the provider
+    refuses with 503 journal_unavailable, health says degraded, the file
+    is cut back to its last whole line and verifies, the journal endpoint
+    still has every attempt, and the exit status says the file is short."""
+    from conftest import start_provider
+    small = tmp_path / "small"
+    small.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(small)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    try:
+        p = start_provider(fakeapi_bin, scenario([RECORDS]), small)
+        statuses = []
+        for _ in range(200):
+            status, _, body = p.request("GET", "/v1/records/1", key=KEY)
+            statuses.append(status)
+            if status == 503:
+                assert json.loads(body)["error"]["code"] == "journal_unavailable"
+        first_503 = statuses.index(503)
+        assert first_503 > 10, statuses[:20]  # the file took some lines first
+        assert set(statuses[first_503:]) == {503}, "no answer as if recorded once it failed"
+        status, _, body = p.request("GET", "/_fakeapi/health")
+        health = json.loads(body)
+        assert health["status"] == "degraded"
+        assert health["journal_file"]["error"] == "No space left on device"
+        in_file = health["journal_file"]["last_seq"]
+        assert health["journal_file"]["missing"] == 200 - in_file
+        j = p.journal()
+        assert j["count"] == 200 and [e["seq"] for e in j["entries"]] == list(range(1, 201))
+        assert [e["fault"] for e in j["entries"][first_503:]] == ["journal_unavailable"] * (
+            200 - first_503)
+        code, err = p.stop()
+        assert code == 1, err
+        assert (f"fakeapi: {p.journal_path}: {200 - in_file} attempts are missing from the "
+                "journal file (a write failed: No space left on device); it ends at seq "
+                f"{in_file} and verifies up to there") in err
+        assert err.count("event=file_failed") == 1, "one error line, not one per attempt"
+        r = subprocess.run([fakeapi_bin, "verify-journal", str(p.journal_path)],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith(f"ok {in_file} lines head ")
+        assert p.journal_path.read_bytes().endswith(b"\n")
+    finally:
+        subprocess.run(["umount", str(small)], capture_output=True)

@@ -3,10 +3,13 @@
 #include "report_facts.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "grade.h"
@@ -342,20 +345,38 @@ const struct hx_scenario_result *hx_report_hello_scenario(const struct hx_run_re
 	return NULL;
 }
 
-enum fa_rc hx_report_open(const char *path, FILE **out, struct fa_err *err)
+enum fa_rc hx_report_open(const char *path, struct hx_report_out *out, struct fa_err *err)
 {
+	const char *slash;
 	enum fa_rc rc = FA_EINVAL;
+	int fd;
 
-	*out = NULL;
+	*out = (struct hx_report_out){ NULL, NULL };
 	if (path == NULL) {
 		fa_err_set(err, "report: no path given");
 		goto out;
 	}
 	rc = FA_EIO;
-	*out = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-	if (*out == NULL) {
-		fa_err_set(err, "%s: cannot write: %s", path, strerror(errno));
-		goto out;
+	if (strcmp(path, "-") == 0) {
+		out->f = stdout;
+	} else {
+		slash = strrchr(path, '/');
+		out->tmp = slash != NULL ? fa_xasprintf("%.*s/.%s.XXXXXX", (int)(slash - path),
+		                                        path, slash + 1)
+		                         : fa_xasprintf(".%s.XXXXXX", path);
+		fd = mkostemp(out->tmp, O_CLOEXEC);
+		if (fd >= 0 && fchmod(fd, 0644) == 0)
+			out->f = fdopen(fd, "w");
+		if (out->f == NULL) {
+			fa_err_set(err, "%s: cannot write: %s", path, strerror(errno));
+			if (fd >= 0) {
+				close(fd);
+				unlink(out->tmp);
+			}
+			free(out->tmp);
+			out->tmp = NULL;
+			goto out;
+		}
 	}
 	errno = 0; /* hx_report_close() reports what the writing set */
 	rc = FA_OK;
@@ -363,20 +384,30 @@ out:
 	return rc;
 }
 
-enum fa_rc hx_report_close(FILE *f, const char *path, struct fa_err *err)
+enum fa_rc hx_report_close(struct hx_report_out *out, const char *path, struct fa_err *err)
 {
-	bool ok = !ferror(f);
+	bool ok = !ferror(out->f);
 	int saved = ok ? 0 : (errno ? errno : EIO);
 
-	if (strcmp(path, "-") == 0) {
-		if (fflush(f) != 0 && ok) {
+	if (out->tmp == NULL) {
+		if (fflush(out->f) != 0 && ok) {
 			ok = false;
 			saved = errno;
 		}
-	} else if (fclose(f) != 0 && ok) {
-		ok = false;
-		saved = errno;
+	} else {
+		if (fclose(out->f) != 0 && ok) {
+			ok = false;
+			saved = errno;
+		}
+		if (ok && rename(out->tmp, path) != 0) {
+			ok = false;
+			saved = errno;
+		}
+		if (!ok)
+			unlink(out->tmp);
+		free(out->tmp);
 	}
+	*out = (struct hx_report_out){ NULL, NULL };
 	if (!ok)
 		fa_err_set(err, "%s: cannot write: %s", path, strerror(saved));
 	return ok ? FA_OK : FA_EIO;

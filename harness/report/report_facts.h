@@ -117,14 +117,27 @@ const cJSON *hx_report_escalation(const struct hx_scenario_result *s, const char
  * canaries), or NULL. Borrowed. */
 const struct hx_scenario_result *hx_report_hello_scenario(const struct hx_run_result *r);
 
-/* Open @path ("-" = stdout) for writing a report into *@out. FA_EINVAL
- * with "report: no path given" for NULL, FA_EIO with "PATH: cannot write:
- * reason" in @err when it cannot be created; *@out NULL then. */
-enum fa_rc hx_report_open(const char *path, FILE **out, struct fa_err *err);
+/* A report being written: the stream, and the temporary file it goes to. */
+struct hx_report_out {
+	FILE *f;   /* write the report here */
+	char *tmp; /* owned: "DIR/.NAME.XXXXXX" beside the report; NULL for stdout */
+};
 
-/* Flush and close what hx_report_open() gave (stdout is only flushed).
- * FA_EIO with "PATH: cannot write: reason" in @err on an error at any
- * point of the writing. */
-enum fa_rc hx_report_close(FILE *f, const char *path, struct fa_err *err);
+/*
+ * Open @path ("-" = stdout) for writing a report into *@out. The report
+ * goes to a new temporary file in @path's folder (created with O_EXCL, so
+ * never through a symlink someone planted) that hx_report_close() renames
+ * over @path: a reader, or a client left running, sees the old file or
+ * the whole new one, never a part. FA_EINVAL with "report: no path given"
+ * for NULL, FA_EIO with "PATH: cannot write: reason" in @err when it
+ * cannot be created; out->f NULL then.
+ */
+enum fa_rc hx_report_open(const char *path, struct hx_report_out *out, struct fa_err *err);
+
+/* Flush and close what hx_report_open() gave (stdout is only flushed),
+ * then rename the temporary file over @path; on any error the temporary
+ * file is removed and @path left as it was. FA_EIO with "PATH: cannot
+ * write: reason" in @err on an error at any point of the writing. */
+enum fa_rc hx_report_close(struct hx_report_out *out, const char *path, struct fa_err *err);
 
 #endif

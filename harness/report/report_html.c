@@ -559,8 +559,9 @@ static void html_scenario(FILE *f, const struct hx_run_result *r,
 
 enum fa_rc hx_report_html(const char *path, const struct hx_run_result *r, struct fa_err *err)
 {
-	FILE *f = NULL;
-	enum fa_rc rc = hx_report_open(path, &f, err);
+	struct hx_report_out out;
+	enum fa_rc rc = hx_report_open(path, &out, err);
+	FILE *f = out.f;
 
 	if (rc != FA_OK)
 		goto out;
@@ -580,7 +581,7 @@ enum fa_rc hx_report_html(const char *path, const struct hx_run_result *r, struc
 	for (size_t i = 0; i < r->n_scenarios; i++)
 		html_scenario(f, r, &r->scenarios[i], i);
 	fputs("</main>\n</body>\n</html>\n", f);
-	rc = hx_report_close(f, path, err);
+	rc = hx_report_close(&out, path, err);
 out:
 	return rc;
 }

@@ -457,19 +457,19 @@ static char *json_text(const struct hx_run_result *r)
 enum fa_rc hx_report_json(const char *path, const struct hx_run_result *r, struct fa_err *err)
 {
 	char *text = path != NULL ? json_text(r) : NULL;
-	FILE *f = NULL;
+	struct hx_report_out out;
 	enum fa_rc rc = FA_EIO;
 
 	if (path != NULL && text == NULL) {
 		fa_err_set(err, "%s: cannot write: out of memory", path);
 		goto out;
 	}
-	rc = hx_report_open(path, &f, err);
+	rc = hx_report_open(path, &out, err);
 	if (rc != FA_OK)
 		goto out;
-	fputs(text, f);
-	fputc('\n', f);
-	rc = hx_report_close(f, path, err);
+	fputs(text, out.f);
+	fputc('\n', out.f);
+	rc = hx_report_close(&out, path, err);
 out:
 	free(text);
 	return rc;

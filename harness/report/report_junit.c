@@ -401,7 +401,8 @@ enum fa_rc hx_report_junit(const char *path, const struct hx_run_result *r, stru
 	struct totals tot = { 0 };
 	char *body = NULL;
 	size_t len = 0;
-	FILE *f = NULL, *mem;
+	struct hx_report_out out;
+	FILE *f, *mem;
 	enum fa_rc rc;
 
 	/* the totals come first but are known last: the suites go to memory */
@@ -412,7 +413,8 @@ enum fa_rc hx_report_junit(const char *path, const struct hx_run_result *r, stru
 	junit_repeat(mem, r, &tot);
 	junit_grade(mem, r, &tot);
 	fclose(mem);
-	rc = hx_report_open(path, &f, err);
+	rc = hx_report_open(path, &out, err);
+	f = out.f;
 	if (rc != FA_OK)
 		goto out;
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"", f);
@@ -421,7 +423,7 @@ enum fa_rc hx_report_junit(const char *path, const struct hx_run_result *r, stru
 	        tot.failures, tot.errors, tot.skipped);
 	fwrite(body, 1, len, f);
 	fputs("</testsuites>\n", f);
-	rc = hx_report_close(f, path, err);
+	rc = hx_report_close(&out, path, err);
 out:
 	free(body);
 	return rc;

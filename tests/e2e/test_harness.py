@@ -929,3 +929,26 @@ def test_a_journal_dir_that_fills_up_is_an_error_not_a_grade(harness_bin, tmp_pa
         assert v.returncode == 0 and v.stdout.startswith(f"ok {m.group(2)} lines "), v
     finally:
         subprocess.run(["umount", str(small)], capture_output=True)
+
+
+def test_reports_replace_a_planted_symlink_and_leave_no_part(harness_bin, tmp_path):
+    """Each report goes to a temporary file beside it, renamed over the
+    path: a symlink planted there is replaced, never written through, and
+    no temporary file is left behind."""
+    doc = scenario("planted", OK_200)
+    path = write(tmp_path, doc)
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    for name in ("report.json", "junit.xml", "report.html"):
+        (out / name).symlink_to(victim)
+    r = run_harness(harness_bin, "run", "-q", "--exec", f"curl -s -o /dev/null {AUTH} {{url}}",
+                    "--report-json", str(out / "report.json"), "--junit",
+                    str(out / "junit.xml"), "--html", str(out / "report.html"), str(path))
+    assert r.returncode in (0, 1), r.stderr
+    assert victim.read_text() == "keep me\n"
+    for name in ("report.json", "junit.xml", "report.html"):
+        assert not (out / name).is_symlink() and (out / name).is_file(), name
+    assert json.loads((out / "report.json").read_text())["scenarios"][0]["id"] == "planted"
+    assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "report.html", "report.json"]

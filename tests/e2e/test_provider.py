@@ -381,6 +381,7 @@ def test_a_full_disk_stops_admission_and_keeps_the_file_verifiable(fakeapi_bin, 
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(small)],
                       capture_output=True).returncode != 0:
         pytest.skip("mounting a tmpfs needs root")
+    p = None
     try:
         p = start_provider(fakeapi_bin, scenario([RECORDS]), small)
         statuses = []
@@ -414,4 +415,6 @@ def test_a_full_disk_stops_admission_and_keeps_the_file_verifiable(fakeapi_bin, 
         assert r.stdout.startswith(f"ok {in_file} lines head ")
         assert p.journal_path.read_bytes().endswith(b"\n")
     finally:
+        if p is not None:
+            p.stop()  # a failed assertion must not leave it holding the mount
         subprocess.run(["umount", str(small)], capture_output=True)

@@ -557,10 +557,11 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	return -1;
 }
 
-/* Whether a report can be written at @path ("-" always can): an existing
- * file we may write, or a new one in a folder that exists and takes files.
- * Says why not on stderr, naming the option @opt. Checked before the run,
- * so that a typo costs no suite run. */
+/* Whether a report can be written at @path ("-" always can): not a
+ * folder, in a folder that exists and takes files (a report is renamed
+ * into place from a temporary file beside it, so the folder must take
+ * one). Says why not on stderr, naming the option @opt. Checked before
+ * the run, so that a typo costs no suite run. */
 static bool report_writable(const char *opt, const char *path)
 {
 	struct stat st;
@@ -572,11 +573,10 @@ static bool report_writable(const char *opt, const char *path)
 	if (stat(path, &st) == 0) {
 		if (S_ISDIR(st.st_mode))
 			e = EISDIR;
-		else if (access(path, W_OK) != 0)
-			e = errno;
-	} else if (errno != ENOENT) {
-		e = errno;
-	} else {
+	} else if (errno != ENOENT && lstat(path, &st) != 0) {
+		e = errno; /* a dangling symlink is fine: it is replaced */
+	}
+	if (e == 0) {
 		copy = fa_xstrdup(path);
 		dir = dirname(copy);
 		if (stat(dir, &st) != 0)

@@ -13,12 +13,15 @@
 bool fa_admin_is_admin_path(const char *path);
 
 /*
- * Answer an admin request into @resp (JSON bodies):
+ * Answer an admin request into @resp (JSON bodies but one):
  * GET health -> {"status": "ok", "scenario", "attempts"};
  * GET journal[?since=SEQ] -> fa_journal_json (400 on a bad since);
+ * GET metrics -> fa_provider_metrics_text, the Prometheus text format
+ * (FA_METRICS_CONTENT_TYPE; docs/internals.md, "Metrics");
  * POST reset -> fa_provider_reset, {"reset": true};
  * GET state -> fa_provider_state_json.
- * Unknown endpoint 404, wrong method 405 with Allow. Thread-safe.
+ * HEAD is GET's. Unknown endpoint 404 naming them all, wrong method 405
+ * with Allow. Thread-safe.
  */
 void fa_admin_handle(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp);
 

@@ -57,7 +57,8 @@ static const char usage[] =
         "line count and head; exit 1 names the first broken line.\n"
         "\n"
         "Admin endpoints (never journaled): GET /_fakeapi/health,\n"
-        "GET /_fakeapi/journal[?since=SEQ], POST /_fakeapi/reset, GET /_fakeapi/state.\n"
+        "GET /_fakeapi/journal[?since=SEQ], GET /_fakeapi/metrics (the Prometheus text\n"
+        "format), POST /_fakeapi/reset, GET /_fakeapi/state.\n"
         "Exit status: 0 clean stop, 1 runtime error, 2 usage or scenario error.\n";
 
 /* Parse a decimal in [lo, hi]; false on anything else. */

@@ -2,10 +2,12 @@
 #include "admin.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "metrics.h"
 
 bool fa_admin_is_admin_path(const char *path)
 {
@@ -105,12 +107,37 @@ static void state(struct fa_provider *p, const struct fa_req *req, struct fa_res
 	answer_text(resp, 200, fa_provider_state_json(p));
 }
 
+static void metrics(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp)
+{
+	(void)req;
+	resp->status = 200;
+	resp->body = fa_provider_metrics_text(p, &resp->body_len);
+	fa_resp_add_header(resp, "Content-Type", FA_METRICS_CONTENT_TYPE);
+}
+
 static const struct endpoint endpoints[] = {
-	{ "health", "GET", health },
-	{ "journal", "GET", journal },
-	{ "reset", "POST", reset },
-	{ "state", "GET", state },
+	{ "health", "GET", health },   /* {"status": "ok", "attempts": N} */
+	{ "journal", "GET", journal }, /* ?since=SEQ */
+	{ "metrics", "GET", metrics }, /* the Prometheus text format, not JSON */
+	{ "reset", "POST", reset },    /* fa_provider_reset */
+	{ "state", "GET", state },     /* fa_provider_state_json */
 };
+
+#define N_ENDPOINTS (sizeof(endpoints) / sizeof(endpoints[0]))
+
+/* 404, naming every endpoint of the table. */
+static void unknown(struct fa_resp *resp)
+{
+	char msg[160];
+	size_t n = (size_t)snprintf(msg, sizeof(msg), "unknown admin endpoint (");
+
+	for (size_t i = 0; i < N_ENDPOINTS && n < sizeof(msg); i++)
+		n += (size_t)snprintf(msg + n, sizeof(msg) - n, "%s%s", i > 0 ? ", " : "",
+		                      endpoints[i].name);
+	if (n < sizeof(msg))
+		snprintf(msg + n, sizeof(msg) - n, ")");
+	answer(resp, 404, "error", msg);
+}
 
 void fa_admin_handle(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp)
 {
@@ -119,7 +146,7 @@ void fa_admin_handle(struct fa_provider *p, const struct fa_req *req, struct fa_
 	resp->journaled = false;
 	if (strlen(req->path) < strlen(FA_ADMIN_PREFIX))
 		name = "";
-	for (size_t i = 0; i < sizeof(endpoints) / sizeof(endpoints[0]); i++) {
+	for (size_t i = 0; i < N_ENDPOINTS; i++) {
 		const struct endpoint *e = &endpoints[i];
 
 		if (strcmp(e->name, name) != 0)
@@ -133,5 +160,5 @@ void fa_admin_handle(struct fa_provider *p, const struct fa_req *req, struct fa_
 		e->handle(p, req, resp);
 		return;
 	}
-	answer(resp, 404, "error", "unknown admin endpoint (health, journal, reset, state)");
+	unknown(resp);
 }

@@ -60,7 +60,8 @@ static const char usage[] =
         "leaves it.\n"
         "\n"
         "Admin endpoints (never journaled): GET /_fakeapi/health,\n"
-        "GET /_fakeapi/journal[?since=SEQ], POST /_fakeapi/reset, GET /_fakeapi/state.\n"
+        "GET /_fakeapi/journal[?since=SEQ], GET /_fakeapi/metrics (the Prometheus text\n"
+        "format), POST /_fakeapi/reset, GET /_fakeapi/state.\n"
         "Exit status: 0 clean stop, 1 runtime error (a journal file that could not\n"
         "be written included), 2 usage or scenario error.\n";
 

@@ -15,6 +15,7 @@
 #include "fault.h"
 #include "jsontext.h"
 #include "messages.h"
+#include "metrics.h"
 #include "quota.h"
 #include "quota_answer.h"
 #include "reconcile.h"
@@ -31,10 +32,13 @@ struct fa_provider {
 	struct fa_journal *journal;    /* borrowed */
 	uint64_t seed;                 /* for later random choices */
 	int64_t t0_us;                 /* monotonic instant journal times count from */
-	pthread_mutex_t lock;          /* guards cursors and scopes */
+	pthread_mutex_t lock;          /* guards cursors and scopes; taken before the
+	                                  metrics' lock, never inside it */
 	struct fa_cursors *cursors;    /* owned */
 	struct fa_scopes *scopes;      /* owned */
 	struct fa_store *store;        /* owned; thread-safe on its own */
+	struct fa_metrics *metrics;    /* owned; thread-safe on its own: what
+	                                  GET /_fakeapi/metrics shows */
 	struct fa_quota *quota;        /* owned, guarded by lock; NULL without $.provider.quota */
 	struct fa_shape_state *shapes; /* owned, guarded by lock: the platform's cooldown and
 	                                  503 pauses (shape.h) */
@@ -68,6 +72,7 @@ struct fa_provider *fa_provider_new(const struct fa_scenario *sc, struct fa_jour
 	p->cursors = fa_cursors_new(sc->routes, sc->n_routes);
 	p->scopes = fa_scopes_new();
 	p->store = fa_store_new(&sc->store);
+	p->metrics = fa_metrics_new();
 	if (sc->has_quota)
 		p->quota = fa_quota_new(&sc->quota, sc->keys, sc->n_keys, seed);
 	p->shapes = fa_shape_state_new(seed);
@@ -82,6 +87,7 @@ void fa_provider_free(struct fa_provider *p)
 	fa_cursors_free(p->cursors);
 	fa_scopes_free(p->scopes);
 	fa_store_free(p->store);
+	fa_metrics_free(p->metrics);
 	fa_quota_free(p->quota);
 	fa_shape_state_free(p->shapes);
 	free(p->key_suffix);
@@ -432,6 +438,29 @@ static const struct fa_route_spec *find_route(const struct fa_provider *p, const
 	return r;
 }
 
+/* What the quota model's decision on @resp adds to the metrics, once the
+ * answer is settled: the tokens it reserved and got back, or its refusal. */
+static void count_quota(struct fa_provider *p, const struct fa_resp *resp)
+{
+	const struct fa_quota_decision *d = &resp->quota;
+
+	if (resp->attempt.quota == NULL)
+		return; /* the model did not decide */
+	if (!d->admitted) {
+		const char *refusal[] = {
+			fa_quota_scope_str(d->scope),
+			d->in_flight ? "in-flight" : fa_quota_bucket_str(d->bucket),
+			d->over_capacity ? "400" : "429",
+		};
+
+		fa_metrics_add(p->metrics, FA_METRIC_REFUSALS, refusal, 1);
+		return;
+	}
+	fa_metrics_add(p->metrics, FA_METRIC_TOKENS_RESERVED, NULL, (uint64_t)d->cost);
+	if (d->refunded)
+		fa_metrics_add(p->metrics, FA_METRIC_TOKENS_REFUNDED, NULL, (uint64_t)d->cost);
+}
+
 void fa_provider_decide(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp)
 {
 	struct fa_attempt *a = &resp->attempt;
@@ -566,6 +595,7 @@ out:
 	if (resp->quota_admitted)
 		fa_quota_answer_settle(p->quota, p->sc, resp, refund, fa_provider_now_us(p));
 	pthread_mutex_unlock(&p->lock);
+	count_quota(p, resp);
 	/* a stream's body, up to some 5 MB, is rendered without the lock:
 	 * nothing under it reads the body, and other requests need not wait */
 	fa_sse_render(&creq, &pending, resp);
@@ -583,6 +613,19 @@ void fa_provider_abandon(struct fa_provider *p, const struct fa_req *req, struct
 	resp->journaled = true;
 	describe(p, req, &resp->attempt);
 	resp->attempt.fault = fa_xstrdup(fa_fault_str(FA_FAULT_INCOMPLETE));
+}
+
+/* What a finished attempt adds to the metrics, as the journal gets it. */
+static void count_attempt(struct fa_provider *p, const struct fa_attempt *a)
+{
+	char status[16];
+	const char *attempt[] = { a->route, status, a->fault };
+	const char *stream[] = { a->stream_end };
+
+	snprintf(status, sizeof(status), "%d", a->status);
+	fa_metrics_add(p->metrics, FA_METRIC_ATTEMPTS, attempt, 1);
+	if (a->stream_end != NULL)
+		fa_metrics_add(p->metrics, FA_METRIC_STREAMS, stream, 1);
 }
 
 void fa_provider_finish(struct fa_provider *p, struct fa_resp *resp, int64_t t_response_us,
@@ -616,6 +659,7 @@ void fa_provider_finish(struct fa_provider *p, struct fa_resp *resp, int64_t t_r
 	}
 	if (resp->attempt.pause_until_us == -1)
 		fa_attempt_pause_from(&resp->attempt, NULL);
+	count_attempt(p, &resp->attempt);
 	fa_journal_append(p->journal, &resp->attempt);
 }
 
@@ -632,6 +676,41 @@ void fa_provider_reset(struct fa_provider *p)
 	pthread_mutex_unlock(&p->lock);
 	fa_store_reset(p->store);
 	fa_journal_reset(p->journal);
+}
+
+struct fa_metrics *fa_provider_metrics(struct fa_provider *p)
+{
+	return p->metrics;
+}
+
+/* What a scrape reads of the scopes (fa_scopes_each). */
+struct scrape {
+	struct fa_metrics *m; /* borrowed */
+	int64_t now_us;       /* the provider's clock at the scrape */
+	uint64_t paused;      /* scopes whose pause ends after now_us */
+};
+
+static void scrape_scope(void *ctx, const char *scope, int64_t pause_until_us, int in_flight)
+{
+	struct scrape *s = ctx;
+	const char *labels[] = { scope };
+
+	if (pause_until_us > s->now_us)
+		s->paused++;
+	fa_metrics_set(s->m, FA_METRIC_IN_FLIGHT, labels, (uint64_t)in_flight);
+}
+
+char *fa_provider_metrics_text(struct fa_provider *p, size_t *len)
+{
+	struct scrape s = { .m = p->metrics, .now_us = fa_provider_now_us(p) };
+
+	pthread_mutex_lock(&p->lock);
+	fa_scopes_each(p->scopes, scrape_scope, &s);
+	pthread_mutex_unlock(&p->lock);
+	fa_metrics_set(p->metrics, FA_METRIC_PAUSES, NULL, s.paused);
+	fa_metrics_set(p->metrics, FA_METRIC_JOURNAL_ENTRIES, NULL, fa_journal_count(p->journal));
+	fa_metrics_set(p->metrics, FA_METRIC_JOURNAL_BYTES, NULL, fa_journal_bytes(p->journal));
+	return fa_metrics_text(p->metrics, len);
 }
 
 char *fa_provider_state_json(struct fa_provider *p)

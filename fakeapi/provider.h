@@ -126,17 +126,36 @@ void fa_provider_abandon(struct fa_provider *p, const struct fa_req *req, struct
  * end the write's idempotency key (fa_store_end: a committed one now
  * replays, an uncommitted one is forgotten),
  * record the pause the answer announced, and append the attempt to the
- * journal (admin traffic is not). Releases nothing: call fa_resp_release()
- * after. Thread-safe.
+ * journal and count it in the metrics (admin traffic is neither). Releases
+ * nothing: call fa_resp_release() after. Thread-safe.
  */
 void fa_provider_finish(struct fa_provider *p, struct fa_resp *resp, int64_t t_response_us,
                         int64_t t_done_us, enum fa_delivery delivered);
 
 /* Admin reset: cursors rewind, pauses end, quota buckets fill up again
  * (quota.h: fa_quota_reset), the store forgets its records
- * and keys (provider ids go on), the journal's memory is cleared.
- * Thread-safe. */
+ * and keys (provider ids go on), the journal's memory is cleared. The
+ * metrics' counters go on (a Prometheus counter only grows). Thread-safe. */
 void fa_provider_reset(struct fa_provider *p);
+
+struct fa_metrics;
+
+/*
+ * Its metrics (borrowed; metrics.h). fa_provider_decide() counts the quota
+ * model's word on each request it meters (a refusal; or the tokens
+ * reserved, and those refunded); fa_provider_finish() counts each
+ * journaled attempt by route, status and fault, and each stream by how it
+ * ended.
+ */
+struct fa_metrics *fa_provider_metrics(struct fa_provider *p);
+
+/*
+ * The text of GET /_fakeapi/metrics (fa_metrics_text(), its length in
+ * *@len when not NULL): the counters, and the gauges read now: each
+ * scope's requests in flight, the scopes whose pause has not ended, the
+ * journal's entries and bytes. The caller frees it. Thread-safe.
+ */
+char *fa_provider_metrics_text(struct fa_provider *p, size_t *len);
 
 /* Current state for GET /_fakeapi/state: {"scenario", "routes": [{id,
  * cursor state}], "scopes": [{scope, pause_until_us, in_flight}],

@@ -75,6 +75,14 @@ void fa_scopes_reset(struct fa_scopes *s)
 		s->e[i].pause_until = -1;
 }
 
+void fa_scopes_each(const struct fa_scopes *s,
+                    void (*fn)(void *ctx, const char *scope, int64_t pause_until_us, int in_flight),
+                    void *ctx)
+{
+	for (size_t i = 0; i < s->n; i++)
+		fn(ctx, s->e[i].name, s->e[i].pause_until, s->e[i].in_flight);
+}
+
 cJSON *fa_scopes_json(const struct fa_scopes *s)
 {
 	cJSON *arr = cJSON_CreateArray();

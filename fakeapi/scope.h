@@ -41,6 +41,13 @@ int64_t fa_scopes_pause_until(struct fa_scopes *s, const char *scope);
 /* End every pause (admin reset); in-flight counts stay, they are real. */
 void fa_scopes_reset(struct fa_scopes *s);
 
+/* Call @fn with @ctx for each scope, in order of first use: its name
+ * (borrowed for the call), the end of its pause (µs since start, -1 when
+ * none was announced) and its requests in flight. @fn must not change @s. */
+void fa_scopes_each(const struct fa_scopes *s,
+                    void (*fn)(void *ctx, const char *scope, int64_t pause_until_us, int in_flight),
+                    void *ctx);
+
 /* [{"scope", "pause_until_us", "in_flight"}]; caller frees. */
 cJSON *fa_scopes_json(const struct fa_scopes *s);
 

@@ -55,7 +55,8 @@
 	X(recording)                                                                               \
 	X(coverage)                                                                                \
 	X(clock)                                                                                   \
-	X(suggest)
+	X(suggest)                                                                                 \
+	X(metrics)
 
 #define DECLARE(m) void test_##m##_register(void);
 TEST_MODULES(DECLARE)

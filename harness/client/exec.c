@@ -271,6 +271,7 @@ static void redirect(int fd, const char *path, int flags)
 void hx_exec_client_env_init(struct hx_exec_client_env *e, const char *const *extra)
 {
 	hx_stray_nonce(e->marker);
+	hx_stray_cgroup_new(e->cgroup);
 	snprintf(e->mark, sizeof(e->mark), "%s=%s", HX_STRAY_ENV, e->marker);
 	e->envp = hx_exec_env(extra, e->mark);
 }
@@ -283,11 +284,12 @@ void hx_exec_client_env_release(struct hx_exec_client_env *e)
 	e->envp = NULL;
 }
 
-void hx_exec_child_setup(void)
+void hx_exec_child_setup(const char *cgroup)
 {
 	struct sigaction dfl;
 	sigset_t none;
 
+	hx_stray_cgroup_join(cgroup); /* first: whatever it forks stays in it */
 	setpgid(0, 0);
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
@@ -321,12 +323,14 @@ enum fa_rc hx_exec_start(struct hx_exec_proc *p, const struct hx_exec_spec *spec
 	pid = fork();
 	if (pid < 0) {
 		fa_err_set(err, "cannot start client: fork: %s", strerror(errno));
+		if (env.cgroup[0] != '\0')
+			rmdir(env.cgroup);
 		goto out;
 	}
 	if (pid == 0) {
 		int mode = O_WRONLY | O_CREAT | (spec->append ? O_APPEND : O_TRUNC);
 
-		hx_exec_child_setup();
+		hx_exec_child_setup(env.cgroup);
 		redirect(0, NULL, O_RDONLY);
 		redirect(1, spec->stdout_path, mode);
 		redirect(2, spec->stderr_path, mode);
@@ -336,10 +340,12 @@ enum fa_rc hx_exec_start(struct hx_exec_proc *p, const struct hx_exec_spec *spec
 	 * not miss a child that has not run yet; EACCES once it has exec'd is
 	 * harmless, the child did it first */
 	setpgid(pid, pid);
+	hx_stray_own(pid);
 	p->pid = pid;
 	p->running = true;
 	p->t_start_us = fa_clock_mono_us();
 	memcpy(p->marker, env.marker, sizeof(p->marker));
+	memcpy(p->cgroup, env.cgroup, sizeof(p->cgroup));
 	if (spec->timeout_us > 0)
 		p->deadline_us = p->t_start_us + spec->timeout_us;
 	rc = FA_OK;
@@ -359,10 +365,11 @@ static void reap(struct hx_exec_proc *p)
 	pid_t got;
 
 	kill(-p->pid, SIGKILL);
-	hx_stray_kill(p->marker[0] != '\0' ? p->marker : NULL, p->pid);
+	hx_stray_kill(p->marker[0] != '\0' ? p->marker : NULL, p->pid, p->cgroup);
 	do
 		got = waitpid(p->pid, &status, 0);
 	while (got < 0 && errno == EINTR);
+	hx_stray_forget(p->pid);
 	p->running = false;
 	p->t_exit_us = fa_clock_mono_us();
 	if (got == p->pid && WIFEXITED(status)) {
@@ -391,8 +398,10 @@ bool hx_exec_poll(struct hx_exec_proc *p, int64_t now_us)
 		/* not ours any more; nothing to wait for but what it left */
 		p->running = false;
 		p->t_exit_us = fa_clock_mono_us();
-		if (p->marker[0] != '\0')
-			hx_stray_kill(p->marker, 0); /* its pid may name another group now */
+		hx_stray_forget(p->pid);
+		if (p->marker[0] != '\0' ||
+		    p->cgroup[0] != '\0') /* its pid may name another group now */
+			hx_stray_kill(p->marker[0] != '\0' ? p->marker : NULL, 0, p->cgroup);
 		return true;
 	}
 	if (p->deadline_us > 0 && now_us >= p->deadline_us && p->t_term_us == 0)

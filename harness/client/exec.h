@@ -123,10 +123,13 @@ struct hx_exec_client_env {
 	char mark[sizeof(HX_STRAY_ENV) + HX_STRAY_NONCE_LEN + 1]; /* "HX_STRAY_ENV=marker" */
 	char **envp; /* owned array (hx_exec_env over the extra entries and @mark);
 	                its strings borrowed */
+	char cgroup[HX_STRAY_CGROUP_MAX]; /* its own cgroup folder (hx_stray_cgroup_new);
+	                                     "" = none */
 };
 
 /*
- * Fill @e for one client: a fresh marker (hx_stray_nonce) and the
+ * Fill @e for one client: a fresh marker (hx_stray_nonce), a cgroup of
+ * its own where there is one (hx_stray_cgroup_new) and the
  * environment hx_exec_env(@extra, "HX_STRAY_ENV=marker") gives. @extra
  * ("NAME=value" entries, NULL-terminated, or NULL) must outlive @e.
  * Allocates: call it before fork(). Release with
@@ -138,14 +141,15 @@ void hx_exec_client_env_init(struct hx_exec_client_env *e, const char *const *ex
 void hx_exec_client_env_release(struct hx_exec_client_env *e);
 
 /*
- * In a child just forked to become a client: lead a new process group
+ * In a child just forked to become a client: move into the cgroup folder
+ * @cgroup ("" = none; hx_stray_cgroup_join), lead a new process group
  * (the parent calls setpgid(pid, pid) too, so a signal sent right after
  * the fork reaches it), restore every signal's default disposition (an
  * ignored signal survives exec; the harness's handlers must not) and
  * unblock them all. Only async-signal-safe calls: another thread of the
  * harness may hold a lock.
  */
-void hx_exec_child_setup(void);
+void hx_exec_child_setup(const char *cgroup);
 
 /*
  * In that child, its descriptors 0..2 in place: close every descriptor
@@ -184,6 +188,7 @@ struct hx_exec_proc {
 	int term_signal;        /* the signal that killed it; 0 = none */
 	bool timed_out;         /* stopped by the timeout or by hx_exec_stop() */
 	char marker[HX_STRAY_NONCE_LEN + 1]; /* its HX_STRAY_ENV value; "" = none */
+	char cgroup[HX_STRAY_CGROUP_MAX];    /* its cgroup folder; "" = none */
 };
 
 /*

@@ -181,11 +181,11 @@ cJSON *hx_stdio_task_json(const struct fa_scenario *sc, const struct fa_task_spe
 /* The child's side, its pipe ends in @fds (stdin, stdout, stderr): never
  * returns. Only async-signal-safe calls: other threads may hold locks we
  * would need. */
-static void child_exec(const int fds[3], const char *cmd, char *const envp[])
+static void child_exec(const int fds[3], const char *cmd, char *const envp[], const char *cgroup)
 {
 	int high[3];
 
-	hx_exec_child_setup();
+	hx_exec_child_setup(cgroup);
 	/* first lift every end above 2 (a harness started with a standard
 	 * descriptor closed gets a pipe end there), then put each in place:
 	 * no dup2 overwrites an end still to be moved, and each clears
@@ -230,15 +230,18 @@ enum fa_rc hx_stdio_start(const struct hx_stdio_spec *spec, struct hx_stdio **ou
 	pid = fork();
 	if (pid < 0) {
 		fa_err_set(err, "cannot start client: fork: %s", strerror(errno));
+		if (env.cgroup[0] != '\0')
+			rmdir(env.cgroup);
 		goto out;
 	}
 	if (pid == 0) {
 		int fds[3] = { in[0], outp[1], errp[1] };
 
-		child_exec(fds, spec->cmd, env.envp);
+		child_exec(fds, spec->cmd, env.envp, env.cgroup);
 	}
 	/* as exec.c: a kill(-pid) right after we return must reach it */
 	setpgid(pid, pid);
+	hx_stray_own(pid);
 	c = fa_xcalloc(1, sizeof(*c));
 	c->proc.pid = pid;
 	c->proc.running = true;
@@ -246,6 +249,7 @@ enum fa_rc hx_stdio_start(const struct hx_stdio_spec *spec, struct hx_stdio **ou
 	c->t_fork_wall_us = t_fork_wall;
 	c->proc.exit_code = -1;
 	memcpy(c->proc.marker, env.marker, sizeof(c->proc.marker));
+	memcpy(c->proc.cgroup, env.cgroup, sizeof(c->proc.cgroup));
 	c->in_fd = in[1];
 	c->out_fd = outp[0];
 	c->err_fd = errp[0];

@@ -2,6 +2,7 @@
 #ifndef HX_STRAY_H
 #define HX_STRAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -34,10 +35,47 @@ void hx_stray_nonce(char out[HX_STRAY_NONCE_LEN + 1]);
  */
 enum fa_rc hx_stray_subreaper(struct fa_err *err);
 
+/* Longest cgroup folder path hx_stray_cgroup_new() makes, NUL included. */
+#define HX_STRAY_CGROUP_MAX 512
+
+/*
+ * A new, empty cgroup v2 for one client, under the harness's own cgroup
+ * (".../fakeapi-harness-PID/cN", made at the first call), its folder into
+ * @out: every process the client starts stays in it whatever it does to
+ * its name, group or environment, so hx_stray_kill() finds them all.
+ * False, and "" in @out, where there is no writable cgroup v2 hierarchy
+ * (then the sweep falls back to markers, the group and the harness's
+ * orphans). Thread-safe. The folders are removed by hx_stray_kill() and,
+ * the parent, at exit.
+ */
+bool hx_stray_cgroup_new(char out[HX_STRAY_CGROUP_MAX]);
+
+/*
+ * In a child between fork and exec: move the calling process into the
+ * cgroup folder @dir ("" = nothing to do). Async-signal-safe; a failure
+ * leaves it where it was, and the sweep falls back as above.
+ */
+void hx_stray_cgroup_join(const char *dir);
+
+/*
+ * Tell the sweeps that @pid is a process the harness started itself (a
+ * client's leader, a probe) while it runs, so that the orphan sweep
+ * spares it; hx_stray_forget() when it has been reaped. Thread-safe.
+ */
+void hx_stray_own(pid_t pid);
+void hx_stray_forget(pid_t pid);
+
 /*
  * SIGKILL every process of the harness's user whose environment holds
  * the entry HX_STRAY_ENV=@nonce (@nonce as hx_stray_nonce() made it; NULL
- * = none) and every process of group @pgid but its leader (0 = none), and
+ * = none), every process of group @pgid but its leader (0 = none), every
+ * process in the cgroup folder @cgroup (from hx_stray_cgroup_new(); its
+ * cgroup.kill first, and the folder is removed at the end) or, when
+ * @cgroup is NULL or "", every child of the harness that is neither one
+ * it started (hx_stray_own) nor in the group of one: the orphans a
+ * subreaper adopts, whichever client left them (without a cgroup nothing
+ * else ties a process that left its group and wiped its environment to
+ * its client), and
  * scan /proc again until a scan finds none of them alive: a process forked
  * between two scans is caught by the next. A process found is signalled
  * through a pidfd, so a pid reused in between is never hit; one that
@@ -48,11 +86,10 @@ enum fa_rc hx_stray_subreaper(struct fa_err *err);
  * cannot be reused. Gives up after HX_STRAY_SWEEP_US. Returns the number
  * of processes found. Thread-safe.
  *
- * Not found: a process that rewrote its environment (env -i) and left the
- * group, and one that left the group and exited on its own before the
- * sweep: a zombie shows no environment, so nothing ties it to a client
- * (it stays unreaped until the harness exits).
+ * Not found: without a cgroup, a process that left the group, wiped its
+ * environment and has a parent of its own that is not the harness (the
+ * parent, an orphan, is found, and its child becomes one when it dies).
  */
-size_t hx_stray_kill(const char *nonce, pid_t pgid);
+size_t hx_stray_kill(const char *nonce, pid_t pgid, const char *cgroup);
 
 #endif

@@ -23,6 +23,7 @@
 #include "alloc.h"
 #include "clock.h"
 #include "environment.h"
+#include "stray.h"
 
 /* How long a probe may take, real µs (an interpreter's start included). */
 #define PROBE_TIMEOUT_US 15000000
@@ -212,6 +213,7 @@ static bool run_probe(char *const argv[], char *out, size_t cap, struct fa_err *
 		return false;
 	}
 	setpgid(pid, pid);
+	hx_stray_own(pid); /* not an orphan for another client's sweep */
 	for (;;) {
 		struct pollfd pf = { .fd = fds[0], .events = POLLIN };
 		int64_t left = until - fa_clock_real_mono_us();
@@ -235,6 +237,7 @@ static bool run_probe(char *const argv[], char *out, size_t cap, struct fa_err *
 	kill(-pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	hx_stray_forget(pid);
 	if (ok && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
 		fa_err_set(err, "%s failed (status %d)", argv[0],
 		           WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));

@@ -952,3 +952,36 @@ def test_reports_replace_a_planted_symlink_and_leave_no_part(harness_bin, tmp_pa
         assert not (out / name).is_symlink() and (out / name).is_file(), name
     assert json.loads((out / "report.json").read_text())["scenarios"][0]["id"] == "planted"
     assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "report.html", "report.json"]
+
+
+@pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "orphan-sweep"])
+def test_a_client_that_escapes_its_group_and_environment_does_not_outlive_the_run(
+        harness_bin, tmp_path, cgroup):
+    """setsid, env -i and a renamed argv: nothing the marker sweep can see.
+    The escapee is in the client's cgroup (or, without one, an orphan the
+    subreaper harness adopted) and is killed before grading."""
+    doc = scenario("escape", OK_200)
+    path = write(tmp_path, doc)
+    pidfile = tmp_path / "escapee.pid"
+    report = tmp_path / "report.json"
+    escape = (f"setsid env -i /bin/bash -c 'echo $$ > {pidfile}; "
+              f"exec -a innocent sleep 30' </dev/null >/dev/null 2>&1 &")
+    extra = {} if cgroup else {"FAKEAPI_NO_CGROUP": "1"}
+    r = run_harness(harness_bin, "run", "-q", "--exec",
+                    f"{escape} while [ ! -s {pidfile} ]; do sleep 0.01; done; "
+                    f"curl -s -o /dev/null {AUTH} {{url}}",
+                    "--report-json", str(report), str(path), extra_env=extra)
+    assert r.returncode == 0, r.stderr
+    pid = int(pidfile.read_text())
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            alive = f.read().startswith(b"innocent")
+    except FileNotFoundError:
+        alive = False
+    if alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, "the escaped process outlived the harness"
+    assert json.loads(report.read_text())["scenarios"][0]["id"] == "escape"
+    for d in pathlib.Path("/sys/fs/cgroup/unified").glob("fakeapi-harness-*"):
+        # another test's harness may be running; a folder of a dead one is a leak
+        assert pathlib.Path("/proc", d.name.rsplit("-", 1)[1]).exists(), f"{d} left behind"

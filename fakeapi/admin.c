@@ -1,12 +1,17 @@
 /* admin.c -- the reserved /_fakeapi/ endpoints; never journaled. */
 #include "admin.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include <openssl/crypto.h>
 
 #include "alloc.h"
+#include "digest.h"
 #include "metrics.h"
 
 bool fa_admin_is_admin_path(const char *path)
@@ -15,11 +20,14 @@ bool fa_admin_is_admin_path(const char *path)
 	       strcmp(path, "/_fakeapi") == 0;
 }
 
-static void answer(struct fa_resp *resp, int status, const char *key, const char *value)
+/* An admin error in the API's own shape: {"error": {"code", "message"}}. */
+static void fail(struct fa_resp *resp, int status, const char *code, const char *message)
 {
 	cJSON *o = cJSON_CreateObject();
+	cJSON *e = cJSON_AddObjectToObject(o, "error");
 
-	cJSON_AddStringToObject(o, key, value);
+	cJSON_AddStringToObject(e, "code", code);
+	cJSON_AddStringToObject(e, "message", message);
 	fa_resp_set_json(resp, status, o);
 	cJSON_Delete(o);
 }
@@ -81,7 +89,7 @@ static void journal(struct fa_provider *p, const struct fa_req *req, struct fa_r
 	uint64_t since;
 
 	if (!parse_since(fa_req_query(req, "since"), &since)) {
-		answer(resp, 400, "error", "since: expected a decimal sequence number");
+		fail(resp, 400, "bad_since", "since: expected a decimal sequence number");
 		return;
 	}
 	/* streamed from the journal's file: no copy of the journal per reader */
@@ -136,7 +144,118 @@ static void unknown(struct fa_resp *resp)
 		                      endpoints[i].name);
 	if (n < sizeof(msg))
 		snprintf(msg + n, sizeof(msg) - n, ")");
-	answer(resp, 404, "error", msg);
+	fail(resp, 404, "unknown_endpoint", msg);
+}
+
+/* Is @host (a Host header: name or address, maybe a port) a loopback
+ * name? localhost and *.localhost (RFC 6761), 127.0.0.0/8, ::1. */
+static bool loopback_host(const char *host)
+{
+	char name[256];
+	const char *end;
+	struct in_addr a4;
+	struct in6_addr a6;
+	size_t n;
+
+	if (host[0] == '[') {
+		end = strchr(host, ']');
+		n = end != NULL ? (size_t)(end - host - 1) : 0;
+		host++;
+	} else {
+		end = strchr(host, ':');
+		n = end != NULL ? (size_t)(end - host) : strlen(host);
+	}
+	if (n == 0 || n >= sizeof(name))
+		return false;
+	memcpy(name, host, n);
+	name[n] = '\0';
+	if (n > 0 && name[n - 1] == '.')
+		name[--n] = '\0'; /* a fully qualified "localhost." */
+	if (strcasecmp(name, "localhost") == 0 ||
+	    (n > 10 && strcasecmp(name + n - 10, ".localhost") == 0))
+		return true;
+	if (inet_pton(AF_INET, name, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return inet_pton(AF_INET6, name, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+/* Does @req present @token as "Authorization: Bearer TOKEN"? Compared as
+ * SHA-256 digests in constant time: neither the bytes nor the length of
+ * the token leak through the time an answer takes. */
+static bool token_ok(const struct fa_req *req, const char *token)
+{
+	const char *v = fa_req_header(req, "Authorization");
+	char want[FA_SHA256_HEX], got[FA_SHA256_HEX];
+
+	if (v == NULL || strncasecmp(v, "Bearer ", 7) != 0)
+		return false;
+	fa_digest_sha256_hex(token, strlen(token), want);
+	fa_digest_sha256_hex(v + 7, strlen(v + 7), got);
+	return CRYPTO_memcmp(want, got, sizeof(want)) == 0;
+}
+
+/* A browser's cross-origin request: an Origin whose authority is not the
+ * Host, or Sec-Fetch-Site naming another site. */
+static bool cross_origin(const struct fa_req *req)
+{
+	const char *origin = fa_req_header(req, "Origin");
+	const char *site = fa_req_header(req, "Sec-Fetch-Site");
+	const char *host = fa_req_header(req, "Host");
+	const char *auth;
+
+	if (site != NULL && strcmp(site, "same-origin") != 0 && strcmp(site, "none") != 0)
+		return true;
+	if (origin == NULL)
+		return false;
+	auth = strstr(origin, "://");
+	return auth == NULL || host == NULL || strcasecmp(auth + 3, host) != 0;
+}
+
+/* A state-changing call's body: Content-Type application/json, and no
+ * body or a JSON object. A form or text/plain POST, which a web page may
+ * send anywhere without asking, is refused. */
+static bool json_body(const struct fa_req *req)
+{
+	const char *ct = fa_req_header(req, "Content-Type");
+	cJSON *body;
+	bool ok;
+
+	if (ct == NULL || strncasecmp(ct, "application/json", 16) != 0 ||
+	    (ct[16] != '\0' && ct[16] != ';' && ct[16] != ' '))
+		return false;
+	if (req->body_len == 0)
+		return true;
+	body = cJSON_ParseWithLength(req->body, req->body_len);
+	ok = cJSON_IsObject(body);
+	cJSON_Delete(body);
+	return ok;
+}
+
+/* The guard before any endpoint (docs/internals.md, "The admin API"):
+ * false when it answered @resp with the refusal. */
+static bool admitted(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp)
+{
+	const char *token = fa_provider_admin_token(p);
+	const char *host = fa_req_header(req, "Host");
+
+	if (token != NULL && !token_ok(req, token)) {
+		fail(resp, 401, "admin_token_required",
+		     "the admin API needs Authorization: Bearer <the --admin-token value>");
+		fa_resp_add_header(resp, "WWW-Authenticate", "Bearer realm=\"fakeapi admin\"");
+		return false;
+	}
+	if (token == NULL && fa_provider_admin_loopback(p) && host != NULL &&
+	    !loopback_host(host)) {
+		fail(resp, 403, "host_not_loopback",
+		     "the admin API answers requests addressed to a loopback name only "
+		     "(localhost, 127.0.0.1, [::1]): this one names another host");
+		return false;
+	}
+	if (cross_origin(req)) {
+		fail(resp, 403, "cross_origin", "the admin API refuses cross-origin requests");
+		return false;
+	}
+	return true;
 }
 
 void fa_admin_handle(struct fa_provider *p, const struct fa_req *req, struct fa_resp *resp)
@@ -144,6 +263,8 @@ void fa_admin_handle(struct fa_provider *p, const struct fa_req *req, struct fa_
 	const char *name = req->path + strlen(FA_ADMIN_PREFIX);
 
 	resp->journaled = false;
+	if (!admitted(p, req, resp))
+		return;
 	if (strlen(req->path) < strlen(FA_ADMIN_PREFIX))
 		name = "";
 	for (size_t i = 0; i < N_ENDPOINTS; i++) {
@@ -153,8 +274,14 @@ void fa_admin_handle(struct fa_provider *p, const struct fa_req *req, struct fa_
 			continue;
 		if (strcmp(e->method, req->method) != 0 &&
 		    !(strcmp(req->method, "HEAD") == 0 && strcmp(e->method, "GET") == 0)) {
-			answer(resp, 405, "error", "method not allowed");
+			fail(resp, 405, "method_not_allowed", "method not allowed");
 			fa_resp_add_header(resp, "Allow", e->method);
+			return;
+		}
+		if (strcmp(e->method, "POST") == 0 && !json_body(req)) {
+			fail(resp, 415, "json_required",
+			     "a state-changing admin call needs Content-Type: application/json "
+			     "and a JSON object (or no body)");
 			return;
 		}
 		e->handle(p, req, resp);

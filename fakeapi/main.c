@@ -1,4 +1,5 @@
 /* main.c -- the fakeapi program: serve a scenario, or verify a journal. */
+#include <arpa/inet.h>
 #include <getopt.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +52,10 @@ static const char usage[] =
         "                        them; the journal file and GET /_fakeapi/journal\n"
         "                        keep all)\n"
         "  -t, --threads N       server threads, 2..64 (default 4)\n"
+        "      --admin-token TOKEN  every admin request must present\n"
+        "                        `Authorization: Bearer TOKEN` (or set\n"
+        "                        FAKEAPI_ADMIN_TOKEN); required with a --bind\n"
+        "                        address that is not loopback\n"
         "      --seed N          seed for random choices, 0..2^53-1 (default 1)\n"
         "\n"
         "verify-journal FILE checks a JSONL journal's hash chain and prints the\n"
@@ -59,7 +64,9 @@ static const char usage[] =
         "line cut short without its newline, as a provider killed mid-write\n"
         "leaves it.\n"
         "\n"
-        "Admin endpoints (never journaled): GET /_fakeapi/health,\n"
+        "Admin endpoints (never journaled; on loopback only for requests whose Host\n"
+        "is a loopback name; never cross-origin; POST with a JSON body):\n"
+        "GET /_fakeapi/health,\n"
         "GET /_fakeapi/journal[?since=SEQ], GET /_fakeapi/metrics (the Prometheus text\n"
         "format), POST /_fakeapi/reset, GET /_fakeapi/state.\n"
         "Exit status: 0 clean stop, 1 runtime error (a journal file that could not\n"
@@ -123,6 +130,19 @@ static bool journal_missing(struct fa_journal *j, const char *path)
 	return true;
 }
 
+/* Does @bind name a loopback address (127.0.0.0/8, ::1, localhost)? */
+static bool loopback_bind(const char *bind)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (strcmp(bind, "localhost") == 0)
+		return true;
+	if (inet_pton(AF_INET, bind, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return inet_pton(AF_INET6, bind, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
 /* One line on stderr, then the hint to --help; returns 2 (usage). */
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -148,11 +168,13 @@ int main(int argc, char **argv)
 		{ "threads", required_argument, NULL, 't' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "follow", no_argument, NULL, 'f' },
+		{ "admin-token", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *scenario_path = NULL, *journal_path = NULL, *bind = "127.0.0.1";
+	const char *admin_token = getenv("FAKEAPI_ADMIN_TOKEN");
 	unsigned long long port = 0, threads = 4, seed = 1;
 	struct fa_scenario *sc = NULL;
 	struct fa_journal *journal = NULL;
@@ -177,6 +199,7 @@ int main(int argc, char **argv)
 		case 'b': bind = optarg; break;
 		case 'j': journal_path = optarg; break;
 		case 'f': follow_on = true; break;
+		case 'A': admin_token = optarg; break;
 		case 'p':
 			if (!parse_uint(optarg, 0, 65535, &port)) {
 				return usage_error("--port: expected 0..65535, got \"%s\"", optarg);
@@ -209,6 +232,13 @@ int main(int argc, char **argv)
 		return usage_error("one scenario at a time, got also '%s'", argv[optind]);
 	if (scenario_path == NULL)
 		return usage_error("no scenario: give FILE or --scenario FILE");
+	if (admin_token != NULL && admin_token[0] == '\0')
+		admin_token = NULL;
+	if (!loopback_bind(bind) && admin_token == NULL)
+		return usage_error("--bind %s would open the admin API (/_fakeapi/reset, "
+		                   "/_fakeapi/journal, ...) to the network: give --admin-token "
+		                   "TOKEN or set FAKEAPI_ADMIN_TOKEN",
+		                   bind);
 	if (fa_scenario_load(scenario_path, &sc, &err) != FA_OK) {
 		fprintf(stderr, "fakeapi: %s\n", err.msg);
 		goto out;
@@ -241,6 +271,7 @@ int main(int argc, char **argv)
 		fa_journal_set_sink(journal, fa_follow_sink, &follow);
 	}
 	p = fa_provider_new(sc, journal, seed, fa_clock_mono_us());
+	fa_provider_set_admin_guard(p, admin_token, loopback_bind(bind));
 	rc = fa_server_start(p,
 	                     &(struct fa_server_opts){ .bind = bind,
 	                                               .port = (unsigned)port,

@@ -43,6 +43,8 @@ struct fa_provider {
 	struct fa_shape_state *shapes; /* owned, guarded by lock: the platform's cooldown and
 	                                  503 pauses (shape.h) */
 	bool admin;                    /* /_fakeapi/ answered by the admin module */
+	char *admin_token;             /* owned; NULL = none (fa_provider_set_admin_guard) */
+	bool admin_loopback;           /* the server listens on loopback only */
 	char *key_suffix;              /* owned: what a secret must end with after a '.'
 	                                  (fa_provider_set_key_suffix), or NULL */
 	uint64_t chat_seq;             /* guarded by lock: answers of chat_completions routes
@@ -77,6 +79,7 @@ struct fa_provider *fa_provider_new(const struct fa_scenario *sc, struct fa_jour
 		p->quota = fa_quota_new(&sc->quota, sc->keys, sc->n_keys, seed);
 	p->shapes = fa_shape_state_new(seed);
 	p->admin = true;
+	p->admin_loopback = true;
 	return p;
 }
 
@@ -91,6 +94,7 @@ void fa_provider_free(struct fa_provider *p)
 	fa_quota_free(p->quota);
 	fa_shape_state_free(p->shapes);
 	free(p->key_suffix);
+	free(p->admin_token);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
@@ -103,6 +107,23 @@ void fa_provider_set_admin(struct fa_provider *p, bool on)
 bool fa_provider_admin_on(const struct fa_provider *p)
 {
 	return p->admin;
+}
+
+void fa_provider_set_admin_guard(struct fa_provider *p, const char *token, bool loopback)
+{
+	free(p->admin_token);
+	p->admin_token = token != NULL && token[0] != '\0' ? fa_xstrdup(token) : NULL;
+	p->admin_loopback = loopback;
+}
+
+const char *fa_provider_admin_token(const struct fa_provider *p)
+{
+	return p->admin_token;
+}
+
+bool fa_provider_admin_loopback(const struct fa_provider *p)
+{
+	return p->admin_loopback;
 }
 
 void fa_provider_set_key_suffix(struct fa_provider *p, const char *suffix)

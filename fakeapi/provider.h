@@ -38,6 +38,20 @@ void fa_provider_set_admin(struct fa_provider *p, bool on);
 bool fa_provider_admin_on(const struct fa_provider *p);
 
 /*
+ * How admin.h guards the admin API: @token (copied; NULL or "" = none)
+ * is what every admin request must present as "Authorization: Bearer
+ * TOKEN"; @loopback says the server listens on loopback only, so an
+ * admin request whose Host names no loopback address is refused (DNS
+ * rebinding). Default: no token, loopback. Call before the server starts.
+ */
+void fa_provider_set_admin_guard(struct fa_provider *p, const char *token, bool loopback);
+
+/* The guard fa_provider_set_admin_guard() set: the token (borrowed; NULL
+ * = none) and whether the server is on loopback only. */
+const char *fa_provider_admin_token(const struct fa_provider *p);
+bool fa_provider_admin_loopback(const struct fa_provider *p);
+
+/*
  * Accept each key's secret only with "." and @suffix after it
  * ("<secret>.<suffix>"): the harness plants its key canary there
  * (harness/client/canary.h), so a client that prints its key is caught. The

@@ -68,6 +68,8 @@ class Provider:
         if key is not None:
             hdrs["Authorization"] = f"Bearer {key}"
         data = None
+        if body is None and method == "POST" and path.startswith("/_fakeapi/"):
+            body = {}  # a state-changing admin call is a JSON POST
         if body is not None:
             data = body if isinstance(body, bytes) else json.dumps(body).encode()
             hdrs.setdefault("Content-Type", "application/json")

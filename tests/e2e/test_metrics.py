@@ -253,8 +253,9 @@ def test_metrics_endpoint_is_get_only_and_named_in_the_404(provider):
     assert (status, headers["allow"]) == (405, "GET")
     status, _, body = p.request("GET", "/_fakeapi/metricz")
     assert status == 404
-    assert json.loads(body) == {
-        "error": "unknown admin endpoint (health, journal, metrics, reset, state)"}
+    assert json.loads(body) == {"error": {
+        "code": "unknown_endpoint",
+        "message": "unknown admin endpoint (health, journal, metrics, reset, state)"}}
     assert p.journal()["count"] == 0
 
 

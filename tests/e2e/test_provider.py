@@ -418,3 +418,63 @@ def test_a_full_disk_stops_admission_and_keeps_the_file_verifiable(fakeapi_bin, 
         if p is not None:
             p.stop()  # a failed assertion must not leave it holding the mount
         subprocess.run(["umount", str(small)], capture_output=True)
+
+
+def test_the_admin_api_is_guarded_against_other_hosts_origins_and_form_posts(provider):
+    """On loopback: a Host that names no loopback address is refused (DNS
+    rebinding), so is a cross-origin request and a state-changing call
+    that is not a JSON POST; every refusal has the API's error shape."""
+    p = provider(scenario([RECORDS]))
+    port = p.url.rsplit(":", 1)[1]
+
+    def err(status_headers_body):
+        status, _, body = status_headers_body
+        return status, json.loads(body)["error"]["code"]
+
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}", "127.8.9.10", f"[::1]:{port}",
+                 "api.localhost"):
+        assert p.request("GET", "/_fakeapi/health", headers={"Host": host})[0] == 200, host
+    for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.evil.example", "[::2]"):
+        assert err(p.request("GET", "/_fakeapi/journal", headers={"Host": host})) == (
+            403, "host_not_loopback"), host
+    assert err(p.request("GET", "/_fakeapi/state",
+                         headers={"Origin": "http://evil.example"})) == (403, "cross_origin")
+    assert p.request("GET", "/_fakeapi/state",
+                     headers={"Origin": f"http://127.0.0.1:{port}"})[0] == 200
+    assert err(p.request("GET", "/_fakeapi/state",
+                         headers={"Sec-Fetch-Site": "cross-site"})) == (403, "cross_origin")
+    # the CSRF case: a page may POST text/plain anywhere without asking
+    assert err(p.request("POST", "/_fakeapi/reset", body=b"x",
+                         headers={"Content-Type": "text/plain"})) == (415, "json_required")
+    assert err(p.request("POST", "/_fakeapi/reset", body=b"[1]")) == (415, "json_required")
+    assert p.request("POST", "/_fakeapi/reset", body=b"{}")[0] == 200
+    assert err(p.request("GET", "/_fakeapi/nope")) == (404, "unknown_endpoint")
+    assert err(p.request("GET", "/_fakeapi/reset")) == (405, "method_not_allowed")
+    assert err(p.request("GET", "/_fakeapi/journal?since=x")) == (400, "bad_since")
+    # the API itself is not the admin API's: any Host reaches the routes
+    assert p.request("GET", "/v1/records/1", key=KEY, headers={"Host": "api.example"})[0] in (
+        200, 429, 503)
+
+
+def test_binding_beyond_loopback_needs_an_admin_token(provider, fakeapi_bin, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(scenario([RECORDS])))
+    r = subprocess.run([fakeapi_bin, "--scenario", str(path), "--bind", "0.0.0.0"],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode == 2
+    assert r.stderr == ("fakeapi: --bind 0.0.0.0 would open the admin API (/_fakeapi/reset, "
+                        "/_fakeapi/journal, ...) to the network: give --admin-token TOKEN or "
+                        "set FAKEAPI_ADMIN_TOKEN (see fakeapi --help)\n")
+    p = provider(scenario([RECORDS]), extra=("--bind", "0.0.0.0", "--admin-token", "s3cret"))
+    p.url = p.url.replace("0.0.0.0", "127.0.0.1")
+    status, headers, body = p.request("GET", "/_fakeapi/journal")
+    assert status == 401 and json.loads(body)["error"]["code"] == "admin_token_required"
+    assert headers["www-authenticate"] == 'Bearer realm="fakeapi admin"'
+    assert p.request("GET", "/_fakeapi/journal", headers={"Authorization": "Bearer s3cre"})[0] \
+        == 401
+    assert p.request("GET", "/_fakeapi/health", headers={"Authorization": "Bearer s3cret"})[0] \
+        == 200
+    # with a token the Host is not checked: the token is the guard
+    assert p.request("GET", "/_fakeapi/health", headers={
+        "Authorization": "Bearer s3cret", "Host": "fakeapi.internal"})[0] == 200
+    assert p.request("GET", "/v1/records/1", key=KEY)[0] in (200, 429, 503)

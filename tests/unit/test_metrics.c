@@ -438,8 +438,9 @@ static void metrics__admin_endpoint_serves_the_text_unless_the_admin_api_is_off(
 	fx_done(p, &r);
 	as_server(p, "GET", "/_fakeapi/metric", &r);
 	CU_ASSERT_EQUAL(r.status, 404);
-	CU_ASSERT_STRING_EQUAL(r.body, "{\"error\":\"unknown admin endpoint (health, journal, "
-	                               "metrics, reset, state)\"}");
+	CU_ASSERT_STRING_EQUAL(r.body, "{\"error\":{\"code\":\"unknown_endpoint\",\"message\":"
+	                               "\"unknown admin endpoint (health, journal, metrics, reset, "
+	                               "state)\"}}");
 	fx_done(p, &r);
 	/* admin traffic is no attempt */
 	CU_ASSERT_EQUAL(fa_journal_count(j), 0);

@@ -275,6 +275,40 @@ def test_import_journal_names_a_status_no_answer_has(harness_bin, tmp_path):
                                 "expected integer 100..599, got 999\n")
 
 
+def test_import_journal_names_a_retry_after_that_is_not_utf8(harness_bin, tmp_path):
+    lines = (JOURNAL / "recorded.jsonl").read_bytes().splitlines()[:2]
+    assert b'"retry_after":"1"' in lines[0]
+    lines[0] = lines[0].replace(b'"retry_after":"1"', b'"retry_after":"1\xff"')
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    r = harness(harness_bin, "import-journal", str(path))
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert errors(r.stderr) == (f"fakeapi-harness import-journal: {path}:1: $.retry_after: "
+                                "expected a header value in UTF-8, got bytes that are not "
+                                "UTF-8\n")
+
+
+def test_import_journal_renames_key_ids_that_share_a_variable(harness_bin, tmp_path):
+    first = json.loads((JOURNAL / "recorded.jsonl").read_text().splitlines()[0])
+    lines = []
+    for i, key in enumerate(["ops.2", "ops-2", "oPs-2"]):
+        line = dict(first, seq=i + 1, key=key, task=f"k{i + 1}", t_arrival_us=1000 * (i + 1))
+        lines.append(json.dumps(line, separators=(",", ":")))
+    path = tmp_path / "keys.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "keys.json"
+    r = harness(harness_bin, "import-journal", "-o", str(out), str(path))
+    assert r.returncode == 0, r.stderr
+    sc = json.loads(out.read_text())
+    assert list(sc["provider"]["keys"]) == ["ops.2", "ops-2-2", "oPs-2-3"]
+    assert [t["key"] for t in sc["harness"]["tasks"]] == ["ops.2", "ops-2-2", "oPs-2-3"]
+    assert sc["comment"].endswith("; key ids that name one FAKEAPI_KEY_<ID> variable "
+                                  "renamed: ops-2 as ops-2-2, oPs-2 as oPs-2-3")
+    assert (f"fakeapi-harness import-journal: warning: {path}:3: $.key: key id \"oPs-2\" "
+            "is imported as \"oPs-2-3\"") in r.stderr
+
+
 def test_replay_needs_its_scenario(harness_bin):
     r = harness(harness_bin, "replay", "--seed", "1")
     assert r.returncode == 2

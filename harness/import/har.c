@@ -218,6 +218,38 @@ static cJSON *body_json(struct har *h, const char *text, size_t len, const char 
 	return v;
 }
 
+/* Add header @name: @value to @hdrs; a name there already (any letter
+ * case: one field) gets its values as an array, in capture order, under
+ * its first spelling (Vary, Link, Set-Cookie repeat). Retry-After and
+ * retry-after-ms have one value: a second is left out with a warning
+ * naming $.log.entries[i].response.headers[@index]. */
+static void add_header(struct har *h, cJSON *hdrs, const char *name, const char *value,
+                       size_t index)
+{
+	cJSON *had = cJSON_GetObjectItem(hdrs, name); /* case-insensitive */
+
+	if (had == NULL) {
+		cJSON_AddStringToObject(hdrs, name, value);
+		return;
+	}
+	if (strcasecmp(name, "retry-after") == 0 || strcasecmp(name, "retry-after-ms") == 0) {
+		hx_draft_warn(h->warn,
+		              "%s: %s[%zu]: a second %s left out (it has one value, RFC 9110 "
+		              "§10.2.3)",
+		              h->s.file, h->s.path, index, name);
+		return;
+	}
+	if (cJSON_IsString(had)) {
+		cJSON *arr = cJSON_CreateArray();
+
+		cJSON_AddItemToArray(arr, cJSON_CreateString(had->valuestring));
+		arr->string = fa_xstrdup(had->string); /* ViaPointer keeps no name */
+		cJSON_ReplaceItemViaPointer(hdrs, had, arr);
+		had = arr;
+	}
+	cJSON_AddItemToArray(had, cJSON_CreateString(value));
+}
+
 /* $.log.entries[i].response.headers into @resp's "headers" (and a
  * "retry_after" for a Retry-After date, made relative to @sent_us). */
 static enum fa_rc copy_headers(struct har *h, const cJSON *arr, int64_t sent_us, cJSON *resp)
@@ -267,7 +299,7 @@ static enum fa_rc copy_headers(struct har *h, const cJSON *arr, int64_t sent_us,
 			/* Location: ...?code=, Link: <...?access_token=> */
 			char *v = hx_redact_text(value->valuestring, false, &h->red);
 
-			cJSON_AddStringToObject(hdrs, name->valuestring, v);
+			add_header(h, hdrs, name->valuestring, v, i - 1);
 			free(v);
 		}
 	}

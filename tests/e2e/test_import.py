@@ -127,6 +127,47 @@ def write_har(path, entries):
     path.write_text(json.dumps({"log": {"version": "1.2", "entries": entries}}))
 
 
+def raw_headers(p, path):
+    """(status, [(name lower-cased, value)...] as sent, in order) of GET @path."""
+    host, port = p.url.split("//", 1)[1].rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        conn.request("GET", path, headers={"Authorization": f"Bearer {KEY}"})
+        resp = conn.getresponse()
+        resp.read()
+        return resp.status, [(n.lower(), v) for n, v in resp.getheaders()]
+    finally:
+        conn.close()
+
+
+def test_import_har_keeps_repeated_headers_and_fakeapi_sends_each(harness_bin, provider,
+                                                                     tmp_path):
+    har = tmp_path / "repeat.har"
+    write_har(har, [har_entry("GET", "https://api.example.test/v1/a", headers=[
+        ("Vary", "Accept"), ("Link", "<https://api.example.test/v1/a?p=2>; rel=next"),
+        ("vary", "Origin"), ("Retry-After", "5"), ("Retry-After", "7"),
+        ("Link", "<https://api.example.test/v1/a?p=9>; rel=last"), ("Vary", "Cookie")])])
+    out = tmp_path / "repeat.json"
+    r = harness(harness_bin, "import-har", "-o", str(out), str(har))
+    assert r.returncode == 0, r.stderr
+    assert ("$.log.entries[0].response.headers[4]: a second Retry-After left out (it has "
+            "one value, RFC 9110 §10.2.3)") in r.stderr
+    sc = json.loads(out.read_text())
+    assert sc["routes"][0]["responses"][0]["headers"] == {
+        "Vary": ["Accept", "Origin", "Cookie"],
+        "Link": ["<https://api.example.test/v1/a?p=2>; rel=next",
+                 "<https://api.example.test/v1/a?p=9>; rel=last"],
+        "Retry-After": "5",
+        "Content-Type": "application/json"}
+    status, headers = raw_headers(provider(out), "/v1/a")
+    assert status == 200
+    assert [v for n, v in headers if n == "vary"] == ["Accept", "Origin", "Cookie"]
+    assert [v for n, v in headers if n == "link"] == [
+        "<https://api.example.test/v1/a?p=2>; rel=next",
+        "<https://api.example.test/v1/a?p=9>; rel=last"]
+    assert [v for n, v in headers if n == "retry-after"] == ["5"]
+
+
 def test_import_har_writes_no_credential_anywhere(harness_bin, tmp_path):
     api = "https://api.example.test"
     har = tmp_path / "secrets.har"

@@ -209,6 +209,45 @@ def test_import_har_writes_no_credential_anywhere(harness_bin, tmp_path):
 
 
 
+JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+       "dozjgNryP4J3jVmNHl0w5N_XgL0n3I6DjWpaOX2fk0")
+
+
+def test_import_har_redacts_credentials_by_their_shape(harness_bin, provider, tmp_path):
+    har = tmp_path / "shaped.har"
+    uuid = "550e8400-e29b-41d4-a716-446655440000"
+    write_har(har, [
+        har_entry("GET", "https://api.example.test/v1/keys/sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+                  body={"note": f"token {JWT} issued", "id": uuid}),
+        har_entry("GET", "https://api.example.test/v1/cart;jsessionid=0AB1C2D3E4F5/items"
+                  "?x=AKIAIOSFODNN7EXAMPLE", t=1,
+                  headers=[("Location", "https://x.example.test/u/AKIAIOSFODNN7EXAMPLE")]),
+        har_entry("GET", "https://api.example.test/v1/keys/sk_live_9zzC39HqLyjWDarjtT1zdpQQ",
+                  t=2)])
+    out = tmp_path / "shaped.json"
+    r = harness(harness_bin, "import-har", "-o", str(out), str(har))
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    for secret in ("sk_live_", "AKIAIOSFODNN7EXAMPLE", "0AB1C2D3E4F5", JWT[:20]):
+        assert secret not in text and secret not in r.stderr, secret
+    sc = json.loads(text)
+    assert sc["comment"].endswith("; redacted: 2 path segments, 1 matrix parameter, "
+                                  "1 query value, 1 header value, 1 value in bodies")
+    routes = {x["id"]: x for x in sc["routes"]}
+    assert routes["get-v1-cart-jsessionid-redacted-items"]["path"] == \
+        "/v1/cart;jsessionid=redacted/items"
+    assert routes["get-v1-keys-id"]["responses"][0]["body"] == {
+        "note": "token redacted issued", "id": uuid}
+    paths = [t["path"] for t in sc["harness"]["tasks"]]
+    assert paths[1] == "/v1/cart;jsessionid=redacted/items?x=redacted"
+    # one placeholder per secret: the two keys stay two tasks
+    assert paths[0].startswith("/v1/keys/redacted-") and paths[2].startswith("/v1/keys/redacted-")
+    assert paths[0] != paths[2]
+    p = provider(out)
+    assert p.request("GET", paths[1], key=KEY)[0] == 200
+    assert p.request("GET", paths[0], key=KEY)[0] == 200
+
+
 def test_import_har_keeps_ordinary_members_and_words_decide(harness_bin, tmp_path):
     """Credential names are judged on their words: author, tokenizer,
     token_budget, a logprobs token stay; tokenString, jwt, sid, a

@@ -166,7 +166,7 @@ static enum fa_rc read_task(struct fa_schema *s, const cJSON *obj, struct readin
 	fa_schema_leave(s, mark);
 	if (rc == FA_OK && got[TK_HEADERS] != NULL) {
 		mark = fa_schema_enter(s, "headers");
-		rc = fa_header_read_list(s, got[TK_HEADERS], &t->headers, &t->n_headers);
+		rc = fa_header_read_list(s, got[TK_HEADERS], false, &t->headers, &t->n_headers);
 		fa_schema_leave(s, mark);
 	}
 	if (rc == FA_OK && got[TK_BUDGET] != NULL) {

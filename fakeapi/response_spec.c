@@ -270,7 +270,7 @@ enum fa_rc fa_response_spec_read(struct fa_schema *s, const cJSON *obj, struct f
 		return fa_schema_fail(s, "\"stall_ms\" needs \"stall_after_chunks\"");
 	if (got[RS_HEADERS] != NULL) {
 		mark = fa_schema_enter(s, "headers");
-		rc = fa_header_read_list(s, got[RS_HEADERS], &r->headers, &r->n_headers);
+		rc = fa_header_read_list(s, got[RS_HEADERS], true, &r->headers, &r->n_headers);
 		fa_schema_leave(s, mark);
 		if (rc != FA_OK)
 			return rc;

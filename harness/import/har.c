@@ -40,7 +40,10 @@ struct har {
 	size_t dropped;             /* non-JSON bodies dropped */
 	size_t unfit;               /* entries whose path no route can answer, skipped */
 	size_t query_redacted;      /* task query parameter values redacted */
-	struct hx_redact_stats red; /* body members and header URLs redacted */
+	struct hx_redact_stats red; /* body members and strings redacted */
+	struct hx_redact_stats hdr; /* header values redacted */
+	struct hx_redact_stats pth; /* path segments and matrix parameters redacted */
+	struct hx_redact_stats qry; /* query values redacted */
 };
 
 /* Headers never copied: hop-by-hop ones (RFC 9110 §7.6.1) and those the
@@ -218,6 +221,38 @@ static cJSON *body_json(struct har *h, const char *text, size_t len, const char 
 	return v;
 }
 
+/* Add header @name: @value to @hdrs; a name there already (any letter
+ * case: one field) gets its values as an array, in capture order, under
+ * its first spelling (Vary, Link, Set-Cookie repeat). Retry-After and
+ * retry-after-ms have one value: a second is left out with a warning
+ * naming $.log.entries[i].response.headers[@index]. */
+static void add_header(struct har *h, cJSON *hdrs, const char *name, const char *value,
+                       size_t index)
+{
+	cJSON *had = cJSON_GetObjectItem(hdrs, name); /* case-insensitive */
+
+	if (had == NULL) {
+		cJSON_AddStringToObject(hdrs, name, value);
+		return;
+	}
+	if (strcasecmp(name, "retry-after") == 0 || strcasecmp(name, "retry-after-ms") == 0) {
+		hx_draft_warn(h->warn,
+		              "%s: %s[%zu]: a second %s left out (it has one value, RFC 9110 "
+		              "§10.2.3)",
+		              h->s.file, h->s.path, index, name);
+		return;
+	}
+	if (cJSON_IsString(had)) {
+		cJSON *arr = cJSON_CreateArray();
+
+		cJSON_AddItemToArray(arr, cJSON_CreateString(had->valuestring));
+		arr->string = fa_xstrdup(had->string); /* ViaPointer keeps no name */
+		cJSON_ReplaceItemViaPointer(hdrs, had, arr);
+		had = arr;
+	}
+	cJSON_AddItemToArray(had, cJSON_CreateString(value));
+}
+
 /* $.log.entries[i].response.headers into @resp's "headers" (and a
  * "retry_after" for a Retry-After date, made relative to @sent_us). */
 static enum fa_rc copy_headers(struct har *h, const cJSON *arr, int64_t sent_us, cJSON *resp)
@@ -265,9 +300,9 @@ static enum fa_rc copy_headers(struct har *h, const cJSON *arr, int64_t sent_us,
 			continue;
 		if (hx_draft_value_ok(value->valuestring)) {
 			/* Location: ...?code=, Link: <...?access_token=> */
-			char *v = hx_redact_text(value->valuestring, false, &h->red);
+			char *v = hx_redact_text(value->valuestring, false, &h->hdr);
 
-			cJSON_AddStringToObject(hdrs, name->valuestring, v);
+			add_header(h, hdrs, name->valuestring, v, i - 1);
 			free(v);
 		}
 	}
@@ -468,11 +503,23 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 		rc = FA_OK;
 		goto out;
 	}
-	if (strcmp(raw_path, path) != 0)
-		hx_draft_warn(h->warn,
-		              "%s: %s.url: %s is sent as %s (dot segments resolved, as "
-		              "clients do)",
-		              h->s.file, h->s.path, raw_path, path);
+	{
+		/* credentials in a segment or a ;jsessionid= never reach a route,
+		 * a task or a message */
+		struct hx_redact_stats ps = { 0 };
+		char *red = hx_redact_path(path, &ps), *shown = hx_redact_path(raw_path, NULL);
+
+		if (strcmp(raw_path, path) != 0)
+			hx_draft_warn(h->warn,
+			              "%s: %s.url: %s is sent as %s (dot segments resolved, as "
+			              "clients do)",
+			              h->s.file, h->s.path, shown, red);
+		free(shown);
+		free(path);
+		path = red;
+		h->pth.segments += ps.segments;
+		h->pth.matrix += ps.matrix;
+	}
 	e.method = fa_xstrdup(method->valuestring);
 	e.tmpl = hx_draft_template(path, true);
 	if (e.tmpl == NULL) {
@@ -496,6 +543,8 @@ static enum fa_rc convert_entry(struct har *h, const cJSON *ent, size_t i)
 			              "redacted (a credential's name)",
 			              h->s.file, h->s.path, qs.n == 1 ? "" : "s", qs.names);
 		h->query_redacted += qs.n;
+		h->qry.n += qs.n;
+		h->qry.shaped += qs.shaped;
 	}
 	post = want(&h->s, req, "postData", cJSON_Object, "object", false);
 	ptext = post != NULL ? want(&h->s, post, "text", cJSON_String, "string", false) : NULL;
@@ -671,6 +720,30 @@ static enum fa_rc make_harness(struct har *h, cJSON *sc, size_t *n_tasks)
 	return FA_OK;
 }
 
+/* "; redacted: 2 path segments, 1 matrix parameter, ..." (empty when
+ * nothing was): what the comment says was redacted where. */
+static void redacted_where(const struct har *h, char *buf, size_t size)
+{
+	const struct {
+		size_t n;
+		const char *one, *many;
+	} place[] = {
+		{ h->pth.segments, "path segment", "path segments" },
+		{ h->pth.matrix, "matrix parameter", "matrix parameters" },
+		{ hx_redact_total(&h->qry), "query value", "query values" },
+		{ hx_redact_total(&h->hdr), "header value", "header values" },
+		{ hx_redact_total(&h->red), "value in bodies", "values in bodies" },
+	};
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(place) / sizeof(place[0]) && o + 1 < size; i++)
+		if (place[i].n > 0)
+			o += (size_t)snprintf(buf + o, size - o, "%s%zu %s",
+			                      o == 0 ? "; redacted: " : ", ", place[i].n,
+			                      place[i].n == 1 ? place[i].one : place[i].many);
+}
+
 enum fa_rc hx_har_convert(const char *text, size_t len, const char *name,
                           const struct hx_draft_opts *opts, cJSON **out,
                           struct hx_draft_warnings *warn, struct fa_err *err)
@@ -679,7 +752,7 @@ enum fa_rc hx_har_convert(const char *text, size_t len, const char *name,
 	cJSON *root = NULL, *sc = NULL, *provider, *keys, *key, *users;
 	const cJSON *log, *version, *entries, *ent;
 	size_t i = 0, n_routes = 0, n_tasks = 0, mark;
-	char *id = NULL, *comment = NULL;
+	char *id = NULL, *comment = NULL, where[256];
 	enum fa_rc rc = FA_EINVAL;
 
 	*out = NULL;
@@ -745,10 +818,11 @@ enum fa_rc hx_har_convert(const char *text, size_t len, const char *name,
 	cJSON_AddItemToObject(sc, "routes", make_routes(&h, &n_routes));
 	if (harness != NULL)
 		cJSON_AddItemToObject(sc, "harness", harness);
+	redacted_where(&h, where, sizeof(where));
 	free(comment);
 	comment = fa_xasprintf(
 	        "imported from %s (%zu entr%s, %zu route%s, %zu task%s) by "
-	        "fakeapi-harness import-har%s%s%s%s%s",
+	        "fakeapi-harness import-har%s%s%s%s%s%s",
 	        hx_draft_basename(name), h.n, h.n == 1 ? "y" : "ies", n_routes,
 	        n_routes == 1 ? "" : "s", n_tasks, n_tasks == 1 ? "" : "s",
 	        h.filtered > 0 ? "; entries left out by --host, --path-prefix or their "
@@ -759,7 +833,8 @@ enum fa_rc hx_har_convert(const char *text, size_t len, const char *name,
 	        h.unfit > 0 ? "; entries with a path no route can answer skipped" : "",
 	        h.query_redacted > 0 ? "; credential-like query parameter values "
 	                               "redacted"
-	                             : "");
+	                             : "",
+	        where);
 	cJSON_ReplaceItemInObject(sc, "comment", cJSON_CreateString(comment));
 	*out = sc;
 	sc = NULL;

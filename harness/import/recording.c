@@ -9,6 +9,7 @@
 #include "retry_after.h"
 #include "scenario.h"
 #include "schema.h"
+#include "utf8.h"
 
 /* One attempt kept, with what grouping needs. */
 struct kept {
@@ -22,6 +23,14 @@ struct kept {
 struct task {
 	char *id;
 	const struct fa_attempt *first;
+};
+
+/* A journal key id and the scenario key id it becomes: itself, unless an
+ * id before it maps to the same FAKEAPI_KEY_<ID> variable (ops.2, ops-2,
+ * oPs-2), which the loader refuses. */
+struct key_map {
+	const char *from; /* the journal's, borrowed from the attempt */
+	char *to;         /* owned */
 };
 
 /* The error code a stand-in body names for @status. */
@@ -165,6 +174,87 @@ static const char *key_id(const struct fa_attempt *a)
 	return a->key != NULL && fa_schema_charset_ok(a->key, "._-", 64) ? a->key : NULL;
 }
 
+/* Whether key ids @x and @y name one environment variable: the same once
+ * upper-cased with every byte but A-Z and 0-9 made "_" (the loader's rule,
+ * docs/client-protocol.md). */
+static bool same_env(const char *x, const char *y)
+{
+	for (; *x != '\0' && *y != '\0'; x++, y++) {
+		char a = *x >= 'a' && *x <= 'z' ? (char)(*x - 'a' + 'A') : *x;
+		char b = *y >= 'a' && *y <= 'z' ? (char)(*y - 'a' + 'A') : *y;
+
+		a = (a >= 'A' && a <= 'Z') || (a >= '0' && a <= '9') ? a : '_';
+		b = (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') ? b : '_';
+		if (a != b)
+			return false;
+	}
+	return *x == *y;
+}
+
+/* Whether @id's variable is one an id in @m[0..@n) has. */
+static bool env_taken(const struct key_map *m, size_t n, const char *id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (same_env(m[i].to, id))
+			return true;
+	return false;
+}
+
+/* The key ids of the kept attempts @k[0..@n), in order of first use, each
+ * mapped to a scenario id no other shares a variable with: the journal's,
+ * or "ID-2", "ID-3"... (cut to 64 bytes), with a warning naming the line
+ * of its first attempt. Returns the map (*@nm entries), which
+ * keys_release() frees. */
+static struct key_map *map_keys(const struct kept *k, size_t n, const struct fa_attempt *all,
+                                const char *name, struct hx_draft_warnings *warn, size_t *nm)
+{
+	struct key_map *m = fa_xcalloc(n + 1, sizeof(*m));
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *id = key_id(k[i].a);
+		bool seen = false;
+
+		for (size_t j = 0; j < o && !seen && id != NULL; j++)
+			seen = strcmp(m[j].from, id) == 0;
+		if (id == NULL || seen)
+			continue;
+		m[o].from = id;
+		m[o].to = fa_xstrdup(id);
+		for (int suffix = 2; env_taken(m, o, m[o].to); suffix++) {
+			free(m[o].to);
+			m[o].to = fa_xasprintf("%.*s-%d", 60, id, suffix);
+		}
+		if (strcmp(m[o].to, id) != 0)
+			hx_draft_warn(warn,
+			              "%s:%zu: $.key: key id \"%s\" is imported as \"%s\": a "
+			              "client finds each key in FAKEAPI_KEY_<ID>, and an id "
+			              "before it names the same variable",
+			              name, (size_t)(k[i].a - all) + 1, id, m[o].to);
+		o++;
+	}
+	*nm = o;
+	return m;
+}
+
+/* The scenario key id @a's key became in @m, or NULL (no usable key). */
+static const char *mapped_key(const struct key_map *m, size_t n, const struct fa_attempt *a)
+{
+	const char *id = key_id(a);
+
+	for (size_t i = 0; i < n && id != NULL; i++)
+		if (strcmp(m[i].from, id) == 0)
+			return m[i].to;
+	return NULL;
+}
+
+static void keys_release(struct key_map *m, size_t n)
+{
+	for (size_t i = 0; m != NULL && i < n; i++)
+		free(m[i].to);
+	free(m);
+}
+
 /* The journal task of @a when it can name a scenario's task: the
  * fa_task parameter is the client's to send, so any text may be there. */
 static const char *task_id(const struct fa_attempt *a)
@@ -210,7 +300,8 @@ static size_t task_of(struct task **t, size_t *n, const struct fa_attempt *a,
 
 /* $.provider: a key per key id the journal names (placeholder secrets),
  * their users, and the scope the journal's scopes show. */
-static void add_provider(cJSON *sc, const struct kept *k, size_t n)
+static void add_provider(cJSON *sc, const struct kept *k, size_t n, const struct key_map *m,
+                         size_t nm)
 {
 	cJSON *provider = cJSON_AddObjectToObject(sc, "provider");
 	cJSON *keys = cJSON_AddObjectToObject(provider, "keys");
@@ -223,10 +314,12 @@ static void add_provider(cJSON *sc, const struct kept *k, size_t n)
 
 		if (a->scope != NULL && strncmp(a->scope, "key:", 4) == 0)
 			key_scope = true;
-		if (key_id(a) == NULL || cJSON_HasObjectItem(keys, key_id(a)))
+		const char *id = mapped_key(m, nm, a);
+
+		if (id == NULL || cJSON_HasObjectItem(keys, id))
 			continue;
-		cJSON *key = cJSON_AddObjectToObject(keys, key_id(a));
-		char *secret = fa_xasprintf("sk-imported-%s", key_id(a));
+		cJSON *key = cJSON_AddObjectToObject(keys, id);
+		char *secret = fa_xasprintf("sk-imported-%s", id);
 
 		cJSON_AddStringToObject(key, "secret", secret);
 		cJSON_AddStringToObject(key, "user", user);
@@ -309,7 +402,8 @@ static cJSON *make_routes(const struct kept *k, size_t n, size_t *n_routes)
 
 /* $.harness: each task sent at its first arrival's offset from @t0. */
 static enum fa_rc add_harness(cJSON *sc, const struct task *t, size_t n, int64_t t0,
-                              const char *name, struct fa_err *err)
+                              const struct key_map *m, size_t nm, const char *name,
+                              struct fa_err *err)
 {
 	cJSON *harness = cJSON_AddObjectToObject(sc, "harness");
 	cJSON *tasks = cJSON_AddArrayToObject(harness, "tasks");
@@ -338,7 +432,8 @@ static enum fa_rc add_harness(cJSON *sc, const struct task *t, size_t n, int64_t
 			last_ms = at_ms;
 		cJSON_AddStringToObject(task, "id", t[i].id);
 		cJSON_AddStringToObject(task, "key",
-		                        key_id(f) != NULL ? key_id(f) : HX_DRAFT_KEY_ID);
+		                        mapped_key(m, nm, f) != NULL ? mapped_key(m, nm, f)
+		                                                     : HX_DRAFT_KEY_ID);
 		cJSON_AddStringToObject(task, "class", hx_draft_class(f->method));
 		cJSON_AddStringToObject(task, "method", f->method);
 		cJSON_AddStringToObject(task, "path", path);
@@ -370,7 +465,9 @@ enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const cha
 	struct kept *k = fa_xcalloc(n + 1, sizeof(*k));
 	const struct fa_attempt **order = fa_xcalloc(n + 1, sizeof(*order));
 	struct task *t = NULL;
-	size_t nk = 0, nt = 0, n_routes = 0, skipped = 0;
+	struct key_map *km = NULL;
+	size_t nk = 0, nt = 0, n_routes = 0, skipped = 0, nkm = 0;
+	char renamed[256] = "";
 	cJSON *sc = NULL, *keys;
 	char *id = NULL, *comment = NULL;
 	int64_t t0 = 0;
@@ -387,6 +484,17 @@ enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const cha
 		if (a[i].status != 0 && (a[i].status < 100 || a[i].status > 599)) {
 			fa_err_set(err, "%s:%zu: $.status: expected integer 100..599, got %d", name,
 			           i + 1, a[i].status);
+			goto out;
+		}
+		/* the provider journals the header it sent, which a scenario
+		 * gave as UTF-8: other bytes come from an edited journal */
+		if (!fa_utf8_valid(a[i].retry_after) || !fa_utf8_valid(a[i].retry_after_ms)) {
+			fa_err_set(err,
+			           "%s:%zu: $.%s: expected a header value in UTF-8, got bytes "
+			           "that are not UTF-8",
+			           name, i + 1,
+			           fa_utf8_valid(a[i].retry_after) ? "retry_after_ms"
+			                                           : "retry_after");
 			goto out;
 		}
 	}
@@ -427,12 +535,22 @@ enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const cha
 	cJSON_AddStringToObject(sc, "title", comment);
 	free(comment);
 	cJSON_AddStringToObject(sc, "comment", "");
-	add_provider(sc, k, nk);
+	km = map_keys(k, nk, a, name, warn, &nkm);
+	for (size_t i = 0, o = 0; i < nkm; i++) {
+		/* "; key ids renamed (...): ops-2 as ops-2-2, ...", cut to fit */
+		if (strcmp(km[i].from, km[i].to) != 0 && o + 1 < sizeof(renamed))
+			o += (size_t)snprintf(renamed + o, sizeof(renamed) - o, "%s%s as %s",
+			                      o == 0 ? "; key ids that name one FAKEAPI_KEY_<ID> "
+			                               "variable renamed: "
+			                             : ", ",
+			                      km[i].from, km[i].to);
+	}
+	add_provider(sc, k, nk, km, nkm);
 	cJSON_AddItemToObject(sc, "routes", make_routes(k, nk, &n_routes));
 	if (!opts->no_harness) {
 		/* a task without a key (its attempts all unauthorized) uses the first */
 		keys = cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "provider"), "keys");
-		if (add_harness(sc, t, nt, t0, name, err) != FA_OK)
+		if (add_harness(sc, t, nt, t0, km, nkm, name, err) != FA_OK)
 			goto out;
 		cJSON *ti;
 
@@ -449,10 +567,10 @@ enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const cha
 	        "imported from %s (%zu attempt%s, %zu route%s, %zu task%s) by "
 	        "fakeapi-harness import-journal; a journal keeps no bodies, so "
 	        "answers carry stand-ins: {\"ok\": true} for a 2xx, "
-	        "{\"error\": {\"code\": ...}} for an error%s",
+	        "{\"error\": {\"code\": ...}} for an error%s%s",
 	        hx_draft_basename(name), nk, nk == 1 ? "" : "s", n_routes, n_routes == 1 ? "" : "s",
 	        opts->no_harness ? 0 : nt, !opts->no_harness && nt == 1 ? "" : "s",
-	        skipped > 0 ? "; attempts the provider answers by itself left out" : "");
+	        skipped > 0 ? "; attempts the provider answers by itself left out" : "", renamed);
 	cJSON_ReplaceItemInObject(sc, "comment", cJSON_CreateString(comment));
 	*out = sc;
 	sc = NULL;
@@ -462,6 +580,7 @@ out:
 		free(k[i].tmpl);
 	for (size_t i = 0; i < nt; i++)
 		free(t[i].id);
+	keys_release(km, nkm);
 	free(k);
 	free(order);
 	free(t);

@@ -1,4 +1,6 @@
 /* redact.c -- the one rule for what names a credential in an imported capture, and its removal. */
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +183,148 @@ bool hx_redact_name(const char *name, size_t len, bool in_url)
 	return hx_redact_is_credential(name, len, in_url ? HX_REDACT_URL : 0);
 }
 
+/* Whether @c may stand in a token: [A-Za-z0-9_-]. */
+static bool is_tok(char c)
+{
+	return is_alpha(c) || is_digit(c) || c == '_' || c == '-';
+}
+
+/* Whether the @n bytes at @s are all @ok's (a predicate). */
+static bool all_of(const char *s, size_t n, bool (*ok)(char))
+{
+	for (size_t i = 0; i < n; i++)
+		if (!ok(s[i]))
+			return false;
+	return true;
+}
+
+static bool is_alnum(char c)
+{
+	return is_alpha(c) || is_digit(c);
+}
+
+static bool is_upper_alnum(char c)
+{
+	return is_upper(c) || is_digit(c);
+}
+
+/* Three base64url segments split by ".", the first "eyJ": {" encoded. */
+static bool is_jwt(const char *s, size_t n)
+{
+	const char *d1 = memchr(s, '.', n), *d2;
+
+	if (n < 16 || strncmp(s, "eyJ", 3) != 0 || d1 == NULL)
+		return false;
+	d2 = memchr(d1 + 1, '.', n - (size_t)(d1 + 1 - s));
+	return d2 != NULL && d2 > d1 + 1 && all_of(s, (size_t)(d1 - s), is_tok) &&
+	       all_of(d1 + 1, (size_t)(d2 - d1 - 1), is_tok) &&
+	       all_of(d2 + 1, n - (size_t)(d2 + 1 - s), is_tok);
+}
+
+/* Shannon entropy of the @n bytes at @s, bits per byte. */
+static double entropy(const char *s, size_t n)
+{
+	size_t count[256] = { 0 };
+	double h = 0;
+
+	for (size_t i = 0; i < n; i++)
+		count[(unsigned char)s[i]]++;
+	for (size_t i = 0; i < 256; i++)
+		if (count[i] > 0) {
+			double p = (double)count[i] / (double)n;
+
+			h -= p * log2(p);
+		}
+	return h;
+}
+
+bool hx_redact_is_secret_value(const char *s, size_t n)
+{
+	static const char *const stripe[] = { "sk_live_", "sk_test_", "rk_live_", "rk_test_",
+		                              NULL };
+	bool alpha = false, digit = false;
+
+	if (is_jwt(s, n))
+		return true;
+	for (size_t i = 0; stripe[i] != NULL; i++)
+		if (n >= 16 && strncmp(s, stripe[i], 8) == 0 && all_of(s + 8, n - 8, is_alnum))
+			return true;
+	if (n >= 35 && strncmp(s, "sk-", 3) == 0 && all_of(s + 3, n - 3, is_tok))
+		return true;
+	if (n == 20 && (strncmp(s, "AKIA", 4) == 0 || strncmp(s, "ASIA", 4) == 0) &&
+	    all_of(s + 4, 16, is_upper_alnum))
+		return true;
+	if (n < 32 || !all_of(s, n, is_tok))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		alpha = alpha || is_alpha(s[i]);
+		digit = digit || is_digit(s[i]);
+	}
+	return alpha && digit && entropy(s, n) > HX_REDACT_ENTROPY;
+}
+
+size_t hx_redact_total(const struct hx_redact_stats *st)
+{
+	return st->n + st->members + st->userinfo + st->text + st->shaped + st->segments +
+	       st->matrix;
+}
+
+/* Whether @c may stand in a token of free text: a JWT's "." too. */
+static bool in_run(char c)
+{
+	return is_tok(c) || c == '.';
+}
+
+char *hx_redact_path(const char *path, struct hx_redact_stats *st)
+{
+	size_t n = strlen(path), o = 0;
+	char *out = fa_xmalloc(n * 4 + 32); /* ";k=" grows to ";k=redacted" */
+	const char *p = path;
+
+	while (*p != '\0') {
+		size_t seg = strcspn(p, "/;");
+
+		if (seg > 0 && hx_redact_is_secret_value(p, seg)) {
+			/* FNV-1a: the same secret, the same segment; never the secret */
+			uint32_t h = 2166136261u;
+
+			for (size_t i = 0; i < seg; i++)
+				h = (h ^ (unsigned char)p[i]) * 16777619u;
+			o += (size_t)snprintf(out + o, 32, "redacted-%08x", h);
+			if (st != NULL)
+				st->segments++;
+		} else {
+			memcpy(out + o, p, seg);
+			o += seg;
+		}
+		p += seg;
+		while (*p == ';') {
+			/* ;name=value matrix parameters, up to the next "/" */
+			size_t par = 1 + strcspn(p + 1, "/;");
+			const char *eq = memchr(p, '=', par);
+
+			if (eq != NULL &&
+			    (hx_redact_name(p + 1, (size_t)(eq - p - 1), true) ||
+			     hx_redact_is_secret_value(eq + 1, par - (size_t)(eq + 1 - p)))) {
+				memcpy(out + o, p, (size_t)(eq + 1 - p));
+				o += (size_t)(eq + 1 - p);
+				memcpy(out + o, REDACTED, strlen(REDACTED));
+				o += strlen(REDACTED);
+				if (st != NULL)
+					st->matrix++;
+			} else {
+				memcpy(out + o, p, par);
+				o += par;
+			}
+			p += par;
+		}
+		if (*p == '/')
+			out[o++] = *p++;
+	}
+	out[o] = '\0';
+	return out;
+}
+
 static void note(struct hx_redact_stats *st, const char *name, size_t len)
 {
 	size_t used;
@@ -312,6 +456,22 @@ char *hx_redact_text(const char *text, bool is_query, struct hx_redact_stats *st
 				memcpy(out + o, REDACTED, strlen(REDACTED));
 				o += strlen(REDACTED);
 				p += v;
+				continue;
+			}
+		}
+		if (in_run(*p) && (p == text || !in_run(p[-1]))) {
+			/* a token whose shape is a credential's, whatever names it */
+			size_t r = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			                     "0123456789_-.");
+
+			while (r > 0 && p[r - 1] == '.') /* a sentence's full stop */
+				r--;
+			if (hx_redact_is_secret_value(p, r)) {
+				memcpy(out + o, REDACTED, strlen(REDACTED));
+				o += strlen(REDACTED);
+				p += r;
+				if (st != NULL)
+					st->shaped++;
 				continue;
 			}
 		}

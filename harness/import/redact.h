@@ -13,6 +13,9 @@ struct hx_redact_stats {
 	size_t members;  /* JSON member values replaced by "redacted", >= 0 */
 	size_t userinfo; /* "user:password@" parts removed from URLs, >= 0 */
 	size_t text;     /* "Bearer" and "Authorization:" values in free text, >= 0 */
+	size_t shaped;   /* values redacted for their shape (hx_redact_is_secret_value), >= 0 */
+	size_t segments; /* path segments made "redacted-HASH" (hx_redact_path), >= 0 */
+	size_t matrix;   /* ";name=value" path parameters redacted (hx_redact_path), >= 0 */
 	char names[160]; /* the parameter names redacted, ", "-separated, cut to fit */
 };
 
@@ -81,5 +84,36 @@ void hx_redact_json(cJSON *v, struct hx_redact_stats *st);
  * parameter too. A new string (free()); counts into @st (may be NULL).
  */
 char *hx_redact_text(const char *text, bool is_query, struct hx_redact_stats *st);
+
+/*
+ * Whether the @len bytes at @s look like a credential whatever names them:
+ * a JWT (three base64url segments split by ".", the first "eyJ", the
+ * encoding of a JSON header's opening {"); a payment-API key (sk_live_,
+ * sk_test_, rk_live_, rk_test_ and 8 or more of [A-Za-z0-9]); an
+ * OpenAI-style key ("sk-" and 32 or more of [A-Za-z0-9_-]); an AWS access
+ * key id (AKIA or ASIA and 16 of [A-Z0-9], 20 in all); or a long random
+ * token: 32 or more of [A-Za-z0-9_-], letters and digits both, whose
+ * Shannon entropy is above HX_REDACT_ENTROPY bits per character (hex
+ * digests and UUIDs, 4 bits at most, stay: they name objects).
+ */
+bool hx_redact_is_secret_value(const char *s, size_t len);
+
+/* The entropy, bits per character, above which a long token is taken
+ * for a random credential: above hex (4.0), below random base64url (~4.6
+ * for 32 characters). */
+#define HX_REDACT_ENTROPY 4.2
+
+/*
+ * @path (a URL path, no query) with each segment that
+ * hx_redact_is_secret_value() matches made "redacted-HASH" (8 hex digits
+ * of its FNV-1a hash: the same secret gives the same segment, two give
+ * two routes) and, in each ";name=value" matrix parameter, a value whose
+ * name is a credential's (jsessionid...) or whose shape is one's made
+ * "redacted". Counts into @st (may be NULL). A new string.
+ */
+char *hx_redact_path(const char *path, struct hx_redact_stats *st);
+
+/* All that @st counts as redacted, >= 0. */
+size_t hx_redact_total(const struct hx_redact_stats *st);
 
 #endif

@@ -127,6 +127,47 @@ def write_har(path, entries):
     path.write_text(json.dumps({"log": {"version": "1.2", "entries": entries}}))
 
 
+def raw_headers(p, path):
+    """(status, [(name lower-cased, value)...] as sent, in order) of GET @path."""
+    host, port = p.url.split("//", 1)[1].rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        conn.request("GET", path, headers={"Authorization": f"Bearer {KEY}"})
+        resp = conn.getresponse()
+        resp.read()
+        return resp.status, [(n.lower(), v) for n, v in resp.getheaders()]
+    finally:
+        conn.close()
+
+
+def test_import_har_keeps_repeated_headers_and_fakeapi_sends_each(harness_bin, provider,
+                                                                     tmp_path):
+    har = tmp_path / "repeat.har"
+    write_har(har, [har_entry("GET", "https://api.example.test/v1/a", headers=[
+        ("Vary", "Accept"), ("Link", "<https://api.example.test/v1/a?p=2>; rel=next"),
+        ("vary", "Origin"), ("Retry-After", "5"), ("Retry-After", "7"),
+        ("Link", "<https://api.example.test/v1/a?p=9>; rel=last"), ("Vary", "Cookie")])])
+    out = tmp_path / "repeat.json"
+    r = harness(harness_bin, "import-har", "-o", str(out), str(har))
+    assert r.returncode == 0, r.stderr
+    assert ("$.log.entries[0].response.headers[4]: a second Retry-After left out (it has "
+            "one value, RFC 9110 §10.2.3)") in r.stderr
+    sc = json.loads(out.read_text())
+    assert sc["routes"][0]["responses"][0]["headers"] == {
+        "Vary": ["Accept", "Origin", "Cookie"],
+        "Link": ["<https://api.example.test/v1/a?p=2>; rel=next",
+                 "<https://api.example.test/v1/a?p=9>; rel=last"],
+        "Retry-After": "5",
+        "Content-Type": "application/json"}
+    status, headers = raw_headers(provider(out), "/v1/a")
+    assert status == 200
+    assert [v for n, v in headers if n == "vary"] == ["Accept", "Origin", "Cookie"]
+    assert [v for n, v in headers if n == "link"] == [
+        "<https://api.example.test/v1/a?p=2>; rel=next",
+        "<https://api.example.test/v1/a?p=9>; rel=last"]
+    assert [v for n, v in headers if n == "retry-after"] == ["5"]
+
+
 def test_import_har_writes_no_credential_anywhere(harness_bin, tmp_path):
     api = "https://api.example.test"
     har = tmp_path / "secrets.har"
@@ -166,6 +207,45 @@ def test_import_har_writes_no_credential_anywhere(harness_bin, tmp_path):
         "Content-Type": "application/json"}
     assert sc["routes"][1]["responses"][0]["body"]["error"] == {"code": "expired"}
 
+
+
+JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+       "dozjgNryP4J3jVmNHl0w5N_XgL0n3I6DjWpaOX2fk0")
+
+
+def test_import_har_redacts_credentials_by_their_shape(harness_bin, provider, tmp_path):
+    har = tmp_path / "shaped.har"
+    uuid = "550e8400-e29b-41d4-a716-446655440000"
+    write_har(har, [
+        har_entry("GET", "https://api.example.test/v1/keys/sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+                  body={"note": f"token {JWT} issued", "id": uuid}),
+        har_entry("GET", "https://api.example.test/v1/cart;jsessionid=0AB1C2D3E4F5/items"
+                  "?x=AKIAIOSFODNN7EXAMPLE", t=1,
+                  headers=[("Location", "https://x.example.test/u/AKIAIOSFODNN7EXAMPLE")]),
+        har_entry("GET", "https://api.example.test/v1/keys/sk_live_9zzC39HqLyjWDarjtT1zdpQQ",
+                  t=2)])
+    out = tmp_path / "shaped.json"
+    r = harness(harness_bin, "import-har", "-o", str(out), str(har))
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    for secret in ("sk_live_", "AKIAIOSFODNN7EXAMPLE", "0AB1C2D3E4F5", JWT[:20]):
+        assert secret not in text and secret not in r.stderr, secret
+    sc = json.loads(text)
+    assert sc["comment"].endswith("; redacted: 2 path segments, 1 matrix parameter, "
+                                  "1 query value, 1 header value, 1 value in bodies")
+    routes = {x["id"]: x for x in sc["routes"]}
+    assert routes["get-v1-cart-jsessionid-redacted-items"]["path"] == \
+        "/v1/cart;jsessionid=redacted/items"
+    assert routes["get-v1-keys-id"]["responses"][0]["body"] == {
+        "note": "token redacted issued", "id": uuid}
+    paths = [t["path"] for t in sc["harness"]["tasks"]]
+    assert paths[1] == "/v1/cart;jsessionid=redacted/items?x=redacted"
+    # one placeholder per secret: the two keys stay two tasks
+    assert paths[0].startswith("/v1/keys/redacted-") and paths[2].startswith("/v1/keys/redacted-")
+    assert paths[0] != paths[2]
+    p = provider(out)
+    assert p.request("GET", paths[1], key=KEY)[0] == 200
+    assert p.request("GET", paths[0], key=KEY)[0] == 200
 
 
 def test_import_har_keeps_ordinary_members_and_words_decide(harness_bin, tmp_path):
@@ -273,6 +353,40 @@ def test_import_journal_names_a_status_no_answer_has(harness_bin, tmp_path):
     assert r.stdout == ""
     assert errors(r.stderr) == (f"fakeapi-harness import-journal: {path}:2: $.status: "
                                 "expected integer 100..599, got 999\n")
+
+
+def test_import_journal_names_a_retry_after_that_is_not_utf8(harness_bin, tmp_path):
+    lines = (JOURNAL / "recorded.jsonl").read_bytes().splitlines()[:2]
+    assert b'"retry_after":"1"' in lines[0]
+    lines[0] = lines[0].replace(b'"retry_after":"1"', b'"retry_after":"1\xff"')
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    r = harness(harness_bin, "import-journal", str(path))
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert errors(r.stderr) == (f"fakeapi-harness import-journal: {path}:1: $.retry_after: "
+                                "expected a header value in UTF-8, got bytes that are not "
+                                "UTF-8\n")
+
+
+def test_import_journal_renames_key_ids_that_share_a_variable(harness_bin, tmp_path):
+    first = json.loads((JOURNAL / "recorded.jsonl").read_text().splitlines()[0])
+    lines = []
+    for i, key in enumerate(["ops.2", "ops-2", "oPs-2"]):
+        line = dict(first, seq=i + 1, key=key, task=f"k{i + 1}", t_arrival_us=1000 * (i + 1))
+        lines.append(json.dumps(line, separators=(",", ":")))
+    path = tmp_path / "keys.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "keys.json"
+    r = harness(harness_bin, "import-journal", "-o", str(out), str(path))
+    assert r.returncode == 0, r.stderr
+    sc = json.loads(out.read_text())
+    assert list(sc["provider"]["keys"]) == ["ops.2", "ops-2-2", "oPs-2-3"]
+    assert [t["key"] for t in sc["harness"]["tasks"]] == ["ops.2", "ops-2-2", "oPs-2-3"]
+    assert sc["comment"].endswith("; key ids that name one FAKEAPI_KEY_<ID> variable "
+                                  "renamed: ops-2 as ops-2-2, oPs-2 as oPs-2-3")
+    assert (f"fakeapi-harness import-journal: warning: {path}:3: $.key: key id \"oPs-2\" "
+            "is imported as \"oPs-2-3\"") in r.stderr
 
 
 def test_replay_needs_its_scenario(harness_bin):

@@ -385,6 +385,67 @@ static void recording__dot_segments_are_left_out(void)
 	teardown(&f);
 }
 
+/* ops.2, ops-2 and oPs-2 name one FAKEAPI_KEY_OPS_2: the loader refuses
+ * that, so the later ids are renamed, and the tasks follow them. */
+static void recording__key_ids_that_share_a_variable_are_renamed(void)
+{
+	struct fixture f = { 0 };
+	const cJSON *tasks, *keys;
+	cJSON *sc;
+
+	add(&f, "GET", "/v1/a", 0, 200, "respond", "t1", "ops.2", "u1");
+	add(&f, "GET", "/v1/a", 10, 200, "respond", "t2", "ops-2", "u1");
+	add(&f, "GET", "/v1/a", 20, 200, "respond", "t3", "oPs-2", "u1");
+	add(&f, "GET", "/v1/a", 30, 200, "respond", "t4", "ops-2", "u1");
+	sc = convert(&f, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	keys = cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "provider"), "keys");
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(keys), 3);
+	CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(keys, "ops.2"));
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(keys, "ops-2-2"), "secret")->valuestring,
+	        "sk-imported-ops-2-2");
+	CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItem(keys, "oPs-2-3"));
+	tasks = cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "harness"), "tasks");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetArrayItem(tasks, 1), "key")->valuestring, "ops-2-2");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetArrayItem(tasks, 2), "key")->valuestring, "oPs-2-3");
+	CU_ASSERT_STRING_EQUAL(
+	        cJSON_GetObjectItem(cJSON_GetArrayItem(tasks, 3), "key")->valuestring, "ops-2-2");
+	CU_ASSERT_PTR_NOT_NULL(strstr(cJSON_GetObjectItem(sc, "comment")->valuestring,
+	                              "renamed: ops-2 as ops-2-2, oPs-2 as oPs-2-3"));
+	CU_ASSERT_EQUAL_FATAL(f.w.n, 2);
+	CU_ASSERT_STRING_EQUAL(f.w.msg[0],
+	                       "dir/run.jsonl:2: $.key: key id \"ops-2\" is imported as "
+	                       "\"ops-2-2\": a client finds each key in FAKEAPI_KEY_<ID>, and "
+	                       "an id before it names the same variable");
+	assert_loads(sc);
+	cJSON_Delete(sc);
+	teardown(&f);
+}
+
+/* A Retry-After the provider journaled is the UTF-8 a scenario gave it:
+ * other bytes are an edited journal, named by its line. */
+static void recording__a_retry_after_not_utf8_names_its_line(void)
+{
+	struct fixture f = { 0 };
+
+	add(&f, "GET", "/v1/x", 0, 200, NULL, NULL, NULL, NULL);
+	add(&f, "GET", "/v1/x", 10, 503, NULL, NULL, NULL, NULL)->retry_after = fa_xstrdup("1\xff");
+	CU_ASSERT_PTR_NULL(convert(&f, NULL));
+	CU_ASSERT_STRING_EQUAL(f.err.msg, "dir/run.jsonl:2: $.retry_after: expected a header "
+	                                  "value in UTF-8, got bytes that are not UTF-8");
+	teardown(&f);
+	memset(&f, 0, sizeof(f));
+	add(&f, "GET", "/v1/x", 0, 429, NULL, NULL, NULL, NULL)->retry_after_ms =
+	        fa_xstrdup("\xc3(");
+	CU_ASSERT_PTR_NULL(convert(&f, NULL));
+	CU_ASSERT_STRING_EQUAL(f.err.msg, "dir/run.jsonl:1: $.retry_after_ms: expected a header "
+	                                  "value in UTF-8, got bytes that are not UTF-8");
+	teardown(&f);
+}
+
 void test_recording_register(void)
 {
 	CU_pSuite s = CU_add_suite("recording", NULL, NULL);
@@ -401,6 +462,10 @@ void test_recording_register(void)
 	            recording__a_retry_after_date_keeps_its_pause);
 	CU_add_test(s, "recording__a_saturated_retry_after_is_sent_again_as_written",
 	            recording__a_saturated_retry_after_is_sent_again_as_written);
+	CU_add_test(s, "recording__key_ids_that_share_a_variable_are_renamed",
+	            recording__key_ids_that_share_a_variable_are_renamed);
+	CU_add_test(s, "recording__a_retry_after_not_utf8_names_its_line",
+	            recording__a_retry_after_not_utf8_names_its_line);
 	CU_add_test(s, "recording__attempts_are_taken_in_arrival_order",
 	            recording__attempts_are_taken_in_arrival_order);
 	CU_add_test(s, "recording__errors_name_the_file_and_line",

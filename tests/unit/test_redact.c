@@ -226,6 +226,69 @@ static void redact__queries_follow_the_words(void)
 	free(q);
 }
 
+/* Values are judged by their shape too: JWTs, payment and OpenAI keys,
+ * AWS key ids, long random tokens; UUIDs and hex digests stay. */
+static void redact__values_shaped_like_credentials_are_found(void)
+{
+	static const char *const secret[] = {
+		"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
+		"sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+		"rk_test_51HqLyjWDarjtT1",
+		"sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z",
+		"AKIAIOSFODNN7EXAMPLE",
+		"ASIAY34FZKBOKMUTVV7A",
+		"Zx9Qm2Lr7Tv4Wk8Np3Hs6Jd1Fb5Gc0Ya_Ue-",
+		NULL,
+	};
+	static const char *const plain[] = {
+		"550e8400-e29b-41d4-a716-446655440000",
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+		"sk-imported-placeholder",
+		"AKIA",
+		"cus_4QFJqXQ9e8Bq2x",
+		"a_very_long_snake_case_member_name_here",
+		"eyJhbGciOiJIUzI1NiJ9",
+		NULL,
+	};
+	struct hx_redact_stats st = { 0 };
+	char *t;
+
+	for (size_t i = 0; secret[i] != NULL; i++)
+		CU_ASSERT_TRUE(hx_redact_is_secret_value(secret[i], strlen(secret[i])));
+	for (size_t i = 0; plain[i] != NULL; i++)
+		CU_ASSERT_FALSE(hx_redact_is_secret_value(plain[i], strlen(plain[i])));
+	t = hx_redact_text("see https://x.example.test/k/AKIAIOSFODNN7EXAMPLE?id=7 and "
+	                   "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl.",
+	                   false, &st);
+	CU_ASSERT_STRING_EQUAL(t, "see https://x.example.test/k/redacted?id=7 and redacted.");
+	CU_ASSERT_EQUAL(st.shaped, 2);
+	free(t);
+}
+
+/* A secret path segment becomes a stable placeholder, a ;jsessionid= value
+ * "redacted"; ids and other parameters stay. */
+static void redact__paths_lose_segment_and_matrix_secrets(void)
+{
+	struct hx_redact_stats st = { 0 };
+	char *a = hx_redact_path("/v1/keys/sk_live_4eC39HqLyjWDarjtT1zdp7dc/x", &st);
+	char *b = hx_redact_path("/v1/keys/sk_live_4eC39HqLyjWDarjtT1zdp7dc/x", NULL);
+	char *c = hx_redact_path("/v1/keys/sk_live_9zzC39HqLyjWDarjtT1zdpQQ/x", NULL);
+	char *m = hx_redact_path("/v1/cart;jsessionid=0AB1C2D3;color=red/42;v=AKIAIOSFODNN7EXAMPLE",
+	                         &st);
+
+	CU_ASSERT_EQUAL(strncmp(a, "/v1/keys/redacted-", 18), 0);
+	CU_ASSERT_EQUAL(strlen(a), strlen("/v1/keys/redacted-12345678/x"));
+	CU_ASSERT_STRING_EQUAL(a, b);
+	CU_ASSERT_STRING_NOT_EQUAL(a, c);
+	CU_ASSERT_STRING_EQUAL(m, "/v1/cart;jsessionid=redacted;color=red/42;v=redacted");
+	CU_ASSERT_EQUAL(st.segments, 1);
+	CU_ASSERT_EQUAL(st.matrix, 2);
+	free(a);
+	free(b);
+	free(c);
+	free(m);
+}
+
 void test_redact_register(void)
 {
 	CU_pSuite s = CU_add_suite("redact", NULL, NULL);
@@ -235,4 +298,8 @@ void test_redact_register(void)
 	CU_add_test(s, "redact__bodies_keep_ordinary_members_and_no_secret",
 	            redact__bodies_keep_ordinary_members_and_no_secret);
 	CU_add_test(s, "redact__queries_follow_the_words", redact__queries_follow_the_words);
+	CU_add_test(s, "redact__values_shaped_like_credentials_are_found",
+	            redact__values_shaped_like_credentials_are_found);
+	CU_add_test(s, "redact__paths_lose_segment_and_matrix_secrets",
+	            redact__paths_lose_segment_and_matrix_secrets);
 }

@@ -293,6 +293,36 @@ static bool settled(struct hx__scenario *s, struct hx_settle *st)
 	return true;
 }
 
+/* How long the loop may sleep at @now (provider µs), real ms: one tick,
+ * or less when an event or the end of a quiet window falls due sooner;
+ * a whole tick once the run stops (@stop), as nothing fires then. */
+static int tick_ms(const struct hx__scenario *s, int64_t now, bool stop)
+{
+	const int tick = HX_SCENARIO_TICK_NS / 1000000;
+	int64_t next = hx_event_next_at(&s->ev, s->out->tasks, s->out->n_tasks, now);
+	int64_t real_us;
+
+	if (stop || next == INT64_MAX)
+		return tick;
+	if (next <= now)
+		return 0;
+	/* due instants are virtual: a scaled clock gets there 1/S as fast */
+	real_us = (int64_t)((double)(next - now) / fa_clock_scale());
+	return real_us < (int64_t)tick * 1000 ? (int)((real_us + 999) / 1000) : tick;
+}
+
+/* Exec mode: wait @ms, or less when a client ends sooner. */
+static void wait_exec(struct hx__scenario *s, int ms)
+{
+	size_t n = s->sc->harness.n_tasks;
+	struct hx_exec_proc **procs = fa_xcalloc(n + 1, sizeof(*procs));
+
+	for (size_t i = 0; i < n; i++)
+		procs[i] = &s->ts[i].proc;
+	hx_exec_wait_any(procs, n, ms);
+	free(procs);
+}
+
 /*
  * Exec mode: drive the events and the clients until the scenario is
  * over: every started client has exited, no event can fire, no quiet
@@ -344,7 +374,10 @@ static void drive_exec(struct hx__scenario *s, int64_t deadline)
 			settling = false;
 		}
 		hx__scenario_report_waiting(s);
-		hx__scenario_sleep_ms(settling ? HX_SETTLE_LOOK_MS : HX_SCENARIO_TICK_NS / 1000000);
+		if (settling)
+			hx__scenario_sleep_ms(HX_SETTLE_LOOK_MS);
+		else
+			wait_exec(s, tick_ms(s, now, stop));
 	}
 }
 
@@ -453,8 +486,8 @@ static void drive_stdio(struct hx__scenario *s, int64_t deadline)
 				break;
 		}
 		hx__scenario_report_waiting(s);
-		hx_stdio_pump(s->client,
-		              settling ? HX_SETTLE_LOOK_MS : HX_SCENARIO_TICK_NS / 1000000);
+		hx_stdio_pump(s->client, settling ? HX_SETTLE_LOOK_MS
+		                                  : tick_ms(s, now, stop || shutting_down));
 	}
 	if (s->client != NULL)
 		hx__scenario_read_msgs(s);

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,9 +78,12 @@ struct fa_server {
 	struct fa_provider *p; /* borrowed */
 	struct MHD_Daemon *d;
 	unsigned port;
-	pthread_mutex_t lock; /* guards everything below */
-	uint64_t next_conn_id;
-	struct held *held; /* owned array */
+	pthread_mutex_t lock;  /* guards everything below */
+	uint64_t next_conn_id; /* also the count of connections accepted */
+	size_t n_conns;        /* open connections */
+	size_t n_requests;     /* requests started and not yet journaled */
+	uint64_t n_started;    /* requests started so far */
+	struct held *held;     /* owned array */
 	size_t n_held;
 	bool stopping;
 	pthread_cond_t wake; /* the timer thread's alarm */
@@ -178,6 +182,10 @@ static struct request *request_start(struct fa_server *s, struct MHD_Connection 
 		r->conn_id = c->id;
 		r->conn_reuse = c->requests++;
 	}
+	pthread_mutex_lock(&s->lock);
+	s->n_requests++;
+	s->n_started++;
+	pthread_mutex_unlock(&s->lock);
 	hs = collect_all(mhd, MHD_HEADER_KIND);
 	qs = collect_all(mhd, MHD_GET_ARGUMENT_KIND);
 	r->headers = hs.v;
@@ -626,6 +634,10 @@ static void request_completed(void *cls, struct MHD_Connection *mhd, void **con_
 	stream_journal(r, toe);
 	fa_provider_finish(s->p, &r->resp, r->t_response_us, fa_provider_now_us(s->p), how);
 	request_free(r);
+	/* only now: a count of 0 says the journal holds every attempt */
+	pthread_mutex_lock(&s->lock);
+	s->n_requests--;
+	pthread_mutex_unlock(&s->lock);
 }
 
 static void connection_notify(void *cls, struct MHD_Connection *mhd, void **socket_context,
@@ -639,11 +651,15 @@ static void connection_notify(void *cls, struct MHD_Connection *mhd, void **sock
 		c = fa_xcalloc(1, sizeof(*c));
 		pthread_mutex_lock(&s->lock);
 		c->id = ++s->next_conn_id;
+		s->n_conns++;
 		pthread_mutex_unlock(&s->lock);
 		*socket_context = c;
 	} else {
 		free(*socket_context);
 		*socket_context = NULL;
+		pthread_mutex_lock(&s->lock);
+		s->n_conns--;
+		pthread_mutex_unlock(&s->lock);
 	}
 }
 
@@ -839,6 +855,23 @@ out:
 unsigned fa_server_port(const struct fa_server *s)
 {
 	return s->port;
+}
+
+void fa_server_load(struct fa_server *s, struct fa_server_load *out)
+{
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_LISTEN_FD);
+	struct pollfd pfd = { .fd = di != NULL ? di->listen_fd : -1, .events = POLLIN };
+
+	memset(out, 0, sizeof(*out));
+	/* first the queue: a connection taken from it meanwhile is counted below */
+	out->queued = pfd.fd >= 0 && poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN) != 0;
+	pthread_mutex_lock(&s->lock);
+	out->connections = s->n_conns;
+	out->requests = s->n_requests;
+	out->parked = s->n_held;
+	out->opened = s->next_conn_id;
+	out->started = s->n_started;
+	pthread_mutex_unlock(&s->lock);
 }
 
 void fa_server_stop(struct fa_server *s)

@@ -2,6 +2,10 @@
 #ifndef FA_SERVER_H
 #define FA_SERVER_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "provider.h"
 #include "rc.h"
 
@@ -45,6 +49,30 @@ size_t fa_server_held(struct fa_server *s, const char *task);
  * committed but unanswered, and only then break the connection.
  */
 size_t fa_server_release(struct fa_server *s, const char *task);
+
+/*
+ * What is on its way to the journal at one instant (fa_server_load). A
+ * request counts from the moment its headers were read until its attempt
+ * is in the journal; a connection from its accept until its close.
+ */
+struct fa_server_load {
+	bool queued;        /* a connection waits in the listen queue, not yet accepted */
+	size_t connections; /* open connections, parked ones included */
+	size_t requests;    /* requests read (their headers at least), not yet journaled */
+	size_t parked;      /* connections suspended on the timer list: a hold, a delay,
+	                       a paced stream between frames; a parked connection does
+	                       not notice its client leaving (fa_server_stop journals it) */
+	uint64_t opened;    /* connections accepted since the start */
+	uint64_t started;   /* requests read since the start */
+};
+
+/*
+ * Fill @out: the listen queue looked at first (poll), then the counts in
+ * one consistent look. Thread-safe. A connection the server takes from the
+ * queue shows in neither for the few µs before it is counted: to know that
+ * nothing is on its way, look twice and compare ->opened and ->started.
+ */
+void fa_server_load(struct fa_server *s, struct fa_server_load *out);
 
 /* Resume every held connection, stop the daemon, join its threads; every
  * attempt has reached the journal when it returns. NULL accepted. */

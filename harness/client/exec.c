@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -319,6 +321,7 @@ enum fa_rc hx_exec_start(struct hx_exec_proc *p, const struct hx_exec_spec *spec
 
 	memset(p, 0, sizeof(*p));
 	p->exit_code = -1;
+	p->pidfd = -1;
 	hx_exec_client_env_init(&env, spec->env);
 	pid = fork();
 	if (pid < 0) {
@@ -340,18 +343,36 @@ enum fa_rc hx_exec_start(struct hx_exec_proc *p, const struct hx_exec_spec *spec
 	 * not miss a child that has not run yet; EACCES once it has exec'd is
 	 * harmless, the child did it first */
 	setpgid(pid, pid);
-	hx_stray_own(pid);
-	p->pid = pid;
-	p->running = true;
-	p->t_start_us = fa_clock_mono_us();
-	memcpy(p->marker, env.marker, sizeof(p->marker));
-	memcpy(p->cgroup, env.cgroup, sizeof(p->cgroup));
+	hx_exec_proc_init(p, pid, env.marker, env.cgroup);
 	if (spec->timeout_us > 0)
 		p->deadline_us = p->t_start_us + spec->timeout_us;
 	rc = FA_OK;
 out:
 	hx_exec_client_env_release(&env);
 	return rc;
+}
+
+void hx_exec_proc_init(struct hx_exec_proc *p, pid_t pid, const char *marker, const char *cgroup)
+{
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->running = true;
+	p->t_start_us = fa_clock_mono_us();
+	p->exit_code = -1;
+	if (marker != NULL)
+		snprintf(p->marker, sizeof(p->marker), "%s", marker);
+	if (cgroup != NULL)
+		snprintf(p->cgroup, sizeof(p->cgroup), "%s", cgroup);
+	hx_stray_own(pid); /* not an orphan for another client's sweep */
+	/* our unreaped child: the pid cannot name another process yet */
+	p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static void close_pidfd(struct hx_exec_proc *p)
+{
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	p->pidfd = -1;
 }
 
 /* Reap the exited leader, after killing what is left of its group and
@@ -372,6 +393,7 @@ static void reap(struct hx_exec_proc *p)
 	hx_stray_forget(p->pid);
 	p->running = false;
 	p->t_exit_us = fa_clock_mono_us();
+	close_pidfd(p);
 	if (got == p->pid && WIFEXITED(status)) {
 		p->exit_code = WEXITSTATUS(status);
 	} else {
@@ -398,6 +420,7 @@ bool hx_exec_poll(struct hx_exec_proc *p, int64_t now_us)
 		/* not ours any more; nothing to wait for but what it left */
 		p->running = false;
 		p->t_exit_us = fa_clock_mono_us();
+		close_pidfd(p);
 		hx_stray_forget(p->pid);
 		if (p->marker[0] != '\0' ||
 		    p->cgroup[0] != '\0') /* its pid may name another group now */
@@ -439,10 +462,31 @@ void hx_exec_kill(struct hx_exec_proc *p)
 	kill(-p->pid, SIGKILL);
 }
 
+void hx_exec_wait_fds(struct pollfd *pf, size_t n, int timeout_ms)
+{
+	if (n > 0) {
+		poll(pf, (nfds_t)n, timeout_ms);
+	} else if (timeout_ms > 0) {
+		struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+void hx_exec_wait_any(struct hx_exec_proc *const *p, size_t n, int timeout_ms)
+{
+	struct pollfd *pf = fa_xcalloc(n + 1, sizeof(*pf));
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (p[i]->running && p[i]->pidfd >= 0)
+			pf[k++] = (struct pollfd){ .fd = p[i]->pidfd, .events = POLLIN };
+	hx_exec_wait_fds(pf, k, timeout_ms);
+	free(pf);
+}
+
 void hx_exec_wait(struct hx_exec_proc *p)
 {
-	const struct timespec tick = { 0, 10 * 1000 * 1000 };
-
 	while (!hx_exec_poll(p, fa_clock_mono_us()))
-		nanosleep(&tick, NULL);
+		hx_exec_wait_any(&p, 1, 10);
 }

@@ -2,7 +2,9 @@
 #ifndef HX_EXEC_H
 #define HX_EXEC_H
 
+#include <poll.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -189,7 +191,17 @@ struct hx_exec_proc {
 	bool timed_out;         /* stopped by the timeout or by hx_exec_stop() */
 	char marker[HX_STRAY_NONCE_LEN + 1]; /* its HX_STRAY_ENV value; "" = none */
 	char cgroup[HX_STRAY_CGROUP_MAX];    /* its cgroup folder; "" = none */
+	int pidfd; /* owned while running: a pidfd on pid, readable once it has
+	              exited (poll it to wait for the end); -1 = none */
 };
+
+/*
+ * @p for @pid, a client's leader just forked with @marker (its
+ * HX_STRAY_ENV value, or NULL) in the cgroup folder @cgroup (or NULL/""):
+ * running, started now, its pidfd open (closed when it is reaped), known
+ * to the sweeps as the harness's own (hx_stray_own); no deadline.
+ */
+void hx_exec_proc_init(struct hx_exec_proc *p, pid_t pid, const char *marker, const char *cgroup);
 
 /*
  * Fork a client as @spec says: the child becomes the leader of a new
@@ -236,7 +248,18 @@ void hx_exec_terminate(struct hx_exec_proc *p, int64_t now_us);
  * is not running. */
 void hx_exec_kill(struct hx_exec_proc *p);
 
-/* Poll @p every 10 ms until it is reaped; its timeout still applies. */
+/* Wait until @p is reaped, on its pidfd (every 10 ms without one); its
+ * timeout still applies. */
 void hx_exec_wait(struct hx_exec_proc *p);
+
+/* poll(2) the @n descriptors @pf for up to @timeout_ms; sleep that long
+ * when @n is 0. */
+void hx_exec_wait_fds(struct pollfd *pf, size_t n, int timeout_ms);
+
+/* Wait up to @timeout_ms for one of the @n processes @p to end (on their
+ * pidfds; those not running are left out): returns at the first end, or
+ * at once when one has ended unreaped. Sleeps the whole time when none has
+ * a pidfd. */
+void hx_exec_wait_any(struct hx_exec_proc *const *p, size_t n, int timeout_ms);
 
 #endif

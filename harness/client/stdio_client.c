@@ -241,15 +241,9 @@ enum fa_rc hx_stdio_start(const struct hx_stdio_spec *spec, struct hx_stdio **ou
 	}
 	/* as exec.c: a kill(-pid) right after we return must reach it */
 	setpgid(pid, pid);
-	hx_stray_own(pid);
 	c = fa_xcalloc(1, sizeof(*c));
-	c->proc.pid = pid;
-	c->proc.running = true;
-	c->proc.t_start_us = fa_clock_mono_us();
+	hx_exec_proc_init(&c->proc, pid, env.marker, env.cgroup);
 	c->t_fork_wall_us = t_fork_wall;
-	c->proc.exit_code = -1;
-	memcpy(c->proc.marker, env.marker, sizeof(c->proc.marker));
-	memcpy(c->proc.cgroup, env.cgroup, sizeof(c->proc.cgroup));
 	c->in_fd = in[1];
 	c->out_fd = outp[0];
 	c->err_fd = errp[0];
@@ -554,23 +548,20 @@ static void advance(struct hx_stdio *c)
 
 void hx_stdio_pump(struct hx_stdio *c, int timeout_ms)
 {
-	struct pollfd pf[3];
-	nfds_t n = 0;
+	struct pollfd pf[4];
+	size_t n = 0;
 
 	flush(c);
+	/* its end wakes us too, not only what it prints */
+	if (c->proc.running && c->proc.pidfd >= 0)
+		pf[n++] = (struct pollfd){ .fd = c->proc.pidfd, .events = POLLIN };
 	if (c->out_fd >= 0)
 		pf[n++] = (struct pollfd){ .fd = c->out_fd, .events = POLLIN };
 	if (c->err_fd >= 0)
 		pf[n++] = (struct pollfd){ .fd = c->err_fd, .events = POLLIN };
 	if (c->in_fd >= 0 && c->pending_len > 0)
 		pf[n++] = (struct pollfd){ .fd = c->in_fd, .events = POLLOUT };
-	if (n > 0) {
-		poll(pf, n, timeout_ms);
-	} else if (timeout_ms > 0) {
-		struct timespec ts = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
-
-		nanosleep(&ts, NULL);
-	}
+	hx_exec_wait_fds(pf, n, timeout_ms);
 	read_stdout(c);
 	read_stderr(c);
 	flush(c);

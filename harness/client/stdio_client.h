@@ -156,7 +156,8 @@ void hx_stdio_send_task(struct hx_stdio *c, const cJSON *task);
 void hx_stdio_send(struct hx_stdio *c, const cJSON *msg);
 
 /*
- * Wait up to @timeout_ms for the client, then: write what is pending,
+ * Wait up to @timeout_ms for the client (a line, room in its stdin, its
+ * exit: whichever comes first), then: write what is pending,
  * read and parse what it printed (stamped when read), keep its stderr's
  * tail, reap it once it has exited (killing what is left of its group),
  * and SIGKILL the group when the grace after shutdown is over.

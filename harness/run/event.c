@@ -173,6 +173,29 @@ bool hx_event_live(const struct hx_event_set *ev, const enum hx_task_phase *phas
 	return any;
 }
 
+int64_t hx_event_next_at(const struct hx_event_set *ev, const struct hx_task_run *tasks, size_t n,
+                         int64_t now_us)
+{
+	const struct fa_harness_spec *h = &ev->sc->harness;
+	int64_t next = INT64_MAX, at;
+
+	for (size_t e = 0; e < h->n_events; e++) {
+		const struct fa_event_spec *spec = &h->events[e];
+
+		if (ev->st[e].fired || (spec->at_ms < 0 && !ev->st[e].triggered))
+			continue;
+		at = spec->at_ms >= 0 ? ev->start_us + spec->at_ms * 1000 : ev->st[e].fire_at_us;
+		if (at < next)
+			next = at;
+	}
+	for (size_t i = 0; i < n; i++) {
+		at = tasks[i].t_quiet_until_us;
+		if (tasks[i].t_cancel_us >= 0 && at > now_us && at < next)
+			next = at;
+	}
+	return next;
+}
+
 bool hx_event_quiet_open(const struct hx_task_run *tasks, size_t n, int64_t now_us)
 {
 	for (size_t i = 0; i < n; i++)

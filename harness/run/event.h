@@ -81,6 +81,15 @@ void hx_event_on_held(struct hx_event_set *ev, const char *id, int64_t t_us);
 size_t hx_event_next_due(struct hx_event_set *ev, int64_t now_us);
 
 /*
+ * The earliest instant (provider µs) an event not yet fired is due at,
+ * of those whose instant is known (an at_ms event, a triggered one), and
+ * of the quiet windows of @tasks (@n of them) still open at @now_us; the
+ * scenario loop sleeps no longer than that. INT64_MAX when there is none.
+ */
+int64_t hx_event_next_at(const struct hx_event_set *ev, const struct hx_task_run *tasks, size_t n,
+                         int64_t now_us);
+
+/*
  * Whether some event can still fire, given each task's phase (@phase: one
  * per task). An unfired event is live unless it is an `after` event not
  * yet triggered whose task can no longer run: it is done, or it was never

@@ -141,7 +141,7 @@ void hx_restart_fire(struct hx__scenario *s, size_t e)
 	target += rs->released;
 	until = fa_clock_real_mono_us() + HX_RESTART_RELEASE_WAIT_US;
 	while (fa_journal_count(s->journal) < target && fa_clock_real_mono_us() < until)
-		hx__scenario_tick();
+		hx__scenario_sleep_ms(1);
 	if (!ev->restart) {
 		s->killed = s->stdio;
 		return;

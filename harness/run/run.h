@@ -21,19 +21,22 @@
  * admin endpoints: the client cannot reset the journal), a fresh state
  * folder, the harness events firing the tasks (a scenario with no events
  * sends every task at its start; a task no fired event names is recorded
- * as not sent), HX_RUN_SETTLE_US of settling, then the journal copied and
- * every check run on it.
+ * as not sent), the wait until nothing more is on its way to the journal
+ * (settle.h, bounded by HX_RUN_SETTLE_US and HX_RUN_DRAIN_US), then the
+ * journal copied and every check run on it.
  *
  * Exec mode: one client process per task (exec.h); the scenario ends when
- * every started client has exited and no event can fire any more, or at
- * its timeout. Stdio mode (docs/client-protocol.md): one client session
- * per scenario (stdio_client.h), started and greeted before the first
- * event counts; tasks go out as task lines, due within the per-task
- * timeout; client_saw events fire on the client's action_result; a task
- * is finished by its result line (->outcome; exit_code 0 for succeeded,
- * 1 otherwise) and timed out past its deadline; the scenario ends when
- * every sent task is finished and no event can fire (or at its timeout,
- * or when the client ends), then the client gets shutdown and its grace.
+ * every started client has exited, no event can fire any more and the
+ * provider has no connection left, or at its timeout. Stdio mode
+ * (docs/client-protocol.md): one client session per scenario
+ * (stdio_client.h), started and greeted before the first event counts;
+ * tasks go out as task lines, due within the per-task timeout; client_saw
+ * events fire on the client's action_result; a task is finished by its
+ * result line (->outcome; exit_code 0 for succeeded, 1 otherwise) and
+ * timed out past its deadline; the scenario ends when every sent task is
+ * finished, no event can fire and the provider has no request in flight
+ * (or at its timeout, or when the client ends), then the client gets
+ * shutdown and its grace, and the provider's connections close.
  * A task a client that ended on its own never reported on fails with
  * "client exited with status N before reporting". The client's messages,
  * protocol errors, hello and stderr tail go into the scenario's result,

@@ -11,9 +11,21 @@ struct fa_livefeed;
 struct fa_scenario;
 struct hx_known_failing;
 
-/* Pause after the last client exits before the provider stops, so that
- * late attempts still reach the journal, µs. */
+/*
+ * A scenario's run ends once nothing more is on its way to the journal
+ * (settle.h): every task done and, in stdio mode, no request in flight
+ * before the client is told to shut down; once the client is gone, no
+ * connection left open. These bound the waits, real µs. HX_RUN_SETTLE_US:
+ * for answers parked on the provider's timer (a hold, a delay, a paced
+ * stream), which may still end by themselves (and then trigger an event)
+ * and which the provider's stop journals anyway; and for what a running
+ * stdio client still has in flight once its tasks are done.
+ * HX_RUN_DRAIN_US: once the client is gone, for a connection still open
+ * and not parked: a process that escaped the client's group and marker
+ * may still send an attempt on it.
+ */
 #define HX_RUN_SETTLE_US 300000
+#define HX_RUN_DRAIN_US  1000000
 
 /* How to run a suite. Pointers borrowed for the call. Exactly one of
  * exec_template and client_cmd is set. */

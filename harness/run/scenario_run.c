@@ -28,6 +28,7 @@
 #include "restart.h"
 #include "scenario_state.h"
 #include "server.h"
+#include "settle.h"
 #include "stdio_client.h"
 #include "store.h"
 #include "timescale.h"
@@ -49,11 +50,11 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return 0;
 }
 
-void hx__scenario_tick(void)
+void hx__scenario_sleep_ms(int ms)
 {
-	const struct timespec tick = { 0, HX_SCENARIO_TICK_NS };
+	const struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 
-	nanosleep(&tick, NULL);
+	nanosleep(&ts, NULL);
 }
 
 /* Per-task client timeout: its own, else its wait budget plus slack, else
@@ -296,11 +297,60 @@ static bool interrupted(struct hx__scenario *s)
 	return s->interrupted;
 }
 
-/* Exec mode: drive the events and the clients until the scenario is over. */
+/* Whether the provider of @s has settled for @st (settle.h), looked at
+ * now; once it has, the journal is read to its end. */
+static bool settled(struct hx__scenario *s, struct hx_settle *st)
+{
+	struct fa_server_load l;
+
+	fa_server_load(s->srv, &l);
+	if (!hx_settle_step(st, &l, fa_clock_real_mono_us()))
+		return false;
+	scan_journal(s); /* what the last look counted as done */
+	return true;
+}
+
+/* How long the loop may sleep at @now (provider µs), real ms: one tick,
+ * or less when an event or the end of a quiet window falls due sooner;
+ * a whole tick once the run stops (@stop), as nothing fires then. */
+static int tick_ms(const struct hx__scenario *s, int64_t now, bool stop)
+{
+	const int tick = HX_SCENARIO_TICK_NS / 1000000;
+	int64_t next = hx_event_next_at(&s->ev, s->out->tasks, s->out->n_tasks, now);
+	int64_t real_us;
+
+	if (stop || next == INT64_MAX)
+		return tick;
+	if (next <= now)
+		return 0;
+	/* due instants are virtual: a scaled clock gets there 1/S as fast */
+	real_us = (int64_t)((double)(next - now) / fa_clock_scale());
+	return real_us < (int64_t)tick * 1000 ? (int)((real_us + 999) / 1000) : tick;
+}
+
+/* Exec mode: wait @ms, or less when a client ends sooner. */
+static void wait_exec(struct hx__scenario *s, int ms)
+{
+	size_t n = s->sc->harness.n_tasks;
+	struct hx_exec_proc **procs = fa_xcalloc(n + 1, sizeof(*procs));
+
+	for (size_t i = 0; i < n; i++)
+		procs[i] = &s->ts[i].proc;
+	hx_exec_wait_any(procs, n, ms);
+	free(procs);
+}
+
+/*
+ * Exec mode: drive the events and the clients until the scenario is
+ * over: every started client has exited, no event can fire, no quiet
+ * window is open, and the provider has nothing left (settle.h) -- an
+ * attempt that lands meanwhile may still trigger an event.
+ */
 static void drive_exec(struct hx__scenario *s, int64_t deadline)
 {
 	const struct fa_harness_spec *h = &s->sc->harness;
-	int64_t quiet_since = -1;
+	struct hx_settle st;
+	bool settling = false;
 
 	for (;;) {
 		int64_t now = fa_provider_now_us(s->prov);
@@ -330,16 +380,21 @@ static void drive_exec(struct hx__scenario *s, int64_t deadline)
 		}
 		if (!running && (stop || (!hx_event_live(&s->ev, s->phase) &&
 		                          !hx_event_quiet_open(s->out->tasks, h->n_tasks, now)))) {
-			if (quiet_since < 0)
-				quiet_since = now;
-			/* late attempts land, and may still trigger an event */
-			if (now - quiet_since >= HX_RUN_SETTLE_US)
+			if (!settling)
+				hx_settle_init(&st, HX_SETTLE_CONNECTIONS, HX_RUN_SETTLE_US,
+				               HX_RUN_DRAIN_US);
+			settling = true;
+			/* what the journal brought last may have woken an event */
+			if (settled(s, &st) && (stop || !hx_event_live(&s->ev, s->phase)))
 				break;
 		} else {
-			quiet_since = -1;
+			settling = false;
 		}
 		hx__scenario_report_waiting(s);
-		hx__scenario_tick();
+		if (settling)
+			hx__scenario_sleep_ms(HX_SETTLE_LOOK_MS);
+		else
+			wait_exec(s, tick_ms(s, now, stop));
 	}
 }
 
@@ -398,20 +453,21 @@ static bool all_sent_done(const struct hx__scenario *s)
 
 /*
  * Stdio mode: drive the events and the client's session. The run phase
- * ends when every sent task has its result (or is past its deadline) and
- * no event can fire, after HX_RUN_SETTLE_US of quiet (a late journal
- * entry may still trigger one); at once on the scenario's timeout, an
- * interruption or the client's end. Then shutdown, the client's grace,
- * and HX_RUN_SETTLE_US for the journal.
+ * ends when every sent task has its result (or is past its deadline), no
+ * event can fire, no quiet window is open and the provider has no request
+ * left in flight (settle.h: what lands meanwhile may still trigger an
+ * event); at once on the scenario's timeout, an interruption or the
+ * client's end. Then shutdown, the client's grace, and, once it is gone,
+ * the provider's connections closed.
  */
 static void drive_stdio(struct hx__scenario *s, int64_t deadline)
 {
-	int64_t quiet_since = -1, ended_since = -1;
-	bool shutting_down = false;
+	struct hx_settle st;
+	bool shutting_down = false, settling = false;
 
 	for (;;) {
 		int64_t now = fa_provider_now_us(s->prov);
-		bool stop;
+		bool stop, done;
 
 		if (s->client == NULL)
 			break; /* a restart could not even start it */
@@ -425,26 +481,30 @@ static void drive_stdio(struct hx__scenario *s, int64_t deadline)
 			if (!stop)
 				fire_due(s, now);
 			time_out_tasks(s, now, s->timed_out);
-			if (!stop && all_sent_done(s) && !hx_event_live(&s->ev, s->phase) &&
-			    !hx_event_quiet_open(s->out->tasks, s->out->n_tasks, now)) {
-				if (quiet_since < 0)
-					quiet_since = now;
-			} else {
-				quiet_since = -1;
-			}
-			if (stop || (quiet_since >= 0 && now - quiet_since >= HX_RUN_SETTLE_US)) {
+			done = !stop && all_sent_done(s) && !hx_event_live(&s->ev, s->phase) &&
+			       !hx_event_quiet_open(s->out->tasks, s->out->n_tasks, now);
+			if (done && !settling)
+				hx_settle_init(&st, HX_SETTLE_REQUESTS, HX_RUN_SETTLE_US,
+				               HX_RUN_SETTLE_US);
+			settling = done;
+			/* what the journal brought last may have woken an event */
+			if (stop || (done && settled(s, &st) && !hx_event_live(&s->ev, s->phase))) {
 				hx_stdio_shutdown(s->client);
 				shutting_down = true;
+				settling = false;
 			}
 		} else if (hx_stdio_finished(s->client)) {
-			if (ended_since < 0)
-				ended_since = now;
 			/* attempts cut off by the client's end land */
-			if (now - ended_since >= HX_RUN_SETTLE_US)
+			if (!settling)
+				hx_settle_init(&st, HX_SETTLE_CONNECTIONS, HX_RUN_SETTLE_US,
+				               HX_RUN_DRAIN_US);
+			settling = true;
+			if (settled(s, &st))
 				break;
 		}
 		hx__scenario_report_waiting(s);
-		hx_stdio_pump(s->client, HX_SCENARIO_TICK_NS / 1000000);
+		hx_stdio_pump(s->client, settling ? HX_SETTLE_LOOK_MS
+		                                  : tick_ms(s, now, stop || shutting_down));
 	}
 	if (s->client != NULL)
 		hx__scenario_read_msgs(s);

@@ -73,8 +73,8 @@ struct hx__scenario {
 	                                    (waiting.h); 0 before the first tick */
 };
 
-/* Sleep one HX_SCENARIO_TICK_NS. */
-void hx__scenario_tick(void);
+/* Sleep @ms, 0..999999. */
+void hx__scenario_sleep_ms(int ms);
 
 /* Exec mode: start task @i's client, the task now running (sent at the
  * provider's now). A client that cannot start is recorded in the task

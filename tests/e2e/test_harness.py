@@ -696,6 +696,22 @@ def test_client_that_leaves_its_group_is_killed_when_it_ends(harness_bin, tmp_pa
     assert s["duration_ms"] < 4000
 
 
+def test_scenario_ends_soon_after_its_last_client_not_after_a_fixed_settle(harness_bin,
+                                                                          tmp_path):
+    doc = scenario("quick", OK_200)
+    journals = tmp_path / "journals"
+    proc, report = run_scenario(harness_bin, tmp_path, doc, CURL,
+                                "--journal-dir", str(journals))
+    s = report["scenarios"][0]
+    assert s["tasks"][0]["exit_code"] == 0
+    (line,) = read_jsonl(journals / "quick.jsonl")
+    # the run ends once the provider has nothing left: a fixed settle
+    # alone took 300 ms after the client's exit
+    after_ms = s["duration_ms"] - json.loads(line)["t_done_us"] / 1000
+    assert after_ms < 200, after_ms
+    assert proc.returncode == 0, proc.stdout
+
+
 # --- report files ---------------------------------------------------------------
 
 def test_unwritable_report_path_exits_2_before_anything_runs(harness_bin, tmp_path):

@@ -235,6 +235,71 @@ for line in sys.stdin:
         finish(msg, "succeeded" if status == 200 else "failed", 1, status)
 '''
 
+# Opens a connection to the provider from a process that leaves both the
+# client's group and its marker (setsid, FAKEAPI_CLIENT_NONCE dropped), then
+# does its task well; on shutdown it tells that process (the file named by
+# its second argument) and exits. Half a second after that, the process
+# sends one request on its connection, for the task "late", and leaves.
+# Its first argument is a token put in that process's command line.
+LATE_SENDER = COMMON + r'''
+import subprocess
+TOKEN, GONE = sys.argv[1], sys.argv[2]
+SENDER = r"""
+import http.client, os, sys, time, urllib.parse
+url = urllib.parse.urlsplit(os.environ["FAKEAPI_URL"])
+conn = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
+conn.connect()
+open(sys.argv[2] + ".open", "w").close()
+end = time.monotonic() + 20
+while not os.path.exists(sys.argv[2]) and time.monotonic() < end:
+    time.sleep(0.01)
+time.sleep(0.5)
+conn.request("GET", "/v1/records/9?fa_task=late",
+             headers={"Authorization": "Bearer " + os.environ["FAKEAPI_KEY"]})
+conn.getresponse().read()
+conn.close()
+"""
+env = {k: v for k, v in os.environ.items() if k != "FAKEAPI_CLIENT_NONCE"}
+hello("py-late")
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "shutdown":
+        break
+    if msg["type"] == "task":
+        subprocess.Popen(["setsid", sys.executable, "-c", SENDER, TOKEN, GONE], env=env,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+        while not os.path.exists(GONE + ".open"):
+            time.sleep(0.01)
+        status, ra, err = attempt(msg, 1)
+        report(msg, 1, status, ra, err)
+        finish(msg, "succeeded" if status == 200 else "failed", 1, status)
+open(GONE, "w").close()
+'''
+
+# Gives up on its one attempt after --timeout S, reports it failed, and
+# leaves on shutdown.
+IMPATIENT = COMMON + r'''
+import urllib.request
+TIMEOUT = float(sys.argv[sys.argv.index("--timeout") + 1])
+hello("py-impatient")
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "shutdown":
+        break
+    if msg["type"] == "task":
+        say({"type": "action_sent", "task": msg["id"], "attempt": 1, "idempotency_key": None})
+        req = urllib.request.Request(
+            msg["url"], headers={"Authorization": "Bearer " + os.environ[msg["key_env"]]})
+        try:
+            urllib.request.urlopen(req, timeout=TIMEOUT).read()
+            status = 200
+        except OSError:
+            status = 0
+        report(msg, 1, status, None, None if status else "timed out")
+        finish(msg, "succeeded" if status == 200 else "failed", 1, status)
+'''
+
 # Does its task with one attempt, but prints --flood N action_sent lines
 # before its result, or --garbage N unparseable lines and then exits 3
 # before any result; --attempts X reports X (JSON text) as its result's
@@ -763,3 +828,67 @@ def test_hello_without_name_or_version_says_so(harness_bin, tmp_path):
     assert report["client"]["hello"] == {"type": "hello", "protocol": 1}
     assert "client hello: (no name) (no version), protocol 1, features: none\n" in proc.stdout
     assert proc.returncode == 0, proc.stdout
+
+
+# --- the end of a scenario ------------------------------------------------------
+
+def journal_of(journals, sid):
+    return [json.loads(line) for line in (journals / f"{sid}.jsonl").read_text().splitlines()]
+
+
+def test_scenario_ends_soon_after_its_client_not_after_a_fixed_settle(harness_bin, tmp_path):
+    doc = scenario("quick", OK_200)
+    journals = tmp_path / "journals"
+    proc, report = run_stdio(harness_bin, tmp_path, doc, client(tmp_path, "good", GOOD),
+                             "--journal-dir", str(journals))
+    s = report["scenarios"][0]
+    assert s["tasks"][0]["outcome"] == "succeeded"
+    (entry,) = journal_of(journals, "quick")
+    # the run ends once the provider has nothing left: a fixed settle took
+    # 300 ms before the shutdown and 300 ms after the client's end
+    after_ms = s["duration_ms"] - entry["t_done_us"] / 1000
+    assert after_ms < 300, after_ms
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_a_process_left_holding_a_connection_dies_with_its_client(harness_bin, tmp_path):
+    """A client leaves a setsid process without its marker holding an open
+    connection, to send a request half a second after the client's end:
+    the process is killed with its client (its cgroup, or as an orphan),
+    so the late request never arrives and nothing of it outlives the run."""
+    token = f"late-{uuid.uuid4().hex}"
+    gone = tmp_path / "client-gone"
+    doc = scenario("late", OK_200)
+    journals = tmp_path / "journals"
+    try:
+        proc, report = run_stdio(harness_bin, tmp_path, doc,
+                                 client(tmp_path, "late", LATE_SENDER, token, gone),
+                                 "--journal-dir", str(journals))
+        left = live_with_token(token)
+    finally:
+        for pid in live_with_token(token):  # only ever the one this test started
+            os.kill(pid, signal.SIGKILL)
+    assert left == [], "the process the client left outlived the run"
+    s = report["scenarios"][0]
+    assert s["tasks"][0]["outcome"] == "succeeded"
+    (first,) = journal_of(journals, "late")
+    assert first["task"] == "t1"
+    assert (s["attempts"], s["unattributed_attempts"]) == (1, 0)
+
+
+def test_answer_parked_when_the_client_leaves_is_kept_without_waiting_it_out(harness_bin,
+                                                                             tmp_path):
+    doc = scenario("parked", [{"status": 200, "delay_ms": 5000, "body": {"id": "{id}"}}])
+    journals = tmp_path / "journals"
+    proc, report = run_stdio(harness_bin, tmp_path, doc,
+                             client(tmp_path, "impatient", IMPATIENT, "--timeout", "0.2"),
+                             "--journal-dir", str(journals))
+    s = report["scenarios"][0]
+    assert s["tasks"][0]["outcome"] == "failed"
+    (entry,) = journal_of(journals, "parked")
+    # journaled when the provider stopped, long before the 5 s delay
+    # ended: 300 ms at most for a parked answer before the shutdown, and
+    # as long again once the client is gone
+    assert entry["delivered"] == "client_gone"
+    assert entry["t_done_us"] < 3_000_000
+    assert s["duration_ms"] < 3000

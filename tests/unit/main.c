@@ -31,6 +31,7 @@
 	X(evidence)                                                                                \
 	X(write)                                                                                   \
 	X(event)                                                                                   \
+	X(settle)                                                                                  \
 	X(budget)                                                                                  \
 	X(escalation)                                                                              \
 	X(cancel)                                                                                  \

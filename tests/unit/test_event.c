@@ -169,6 +169,30 @@ static void event__quiet_window_keeps_the_scenario_open_until_it_ends(void)
 	CU_ASSERT_FALSE(hx_event_quiet_open(t, 1, 0));
 }
 
+static void event__next_at_is_the_earliest_instant_known_to_fall_due(void)
+{
+	struct sc sc;
+	struct hx_event_set ev;
+	struct hx_task_run t[1] = { { .t_cancel_us = -1, .t_quiet_until_us = -1 } };
+
+	sc_init(&sc, 201);
+	hx_event_init(&ev, &sc.s, true, 7 * MS);
+	CU_ASSERT_EQUAL(hx_event_next_at(&ev, t, 1, 0), 7 * MS); /* at_ms 0 */
+	CU_ASSERT_EQUAL(hx_event_next_due(&ev, 7 * MS), 0);
+	/* the others wait for triggers no one has seen: nothing is due */
+	CU_ASSERT_EQUAL(hx_event_next_at(&ev, t, 1, 7 * MS), INT64_MAX);
+	hx_event_on_held(&ev, "w1", 40 * MS);
+	CU_ASSERT_EQUAL(hx_event_next_at(&ev, t, 1, 41 * MS), 45 * MS); /* plus_ms 5 */
+	/* a quiet window that ends sooner, while it is still open */
+	t[0].t_cancel_us = 10 * MS;
+	t[0].t_quiet_until_us = 42 * MS;
+	CU_ASSERT_EQUAL(hx_event_next_at(&ev, t, 1, 41 * MS), 42 * MS);
+	CU_ASSERT_EQUAL(hx_event_next_at(&ev, t, 1, 42 * MS), 45 * MS);
+	CU_ASSERT_EQUAL(hx_event_next_due(&ev, 45 * MS), 1);
+	CU_ASSERT_EQUAL(hx_event_next_at(&ev, t, 1, 45 * MS), INT64_MAX);
+	hx_event_release(&ev);
+}
+
 void test_event_register(void)
 {
 	CU_pSuite s = CU_add_suite("event", NULL, NULL);
@@ -185,4 +209,6 @@ void test_event_register(void)
 	            event__cancel_only_event_lives_like_any_other);
 	CU_add_test(s, "event__quiet_window_keeps_the_scenario_open_until_it_ends",
 	            event__quiet_window_keeps_the_scenario_open_until_it_ends);
+	CU_add_test(s, "event__next_at_is_the_earliest_instant_known_to_fall_due",
+	            event__next_at_is_the_earliest_instant_known_to_fall_due);
 }

@@ -515,6 +515,29 @@ static void exec__stop_ends_a_running_client(void)
 	CU_ASSERT_TRUE(eventually_dead(p.pid));
 }
 
+static void exec__wait_any_wakes_when_a_client_ends(void)
+{
+	struct hx_exec_proc a, b;
+	struct hx_exec_proc *both[] = { &a, &b };
+	struct hx_exec_spec slow = { .cmd = "sleep 30" }, quick = { .cmd = "sleep 0.1" };
+	struct fa_err e = { { 0 } };
+	int64_t t0;
+
+	CU_ASSERT_EQUAL_FATAL(hx_exec_start(&a, &slow, &e), FA_OK);
+	CU_ASSERT_EQUAL_FATAL(hx_exec_start(&b, &quick, &e), FA_OK);
+	CU_ASSERT(a.pidfd >= 0 && b.pidfd >= 0);
+	t0 = fa_clock_mono_us();
+	hx_exec_wait_any(both, 2, 20000);
+	/* woken by the quick one's end, not by the 20 s timeout */
+	CU_ASSERT(fa_clock_mono_us() - t0 < 10000000);
+	CU_ASSERT_TRUE(hx_exec_poll(&b, fa_clock_mono_us()));
+	CU_ASSERT_EQUAL(b.pidfd, -1); /* closed with the reaping */
+	CU_ASSERT_FALSE(hx_exec_poll(&a, fa_clock_mono_us()));
+	hx_exec_kill(&a);
+	hx_exec_wait(&a);
+	CU_ASSERT_EQUAL(a.pidfd, -1);
+}
+
 /* Every value a task can have, for the placeholder and variable tests. */
 static const struct hx_exec_vars all_vars = {
 	.url = "http://h/v1/x?fa_task=t1",
@@ -815,6 +838,8 @@ void test_exec_register(void)
 	            exec__vars_env_names_every_value_set);
 	CU_add_test(s, "exec__bare_name_unsets_an_inherited_variable",
 	            exec__bare_name_unsets_an_inherited_variable);
+	CU_add_test(s, "exec__wait_any_wakes_when_a_client_ends",
+	            exec__wait_any_wakes_when_a_client_ends);
 	CU_add_test(s, "exec__headers_file_has_one_line_per_header",
 	            exec__headers_file_has_one_line_per_header);
 	CU_add_test(s, "exec__client_task_carries_budget_timeout_pacing_and_headers",

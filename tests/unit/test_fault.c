@@ -346,6 +346,85 @@ static void fault__stop_lets_a_held_answer_go_and_journals_it(void)
 	free_entries(e, n);
 }
 
+/* Wait (5 s at most) until the server's load satisfies @ok. */
+static bool wait_load(struct live *l, struct fa_server_load *got,
+                      bool (*ok)(const struct fa_server_load *))
+{
+	int64_t end = fa_clock_mono_us() + 5000000;
+
+	for (;;) {
+		fa_server_load(l->s, got);
+		if (ok(got))
+			return true;
+		if (fa_clock_mono_us() > end)
+			return false;
+		usleep(2000);
+	}
+}
+
+static bool one_open(const struct fa_server_load *l)
+{
+	return l->connections == 1;
+}
+
+static bool one_parked(const struct fa_server_load *l)
+{
+	return l->parked == 1;
+}
+
+static bool none_open(const struct fa_server_load *l)
+{
+	return l->connections == 0 && l->requests == 0;
+}
+
+static void fault__load_counts_open_connections_requests_and_parked_ones(void)
+{
+	static const char req[] = "POST /w HTTP/1.1\r\nHost: x\r\n"
+	                          "Authorization: Bearer s1\r\nContent-Length: 2\r\n\r\n{}";
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+		                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct fa_server_load ld;
+	struct live l;
+	struct fa_attempt *e;
+	size_t n = 0;
+	int idle, fd;
+
+	live_start(&l);
+	fa_server_load(l.s, &ld);
+	CU_ASSERT_FALSE(ld.queued);
+	CU_ASSERT_EQUAL(ld.connections, 0);
+	CU_ASSERT_EQUAL(ld.opened, 0);
+	/* a connection that sends nothing: open, no request */
+	sin.sin_port = htons((uint16_t)fa_server_port(l.s));
+	idle = socket(AF_INET, SOCK_STREAM, 0);
+	CU_ASSERT_FATAL(idle >= 0);
+	CU_ASSERT_EQUAL_FATAL(connect(idle, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	CU_ASSERT_TRUE_FATAL(wait_load(&l, &ld, one_open));
+	CU_ASSERT_EQUAL(ld.requests, 0);
+	CU_ASSERT_EQUAL(ld.parked, 0);
+	CU_ASSERT_EQUAL(ld.opened, 1);
+	CU_ASSERT_EQUAL(ld.started, 0);
+	/* a held answer: a request in flight on a parked connection */
+	fd = send_raw(&l, req);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_TRUE_FATAL(wait_load(&l, &ld, one_parked));
+	CU_ASSERT_EQUAL(ld.connections, 2);
+	CU_ASSERT_EQUAL(ld.requests, 1);
+	CU_ASSERT_EQUAL(ld.opened, 2);
+	CU_ASSERT_EQUAL(ld.started, 1);
+	CU_ASSERT_EQUAL(fa_journal_count(l.j), 0);
+	/* let go and closed: nothing left, and the journal has it */
+	CU_ASSERT_EQUAL(fa_server_release(l.s, NULL), 1);
+	close(idle);
+	close(fd);
+	CU_ASSERT_TRUE_FATAL(wait_load(&l, &ld, none_open));
+	CU_ASSERT_EQUAL(ld.parked, 0);
+	CU_ASSERT_EQUAL(fa_journal_count(l.j), 1);
+	e = live_stop(&l, &n);
+	CU_ASSERT_EQUAL(n, 1);
+	free_entries(e, n);
+}
+
 void test_fault_register(void)
 {
 	CU_pSuite suite = CU_add_suite("fault", NULL, NULL);
@@ -370,4 +449,6 @@ void test_fault_register(void)
 	            fault__released_hold_still_waits_out_its_delay);
 	CU_add_test(suite, "fault__stop_lets_a_held_answer_go_and_journals_it",
 	            fault__stop_lets_a_held_answer_go_and_journals_it);
+	CU_add_test(suite, "fault__load_counts_open_connections_requests_and_parked_ones",
+	            fault__load_counts_open_connections_requests_and_parked_ones);
 }

@@ -54,7 +54,8 @@
 	X(recording)                                                                               \
 	X(coverage)                                                                                \
 	X(clock)                                                                                   \
-	X(suggest)
+	X(suggest)                                                                                 \
+	X(timer)
 
 #define DECLARE(m) void test_##m##_register(void);
 TEST_MODULES(DECLARE)

@@ -166,13 +166,18 @@ demo:
 # Benchmarks against nginx and of the harness (docs/bench.md); never part of `make test`.
 bench: deps
 	@ci/install-bench-deps
-	$(MAKE) all $(BUILD)/bench-wakeup
+	$(MAKE) all $(BUILD)/bench-wakeup $(BUILD)/bench-delayload
 	$(PYTHON) bench/run $(BUILD)
 
 # The timer wake-up probe of bench/run's wake-up line (bench/wakeup.c).
 $(BUILD)/bench-wakeup: bench/wakeup.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< -lpthread
+
+# The load generator of bench/run's delayed-answers section (bench/delayload.c).
+$(BUILD)/bench-delayload: bench/delayload.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $<
 
 lint: $(BUILD)/libfakeapi.a $(BUILD)/libfautil.a $(HX_OBJ)
 	@! git grep -nE '\b(strcpy|strcat|sprintf|vsprintf|strtok|atoi|atol|gets)[[:space:]]*\(' -- '*.c' '*.h' \

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -22,6 +23,7 @@
 #include "fault.h"
 #include "log.h"
 #include "sse.h"
+#include "timer.h"
 
 /* One TCP connection, for the journal's connection id and reuse count. */
 struct conn {
@@ -61,30 +63,30 @@ struct request {
 	size_t stream_sent;    /* a stream: body bytes handed to libmicrohttpd */
 	bool stream_gone;      /* a stream: its client was found gone after a wait */
 	bool stream_stopped;   /* a stream: the server's stop ended it before its end */
-};
-
-/* A request whose answer waits (suspended connection): for a hold, which
- * fa_server_release() can end early and which then waits out its delay
- * too, or for its delay alone. */
-struct held {
-	int64_t due_us; /* monotonic µs since start: end of the hold or the delay */
-	struct request *req;
-	bool hold;   /* a "hold" (counted by fa_server_held), not a delay */
-	bool stream; /* a stream waiting for its next frame (its content reader
-	                suspended it; the answer is already queued) */
+	/* While suspended (park): for a hold, which fa_server_release() can
+	 * end early and which then waits out its delay too, for its delay
+	 * alone, or for a stream's next frame. */
+	struct fa_timer_entry wait;  /* on the server's timer, due at the end of the wait */
+	bool wait_hold;              /* a "hold" (counted by fa_server_held), not a delay */
+	bool wait_stream;            /* a stream waiting for its next frame (its content
+	                                reader suspended it; the answer is already queued) */
+	struct request *hold_prev;   /* the server's list of holds, while wait_hold: */
+	struct request *hold_next;   /* the ones before and after this one */
+	struct request *resume_next; /* the timer thread's batch to resume, once due */
 };
 
 struct fa_server {
 	struct fa_provider *p; /* borrowed */
 	struct MHD_Daemon *d;
 	unsigned port;
-	pthread_mutex_t lock;  /* guards everything below */
-	uint64_t next_conn_id; /* also the count of connections accepted */
-	size_t n_conns;        /* open connections */
-	size_t n_requests;     /* requests started and not yet journaled */
-	uint64_t n_started;    /* requests started so far */
-	struct held *held;     /* owned array */
-	size_t n_held;
+	pthread_mutex_t lock;   /* guards everything below */
+	uint64_t next_conn_id;  /* also the count of connections accepted */
+	size_t n_conns;         /* open connections */
+	size_t n_requests;      /* requests started and not yet journaled */
+	uint64_t n_started;     /* requests started so far */
+	struct fa_timer *waits; /* owned: the suspended requests by due time */
+	struct request *holds;  /* the suspended requests on a hold, oldest first */
+	struct request *holds_tail;
 	bool stopping;
 	pthread_cond_t wake; /* the timer thread's alarm */
 	pthread_t timer;
@@ -534,7 +536,37 @@ static enum MHD_Result answer(struct fa_server *s, struct request *r)
 	return queue_answer(s, r);
 }
 
-/* Suspend @r until @due (µs since start) on the timer list: for its hold
+/* Add @r at the end of the list of holds; caller holds s->lock. */
+static void hold_link(struct fa_server *s, struct request *r)
+{
+	r->wait_hold = true;
+	r->hold_next = NULL;
+	r->hold_prev = s->holds_tail;
+	if (s->holds_tail != NULL)
+		s->holds_tail->hold_next = r;
+	else
+		s->holds = r;
+	s->holds_tail = r;
+}
+
+/* Take @r off the list of holds, if it is on it; caller holds s->lock. */
+static void hold_unlink(struct fa_server *s, struct request *r)
+{
+	if (!r->wait_hold)
+		return;
+	if (r->hold_prev != NULL)
+		r->hold_prev->hold_next = r->hold_next;
+	else
+		s->holds = r->hold_next;
+	if (r->hold_next != NULL)
+		r->hold_next->hold_prev = r->hold_prev;
+	else
+		s->holds_tail = r->hold_prev;
+	r->hold_prev = r->hold_next = NULL;
+	r->wait_hold = false;
+}
+
+/* Suspend @r until @due (µs since start) on the timer: for its hold
  * (@hold; hold_ms at most, fa_server_release() may end it early), its
  * delay, or (@stream, from its content reader) its next frame. The timer
  * thread resumes it. False when the server is stopping: nothing may stay
@@ -549,10 +581,14 @@ static bool park(struct fa_server *s, struct request *r, int64_t due, bool hold,
 	if (!stream)
 		r->state = REQ_HELD;
 	MHD_suspend_connection(r->mhd);
-	s->held = fa_xrealloc(s->held, (s->n_held + 1) * sizeof(*s->held));
-	s->held[s->n_held++] =
-	        (struct held){ .due_us = due, .req = r, .hold = hold, .stream = stream };
-	pthread_cond_signal(&s->wake);
+	r->wait_stream = stream;
+	if (hold)
+		hold_link(s, r);
+	fa_timer_add(s->waits, &r->wait, due);
+	/* the timer thread sleeps until the earliest due time: only a new
+	 * earliest one shortens its sleep */
+	if (fa_timer_first(s->waits) == &r->wait)
+		pthread_cond_signal(&s->wake);
 	ok = true;
 out:
 	pthread_mutex_unlock(&s->lock);
@@ -663,32 +699,41 @@ static void connection_notify(void *cls, struct MHD_Connection *mhd, void **sock
 	}
 }
 
-/* Resume held[i] and remove it; caller holds s->lock. Removal comes
- * first, so a connection is never resumed twice. */
-static void release_held(struct fa_server *s, size_t i)
+/* The request whose wait @e is. */
+static struct request *waiting(struct fa_timer_entry *e)
 {
-	struct request *r = s->held[i].req;
-	bool stream = s->held[i].stream;
-
-	s->held[i] = s->held[--s->n_held];
-	if (!stream)
-		r->state = REQ_READY; /* a stream's answer is queued already */
-	MHD_resume_connection(r->mhd);
+	return (struct request *)(void *)((char *)e - offsetof(struct request, wait));
 }
 
-/* held[i]'s wait is over at @now: a hold goes on to its delay, if it has
- * one; anything else is resumed. True when held[i] was removed (another
- * entry now sits at i). Caller holds s->lock. */
-static bool wake_held(struct fa_server *s, size_t i, int64_t now)
+/* Take @r off the timer and the holds, its wait over; caller holds
+ * s->lock and then resumes it, once. Taking it off first is what keeps a
+ * connection from being resumed twice. */
+static void unpark(struct fa_server *s, struct request *r)
 {
-	struct held *h = &s->held[i];
+	fa_timer_remove(s->waits, &r->wait);
+	hold_unlink(s, r);
+	if (!r->wait_stream)
+		r->state = REQ_READY; /* a stream's answer is queued already */
+}
 
-	if (h->hold && h->req->resp.delay_ms > 0) {
-		h->hold = false;
-		h->due_us = now + (int64_t)h->req->resp.delay_ms * 1000;
+/* @r's wait is over at @now (its entry may have been taken off the timer
+ * already): a hold goes on to its delay, if it has one, due then, and
+ * false; anything else is unparked, and true: the caller resumes it.
+ * Caller holds s->lock. */
+static bool wake(struct fa_server *s, struct request *r, int64_t now)
+{
+	int64_t due;
+
+	if (r->wait_hold && r->resp.delay_ms > 0) {
+		hold_unlink(s, r);
+		due = now + (int64_t)r->resp.delay_ms * 1000;
+		if (fa_timer_queued(&r->wait))
+			fa_timer_move(s->waits, &r->wait, due);
+		else
+			fa_timer_add(s->waits, &r->wait, due);
 		return false;
 	}
-	release_held(s, i);
+	unpark(s, r);
 	return true;
 }
 
@@ -704,8 +749,8 @@ size_t fa_server_held(struct fa_server *s, const char *task)
 	size_t n = 0;
 
 	pthread_mutex_lock(&s->lock);
-	for (size_t i = 0; i < s->n_held; i++)
-		if (s->held[i].hold && task_is(s->held[i].req, task))
+	for (const struct request *r = s->holds; r != NULL; r = r->hold_next)
+		if (task_is(r, task))
 			n++;
 	pthread_mutex_unlock(&s->lock);
 	return n;
@@ -714,44 +759,79 @@ size_t fa_server_held(struct fa_server *s, const char *task)
 size_t fa_server_release(struct fa_server *s, const char *task)
 {
 	int64_t now = fa_provider_now_us(s->p);
+	struct request *r, *next;
 	size_t n = 0;
 
 	pthread_mutex_lock(&s->lock);
-	for (size_t i = 0; i < s->n_held;) {
-		if (s->held[i].hold && task_is(s->held[i].req, task)) {
+	for (r = s->holds; r != NULL; r = next) {
+		next = r->hold_next; /* wake() takes r off the list */
+		if (task_is(r, task)) {
 			n++;
-			if (wake_held(s, i, now))
-				continue;
+			if (wake(s, r, now))
+				MHD_resume_connection(r->mhd);
 		}
-		i++;
 	}
 	pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->lock);
 	return n;
 }
 
+/* Resume the requests of @batch (linked by resume_next), each
+ * unparked already; without s->lock, so that no pool thread waits on it
+ * to park meanwhile. A resumed request is its pool thread's again at
+ * once (it may park again, or complete and be freed): the next one is
+ * read before. */
+static void resume_batch(struct request *batch)
+{
+	while (batch != NULL) {
+		struct request *r = batch;
+
+		batch = r->resume_next;
+		MHD_resume_connection(r->mhd);
+	}
+}
+
+/* Wake what is due, then sleep until the next due time (or a park that
+ * brings it forward): each wake costs O(log n) per entry due, whatever
+ * else waits. fa_server_stop() joins this thread before it stops the
+ * daemon, so a batch it is resuming is resumed before that. */
 static void *timer_main(void *arg)
 {
 	struct fa_server *s = arg;
 
 	pthread_mutex_lock(&s->lock);
 	while (!s->stopping) {
-		int64_t now = fa_provider_now_us(s->p), next = -1;
+		int64_t now = fa_provider_now_us(s->p);
+		struct request *batch = NULL, **tail = &batch;
+		struct fa_timer_entry *e;
 		struct timespec ts;
 
-		for (size_t i = 0; i < s->n_held;) {
-			if (s->held[i].due_us <= now && wake_held(s, i, now))
-				continue;
-			if (next < 0 || s->held[i].due_us < next)
-				next = s->held[i].due_us;
-			i++;
+		for (;;) {
+			struct request *r;
+
+			e = fa_timer_pop_due(s->waits, now);
+			if (e == NULL)
+				break;
+			r = waiting(e);
+			if (wake(s, r, now)) {
+				*tail = r; /* in due order */
+				tail = &r->resume_next;
+			}
 		}
-		if (next < 0) {
+		*tail = NULL;
+		if (batch != NULL) {
+			pthread_mutex_unlock(&s->lock);
+			resume_batch(batch);
+			pthread_mutex_lock(&s->lock);
+			continue; /* more may have come due meanwhile */
+		}
+		e = fa_timer_first(s->waits);
+		if (e == NULL) {
 			pthread_cond_wait(&s->wake, &s->lock);
 			continue;
 		}
 		/* due instants are virtual: a scaled clock waits 1/S as long */
-		ts = fa_clock_real_deadline(fa_clock_mono_us() + (next - now));
+		ts = fa_clock_real_deadline(fa_clock_mono_us() + (e->due_us - now));
 		pthread_cond_timedwait(&s->wake, &s->lock, &ts);
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -813,6 +893,7 @@ enum fa_rc fa_server_start(struct fa_provider *p, const struct fa_server_opts *o
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->wake, &ca);
 	pthread_condattr_destroy(&ca);
+	s->waits = fa_timer_new();
 	/* Thread pool + poll: docs/internals.md records why the epoll and select
 	 * modes are not used; the load test guards this choice. */
 	s->d = MHD_start_daemon(flags, (uint16_t)opts->port, NULL, NULL, access_handler, s,
@@ -829,6 +910,7 @@ enum fa_rc fa_server_start(struct fa_provider *p, const struct fa_server_opts *o
 	if (s->d == NULL) {
 		fa_err_set(err, "cannot listen on %s:%u: %s", bind, opts->port,
 		           errno != 0 ? strerror(errno) : "libmicrohttpd refused to start");
+		fa_timer_free(s->waits);
 		pthread_cond_destroy(&s->wake);
 		pthread_mutex_destroy(&s->lock);
 		goto out;
@@ -842,6 +924,8 @@ enum fa_rc fa_server_start(struct fa_provider *p, const struct fa_server_opts *o
 		goto out;
 	}
 	s->timer_started = true;
+	/* named, so that a profile or /proc/PID/task finds it (docs/bench.md) */
+	pthread_setname_np(s->timer, "fakeapi-timer");
 	*out = s;
 	s = NULL;
 	rc = FA_OK;
@@ -868,7 +952,7 @@ void fa_server_load(struct fa_server *s, struct fa_server_load *out)
 	pthread_mutex_lock(&s->lock);
 	out->connections = s->n_conns;
 	out->requests = s->n_requests;
-	out->parked = s->n_held;
+	out->parked = fa_timer_count(s->waits);
 	out->opened = s->next_conn_id;
 	out->started = s->n_started;
 	pthread_mutex_unlock(&s->lock);
@@ -881,14 +965,18 @@ void fa_server_stop(struct fa_server *s)
 	pthread_mutex_lock(&s->lock);
 	s->stopping = true;
 	/* every suspended connection must be resumed before the daemon stops */
-	while (s->n_held > 0)
-		release_held(s, 0);
+	while (fa_timer_count(s->waits) > 0) {
+		struct request *r = waiting(fa_timer_first(s->waits));
+
+		unpark(s, r);
+		MHD_resume_connection(r->mhd);
+	}
 	pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->lock);
 	if (s->timer_started)
 		pthread_join(s->timer, NULL);
 	MHD_stop_daemon(s->d);
-	free(s->held);
+	fa_timer_free(s->waits);
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
 	free(s);

@@ -57,7 +57,8 @@
 	X(coverage)                                                                                \
 	X(clock)                                                                                   \
 	X(suggest)                                                                                 \
-	X(metrics)
+	X(metrics)                                                                                 \
+	X(timer)
 
 #define DECLARE(m) void test_##m##_register(void);
 TEST_MODULES(DECLARE)

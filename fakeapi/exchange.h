@@ -23,11 +23,13 @@ struct fa_req {
 	size_t n_headers;
 	const char *body; /* request body, not NUL-terminated; NULL if none */
 	size_t body_len;
-	bool body_too_large;  /* the body passed FA_PROVIDER_MAX_BODY (answer 413) */
-	uint64_t conn_id;     /* connection number, 1, 2, ... */
-	unsigned conn_reuse;  /* earlier requests on this connection */
-	int64_t t_arrival_us; /* monotonic µs since the server started */
-	int64_t wall_us;      /* CLOCK_REALTIME at arrival, µs since epoch */
+	bool body_too_large;   /* the body passed FA_PROVIDER_MAX_BODY (answer 413) */
+	const char *malformed; /* not NULL: why its framing or target is malformed
+	                          (target.h; answer 400, the body unread) */
+	uint64_t conn_id;      /* connection number, 1, 2, ... */
+	unsigned conn_reuse;   /* earlier requests on this connection */
+	int64_t t_arrival_us;  /* monotonic µs since the server started */
+	int64_t wall_us;       /* CLOCK_REALTIME at arrival, µs since epoch */
 };
 
 /* Largest request body read, bytes; a larger one gets 413. */

@@ -30,6 +30,7 @@ const char *fa_fault_str(enum fa_fault f)
 	case FA_FAULT_IDEM_INVALID: return "idempotency_invalid";
 	case FA_FAULT_QUOTA: return "quota";
 	case FA_FAULT_JOURNAL: return "journal_unavailable";
+	case FA_FAULT_MALFORMED: return "malformed_request";
 	}
 	return "unknown";
 }

@@ -45,13 +45,15 @@ enum fa_fault {
 	                                platform rate_limit_exceeded) */
 	FA_FAULT_JOURNAL,            /* 503: the journal's file could not be written, so the
 	                                provider refuses what it could not record */
+	FA_FAULT_MALFORMED,          /* 400: framing or target malformed (target.h) */
 };
 
 /* "respond", "delay", "during_pause", "unauthorized", "no_route",
  * "too_large", "incomplete_request", "drop_before_commit",
  * "drop_after_commit", "reset", "partial_body", "close_idle", "replay",
  * "idempotency_conflict", "idempotency_reused", "idempotency_missing",
- * "idempotency_invalid", "quota", "journal_unavailable"; static
+ * "idempotency_invalid", "quota", "journal_unavailable",
+ * "malformed_request"; static
  * storage; "unknown" for a value outside the enum. */
 const char *fa_fault_str(enum fa_fault f);
 

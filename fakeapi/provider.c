@@ -503,6 +503,12 @@ void fa_provider_decide(struct fa_provider *p, const struct fa_req *req, struct 
 	 * answers its 401 in its own shape too */
 	r = find_route(p, req, &params, &i);
 	key = describe(p, req, a);
+	if (req->malformed != NULL) {
+		/* before the key: nothing of a request whose framing is in doubt is trusted */
+		a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_MALFORMED));
+		error_answer(resp, 400, "bad_request", req->malformed);
+		goto done;
+	}
 	if (fa_journal_file_failed(p->journal, NULL, NULL, NULL)) {
 		/* an attempt the file cannot record is not answered as if it were */
 		a->fault = fa_xstrdup(fa_fault_str(FA_FAULT_JOURNAL));

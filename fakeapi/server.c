@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -23,6 +24,7 @@
 #include "fault.h"
 #include "log.h"
 #include "sse.h"
+#include "target.h"
 #include "timer.h"
 
 /* One TCP connection, for the journal's connection id and reuse count. */
@@ -33,10 +35,11 @@ struct conn {
 
 /* Where a request is in its life. */
 enum req_state {
-	REQ_READING = 0, /* headers read, body may still be arriving */
-	REQ_HELD,        /* decided, suspended until its hold or delay is over */
-	REQ_READY,       /* decided, the answer (or its fault) may go out now */
-	REQ_QUEUED,      /* the answer was handed to libmicrohttpd */
+	REQ_NEW = 0, /* request line read (uri_seen), headers not yet */
+	REQ_READING, /* headers read, body may still be arriving */
+	REQ_HELD,    /* decided, suspended until its hold or delay is over */
+	REQ_READY,   /* decided, the answer (or its fault) may go out now */
+	REQ_QUEUED,  /* the answer was handed to libmicrohttpd */
 };
 
 /* Per-request state; one owner and one release point: request_completed(). */
@@ -49,6 +52,8 @@ struct request {
 	int64_t wall_us;
 	char *method; /* owned copies of what libmicrohttpd handed us */
 	char *path;
+	char *raw_uri;         /* owned: the request target as sent, not decoded */
+	const char *malformed; /* static: why framing or target is malformed, or NULL */
 	struct fa_header *headers;
 	size_t n_headers;
 	struct fa_header *query;
@@ -106,6 +111,7 @@ static void request_free(struct request *r)
 {
 	free(r->method);
 	free(r->path);
+	free(r->raw_uri);
 	free_pairs(r->headers, r->n_headers);
 	free_pairs(r->query, r->n_query);
 	free(r->body);
@@ -158,6 +164,7 @@ static void fill_req(const struct request *r, struct fa_req *q)
 		.body = r->body,
 		.body_len = r->body_len,
 		.body_too_large = r->too_large,
+		.malformed = r->malformed,
 		.conn_id = r->conn_id,
 		.conn_reuse = r->conn_reuse,
 		.t_arrival_us = r->t_arrival_us,
@@ -165,21 +172,28 @@ static void fill_req(const struct request *r, struct fa_req *q)
 	};
 }
 
-static struct request *request_start(struct fa_server *s, struct MHD_Connection *mhd,
-                                     const char *url, const char *method)
+/*
+ * libmicrohttpd's URI log callback: the request line is read, the headers
+ * not yet. The request is counted from here, so one whose headers
+ * libmicrohttpd refuses (431, or a query too large for the connection's
+ * pool) is still journaled: request_completed() sees it undecided.
+ */
+static void *uri_seen(void *cls, const char *uri, struct MHD_Connection *mhd)
 {
+	struct fa_server *s = cls;
 	struct request *r = fa_xcalloc(1, sizeof(*r));
 	const union MHD_ConnectionInfo *ci =
 	        MHD_get_connection_info(mhd, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	struct conn *c = ci != NULL ? ci->socket_context : NULL;
-	struct pairs hs, qs;
+	const char *path = fa_target_path(uri);
 
 	r->mhd = mhd;
+	r->state = REQ_NEW;
 	r->t_arrival_us = fa_provider_now_us(s->p);
 	r->wall_us = fa_clock_wall_us();
 	r->t_response_us = -1;
-	r->method = fa_xstrdup(method);
-	r->path = fa_xstrdup(url);
+	r->raw_uri = fa_xstrdup(uri);
+	r->path = fa_xstrndup(path, strcspn(path, "?")); /* replaced by the decoded one */
 	if (c != NULL) {
 		r->conn_id = c->id;
 		r->conn_reuse = c->requests++;
@@ -188,13 +202,32 @@ static struct request *request_start(struct fa_server *s, struct MHD_Connection 
 	s->n_requests++;
 	s->n_started++;
 	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+/* The headers are read: what the provider needs of the request. */
+static void request_start(struct request *r, struct MHD_Connection *mhd, const char *url,
+                          const char *method, const char *version)
+{
+	struct pairs hs, qs;
+
+	r->state = REQ_READING;
+	r->method = fa_xstrdup(method);
+	free(r->path);
+	r->path = fa_xstrdup(fa_target_path(url));
 	hs = collect_all(mhd, MHD_HEADER_KIND);
 	qs = collect_all(mhd, MHD_GET_ARGUMENT_KIND);
 	r->headers = hs.v;
 	r->n_headers = hs.n;
 	r->query = qs.v;
 	r->n_query = qs.n;
-	return r;
+	r->malformed = fa_target_malformed(r->raw_uri != NULL ? r->raw_uri : url, r->path, version,
+	                                   r->headers, r->n_headers, FA_ADMIN_PREFIX);
+	/* a body announced past the limit is refused before it is read */
+	for (size_t i = 0; i < r->n_headers; i++)
+		if (strcasecmp(r->headers[i].name, "Content-Length") == 0 &&
+		    strtoull(r->headers[i].value, NULL, 10) > FA_PROVIDER_MAX_BODY)
+			r->too_large = true;
 }
 
 static void take_body(struct request *r, const char *data, size_t len)
@@ -613,10 +646,15 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mhd, con
 	struct request *r = *con_cls;
 	struct fa_req q;
 
-	(void)version;
-	if (r == NULL) {
-		*con_cls = request_start(s, mhd, url, method);
-		return MHD_YES;
+	if (r == NULL) /* no URI callback ran: cannot happen, but stay whole */
+		*con_cls = r = uri_seen(s, url, mhd);
+	if (r->state == REQ_NEW) {
+		request_start(r, mhd, url, method, version);
+		if (r->malformed == NULL && !r->too_large)
+			return MHD_YES;
+		/* answered at once, the body unread: libmicrohttpd then closes
+		 * the connection, whose framing cannot be trusted */
+		*upload_data_size = 0;
 	}
 	if (*upload_data_size > 0) {
 		take_body(r, upload_data, *upload_data_size);
@@ -625,7 +663,8 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *mhd, con
 	}
 	if (r->state == REQ_READING) {
 		fill_req(r, &q);
-		if (fa_provider_admin_on(s->p) && fa_admin_is_admin_path(q.path))
+		if (r->malformed == NULL && fa_provider_admin_on(s->p) &&
+		    fa_admin_is_admin_path(q.path))
 			fa_admin_handle(s->p, &q, &r->resp);
 		else
 			fa_provider_decide(s->p, &q, &r->resp);
@@ -896,17 +935,17 @@ enum fa_rc fa_server_start(struct fa_provider *p, const struct fa_server_opts *o
 	s->waits = fa_timer_new();
 	/* Thread pool + poll: docs/internals.md records why the epoll and select
 	 * modes are not used; the load test guards this choice. */
-	s->d = MHD_start_daemon(flags, (uint16_t)opts->port, NULL, NULL, access_handler, s,
-	                        MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_THREAD_POOL_SIZE, threads,
-	                        MHD_OPTION_CONNECTION_LIMIT, limit, MHD_OPTION_CONNECTION_TIMEOUT,
-	                        (unsigned)300,
-	                        /* the 32 KiB default pool cannot hold a long query
-	                         * or many headers, and a request that overflows it
-	                         * gets no answer at all */
-	                        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)FA_SERVER_CONN_MEMORY,
-	                        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)4096,
-	                        MHD_OPTION_NOTIFY_COMPLETED, request_completed, s,
-	                        MHD_OPTION_NOTIFY_CONNECTION, connection_notify, s, MHD_OPTION_END);
+	s->d = MHD_start_daemon(
+	        flags, (uint16_t)opts->port, NULL, NULL, access_handler, s, MHD_OPTION_SOCK_ADDR,
+	        sa, MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT, limit,
+	        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
+	        /* the 32 KiB default pool cannot hold a long query
+	         * or many headers, and a request that overflows it
+	         * gets no answer at all */
+	        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)FA_SERVER_CONN_MEMORY,
+	        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)4096, MHD_OPTION_NOTIFY_COMPLETED,
+	        request_completed, s, MHD_OPTION_URI_LOG_CALLBACK, uri_seen, s,
+	        MHD_OPTION_NOTIFY_CONNECTION, connection_notify, s, MHD_OPTION_END);
 	if (s->d == NULL) {
 		fa_err_set(err, "cannot listen on %s:%u: %s", bind, opts->port,
 		           errno != 0 ? strerror(errno) : "libmicrohttpd refused to start");

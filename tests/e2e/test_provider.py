@@ -478,3 +478,59 @@ def test_binding_beyond_loopback_needs_an_admin_token(provider, fakeapi_bin, tmp
     assert p.request("GET", "/_fakeapi/health", headers={
         "Authorization": "Bearer s3cret", "Host": "fakeapi.internal"})[0] == 200
     assert p.request("GET", "/v1/records/1", key=KEY)[0] in (200, 429, 503)
+
+
+def raw_exchange(url, data, timeout=3):
+    """Send @data on a new connection; the status line read back ("" when
+    the connection closed without one)."""
+    host, port = url.split("//")[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=timeout) as s:
+        s.sendall(data)
+        got = b""
+        try:
+            while b"\r\n" not in got:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                got += chunk
+        except socket.timeout:
+            pass
+    return got.split(b"\r\n")[0].decode()
+
+
+def test_framing_and_targets_rfc_9112_calls_malformed_get_400_and_are_journaled(provider):
+    """Two different Content-Length values, Content-Length with chunked,
+    HTTP/1.1 without Host, %00 or a dot segment in the path, and the admin
+    prefix in percent-encoding: 400 bad_request, journaled as
+    malformed_request. An absolute-form target routes by its path; headers
+    past the connection's pool get libmicrohttpd's 431 and are journaled."""
+    p = provider(scenario([RECORDS]))
+    auth = f"Authorization: Bearer {KEY}\r\n".encode()
+    host = b"Host: 127.0.0.1\r\n"
+    bad = {
+        "two CL": b"POST /v1/records/1 HTTP/1.1\r\n" + host + auth +
+                  b"Content-Length: 3\r\nContent-Length: 5\r\n\r\nabcde",
+        "CL and TE": b"POST /v1/records/1 HTTP/1.1\r\n" + host + auth +
+                     b"Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+        "no Host": b"GET /v1/records/1 HTTP/1.1\r\n" + auth + b"\r\n",
+        "%00": b"GET /v1/records/1%00x HTTP/1.1\r\n" + host + auth + b"\r\n",
+        "dot": b"GET /v1/x/../records/1 HTTP/1.1\r\n" + host + auth + b"\r\n",
+        "%5F": b"GET /%5Ffakeapi/health HTTP/1.1\r\nHost: localhost\r\n\r\n",
+    }
+    for what, data in bad.items():
+        assert raw_exchange(p.url, data) == "HTTP/1.1 400 Bad Request", what
+    assert raw_exchange(p.url, b"GET /v1/records/1 HTTP/1.0\r\n" + auth + b"\r\n") \
+        .split()[1] != "400"
+    absolute = (f"GET {p.url}/v1/records/1 HTTP/1.1\r\n".encode() + host + auth + b"\r\n")
+    assert raw_exchange(p.url, absolute).split()[1] != "400"
+    big = b"GET /v1/records/1 HTTP/1.1\r\n" + host + auth + b"X-Big: " + b"a" * 70000 + b"\r\n\r\n"
+    assert raw_exchange(p.url, big) == "HTTP/1.1 431 Request Header Fields Too Large"
+    wait_for(lambda: p.journal(wait=False)["count"] >= 9)
+    # seq counts completions; the order sent is the order of arrival
+    entries = sorted(p.journal(wait=False)["entries"], key=lambda e: e["t_arrival_us"])
+    assert [e["fault"] for e in entries[:6]] == ["malformed_request"] * 6
+    assert all(e["status"] == 400 and e["route"] is None for e in entries[:6])
+    assert entries[5]["path"] == "/_fakeapi/health"  # decoded, and no admin answer
+    assert entries[7]["path"] == "/v1/records/1" and entries[7]["route"] == RECORDS["id"]
+    assert (entries[8]["path"], entries[8]["status"], entries[8]["fault"]) == (
+        "/v1/records/1", 0, "incomplete_request")

@@ -58,7 +58,8 @@
 	X(clock)                                                                                   \
 	X(suggest)                                                                                 \
 	X(metrics)                                                                                 \
-	X(timer)
+	X(timer)                                                                                   \
+	X(target)
 
 #define DECLARE(m) void test_##m##_register(void);
 TEST_MODULES(DECLARE)

@@ -1,4 +1,5 @@
 /* recording.c -- a journal fakeapi recorded turned into a scenario that answers the same way. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,22 +209,61 @@ static size_t task_of(struct task **t, size_t *n, const struct fa_attempt *a,
 	return (*n)++;
 }
 
+/* The key of @keys whose id a client finds in the same environment
+ * variable as @id, FAKEAPI_KEY_<ID> with letters upper-cased and any
+ * other character '_' (the loader refuses two such ids: "ops-1", "ops.1",
+ * "OPS-1"), or NULL. */
+static const cJSON *env_twin(const cJSON *keys, const char *id)
+{
+	const cJSON *key;
+
+	cJSON_ArrayForEach(key, keys)
+	{
+		const unsigned char *x = (const unsigned char *)key->string;
+		const unsigned char *y = (const unsigned char *)id;
+
+		for (; *x != '\0' && *y != '\0'; x++, y++)
+			if ((isalnum(*x) ? toupper(*x) : '_') != (isalnum(*y) ? toupper(*y) : '_'))
+				break;
+		if (*x == '\0' && *y == '\0')
+			return key;
+	}
+	return NULL;
+}
+
 /* $.provider: a key per key id the journal names (placeholder secrets),
- * their users, and the scope the journal's scopes show. */
-static void add_provider(cJSON *sc, const struct kept *k, size_t n)
+ * their users, and the scope the journal's scopes show. A key id that
+ * would share its environment variable with one before it is imported as
+ * that one (a warning in @warn, once per id; @name is the journal). */
+static void add_provider(cJSON *sc, const struct kept *k, size_t n, const char *name,
+                         struct hx_draft_warnings *warn)
 {
 	cJSON *provider = cJSON_AddObjectToObject(sc, "provider");
 	cJSON *keys = cJSON_AddObjectToObject(provider, "keys");
 	cJSON *users = cJSON_CreateObject();
+	cJSON *merged = cJSON_CreateObject();
 	bool key_scope = false;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct fa_attempt *a = k[i].a;
 		const char *user = a->user != NULL && a->user[0] != '\0' ? a->user : HX_DRAFT_USER;
+		const cJSON *twin;
 
 		if (a->scope != NULL && strncmp(a->scope, "key:", 4) == 0)
 			key_scope = true;
-		if (key_id(a) == NULL || cJSON_HasObjectItem(keys, key_id(a)))
+		if (key_id(a) == NULL)
+			continue;
+		twin = env_twin(keys, key_id(a));
+		if (twin != NULL && strcmp(twin->string, key_id(a)) != 0 &&
+		    cJSON_GetObjectItemCaseSensitive(merged, key_id(a)) == NULL) {
+			hx_draft_warn(warn,
+			              "%s: seq %llu: key ids %s and %s would share the environment "
+			              "variable of a key: imported as %s",
+			              name, (unsigned long long)a->seq, twin->string, key_id(a),
+			              twin->string);
+			cJSON_AddNullToObject(merged, key_id(a));
+		}
+		if (twin != NULL)
 			continue;
 		cJSON *key = cJSON_AddObjectToObject(keys, key_id(a));
 		char *secret = fa_xasprintf("sk-imported-%s", key_id(a));
@@ -242,6 +282,7 @@ static void add_provider(cJSON *sc, const struct kept *k, size_t n)
 		cJSON_AddObjectToObject(users, HX_DRAFT_USER);
 	}
 	cJSON_AddItemToObject(provider, "users", users);
+	cJSON_Delete(merged);
 	if (key_scope)
 		cJSON_AddStringToObject(provider, "scope", "key");
 }
@@ -427,10 +468,11 @@ enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const cha
 	cJSON_AddStringToObject(sc, "title", comment);
 	free(comment);
 	cJSON_AddStringToObject(sc, "comment", "");
-	add_provider(sc, k, nk);
+	add_provider(sc, k, nk, name, warn);
 	cJSON_AddItemToObject(sc, "routes", make_routes(k, nk, &n_routes));
 	if (!opts->no_harness) {
-		/* a task without a key (its attempts all unauthorized) uses the first */
+		/* a task without a key (its attempts all unauthorized) uses the
+		 * first; one whose key was merged, the key it was merged into */
 		keys = cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "provider"), "keys");
 		if (add_harness(sc, t, nt, t0, name, err) != FA_OK)
 			goto out;
@@ -440,9 +482,9 @@ enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const cha
 		                   cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "harness"), "tasks"))
 		{
 			cJSON *kid = cJSON_GetObjectItem(ti, "key");
+			const cJSON *twin = env_twin(keys, kid->valuestring);
 
-			if (!cJSON_HasObjectItem(keys, kid->valuestring))
-				cJSON_SetValuestring(kid, keys->child->string);
+			cJSON_SetValuestring(kid, (twin != NULL ? twin : keys->child)->string);
 		}
 	}
 	comment = fa_xasprintf(

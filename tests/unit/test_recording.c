@@ -385,6 +385,40 @@ static void recording__dot_segments_are_left_out(void)
 	teardown(&f);
 }
 
+/* Found by the journal import's fuzz target: key ids the loader refuses
+ * side by side ("ops-1" and "ops.1" share FAKEAPI_KEY_OPS_1; "OPS-1" is
+ * the same key to cJSON's lookup) made a scenario that does not load, an
+ * internal error (tests/fuzz/corpus/recording/key-ids-share-env.jsonl). */
+static void recording__key_ids_that_share_a_variable_are_one_key(void)
+{
+	struct fixture f = { 0 };
+	const cJSON *tasks, *keys;
+	cJSON *sc;
+
+	add(&f, "GET", "/v1/a", 1000, 200, "respond", "t1", "ops-1", "u1");
+	add(&f, "GET", "/v1/a", 1100, 200, "respond", "t2", "ops.1", "u2");
+	add(&f, "GET", "/v1/a", 1200, 200, "respond", "t3", "OPS-1", "u1");
+	add(&f, "GET", "/v1/a", 1300, 200, "respond", "t2", "ops.1", "u2");
+	sc = convert(&f, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+	keys = cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "provider"), "keys");
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(keys), 1);
+	CU_ASSERT_PTR_NOT_NULL(cJSON_GetObjectItemCaseSensitive(keys, "ops-1"));
+	tasks = cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "harness"), "tasks");
+	CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(tasks), 3);
+	for (int i = 0; i < 3; i++)
+		CU_ASSERT_STRING_EQUAL(
+		        cJSON_GetObjectItem(cJSON_GetArrayItem(tasks, i), "key")->valuestring,
+		        "ops-1");
+	CU_ASSERT_EQUAL_FATAL(f.w.n, 2);
+	CU_ASSERT_STRING_EQUAL(f.w.msg[0],
+	                       "dir/run.jsonl: seq 2: key ids ops-1 and ops.1 would share the "
+	                       "environment variable of a key: imported as ops-1");
+	assert_loads(sc);
+	cJSON_Delete(sc);
+	teardown(&f);
+}
+
 void test_recording_register(void)
 {
 	CU_pSuite s = CU_add_suite("recording", NULL, NULL);
@@ -407,4 +441,6 @@ void test_recording_register(void)
 	            recording__errors_name_the_file_and_line);
 	CU_add_test(s, "recording__dot_segments_are_left_out",
 	            recording__dot_segments_are_left_out);
+	CU_add_test(s, "recording__key_ids_that_share_a_variable_are_one_key",
+	            recording__key_ids_that_share_a_variable_are_one_key);
 }

@@ -51,7 +51,8 @@ CLIENT_UNIT_OBJ = $(BUILD)/obj/clients/reference/client-under-test/reference/ret
 
 BINS = $(BUILD)/fakeapi $(BUILD)/fakeapi-harness $(BUILD)/unit-tests $(CLIENTS)
 
-.PHONY: all asan tsan deps sdk-deps test unit e2e demo bench lint fmt fmt-check clean install uninstall
+.PHONY: all asan tsan fuzz fuzz-build deps sdk-deps test unit e2e demo bench lint fmt fmt-check clean \
+	install uninstall
 all: $(BINS)
 
 $(BUILD)/obj/%.o: %.c
@@ -111,6 +112,37 @@ asan:
 tsan:
 	$(MAKE) BUILD=build/tsan OPT="-O1 -g" SAN="-fsanitize=thread" build/tsan/fakeapi
 
+# libFuzzer targets, one per parser (tests/fuzz/<name>.c; docs/internals.md,
+# "Fuzzing"), built with clang under ASan and UBSan into build/fuzz/<name>:
+# the library and the harness with coverage, each target linked with
+# libFuzzer. `make fuzz` runs each for FUZZ_SECONDS from its corpus
+# (tests/fuzz/corpus/<name>/) and prints its execs and coverage; `make
+# test` runs each for FUZZ_TEST_SECONDS. A crash, a leak or an "internal
+# error" fails the run and leaves the input in build/fuzz/crashes/.
+FUZZ_TARGETS      = scenario retry_after journal recording har client_line provider
+FUZZ_SECONDS     ?= 60
+FUZZ_TEST_SECONDS = 3
+FUZZ_SRC          = $(wildcard tests/fuzz/*.c)
+FUZZ_OBJ          = $(FUZZ_SRC:%.c=$(BUILD)/obj/%.o)
+FUZZ_SAN          = -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+		    -fno-omit-frame-pointer
+
+fuzz-build:
+	$(MAKE) BUILD=build/fuzz CC=clang OPT="-O1 -g" SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" \
+		$(addprefix build/fuzz/,$(FUZZ_TARGETS))
+
+fuzz: deps fuzz-build
+	ci/fuzz-run build/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+$(FUZZ_OBJ): CFLAGS_ALL += -Itests/fuzz
+# the client's own Retry-After parser, beside the provider's
+$(BUILD)/obj/tests/fuzz/retry_after.o: CFLAGS_ALL += -Iclient-under-test/reference
+
+$(addprefix $(BUILD)/,$(FUZZ_TARGETS)): $(BUILD)/%: $(BUILD)/obj/tests/fuzz/%.o \
+		$(BUILD)/obj/tests/fuzz/fuzz_input.o $(HX_OBJ) $(CLIENT_UNIT_OBJ) \
+		$(BUILD)/libfakeapi.a $(BUILD)/libfautil.a
+	$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(LIBS_ALL)
+
 # Installs what the build and the tests need (Debian packages); quick no-op
 # when everything is there.
 deps:
@@ -144,6 +176,8 @@ test: deps sdk-deps
 	$(MAKE) -s BUILD=build/asan lint
 	$(MAKE) -s fmt-check
 	build/asan/unit-tests
+	$(MAKE) fuzz-build CI=1
+	ci/fuzz-run build/fuzz $(FUZZ_TEST_SECONDS) $(FUZZ_TARGETS)
 	FAKEAPI_BUILD=build/asan $(PYTHON) -m pytest -q -n 2 --dist loadgroup tests/e2e
 
 DEMO_CURL = curl -sS -f --retry 4 -X {method} -H "Authorization: Bearer $$FAKEAPI_KEY" \
@@ -188,7 +222,8 @@ lint: $(BUILD)/libfakeapi.a $(BUILD)/libfautil.a $(HX_OBJ)
 # Every C file of the tree, as .clang-format lays it out: `make fmt`
 # rewrites them, `make fmt-check` names each one it would change.
 FMT_SRC = $(sort $(wildcard fakeapi/*.[ch] fakeapi/util/*.[ch] harness/*.[ch] harness/*/*.[ch] \
-                            tests/unit/*.[ch] client-under-test/reference/*.[ch] bench/*.[ch]))
+                            tests/unit/*.[ch] tests/fuzz/*.[ch] client-under-test/reference/*.[ch] \
+                            bench/*.[ch]))
 
 fmt:
 	clang-format -i $(FMT_SRC)

@@ -9,6 +9,7 @@
 
 #include "alloc.h"
 #include "clock.h"
+#include "utf8.h"
 
 /*
  * Numbers travel as cJSON doubles. Reading accepts integers up to 2^53;
@@ -432,6 +433,19 @@ static bool get_str(const cJSON *v, char **out)
 	return true;
 }
 
+/* cJSON takes any bytes in a string; the provider journals only UTF-8
+ * (utf8.h), and what reads a journal back (import-journal's scenario, a
+ * report) needs it to be. True, with @err set for member @name (and @sub,
+ * or NULL), when @v is a string that is not UTF-8. */
+static bool not_utf8(const cJSON *v, const char *name, const char *sub, struct fa_err *err)
+{
+	if (!cJSON_IsString(v) || fa_utf8_valid(v->valuestring))
+		return false;
+	fa_err_set(err, "$.%s%s%s: expected UTF-8 text, got a string that is not UTF-8", name,
+	           sub != NULL ? "." : "", sub != NULL ? sub : "");
+	return true;
+}
+
 /* What each integer kind accepts (both bounds within ±2^53). */
 static const struct {
 	double lo, hi;
@@ -499,6 +513,8 @@ static bool get_field(const cJSON *obj, const struct field *f, struct fa_attempt
 			want = "number >= 1";
 		break;
 	case K_STR:
+		if (not_utf8(v, f->name, NULL, err))
+			return false;
 		if (!get_str(v, (char **)p))
 			want = "string or null";
 		break;
@@ -535,6 +551,8 @@ static bool get_field(const cJSON *obj, const struct field *f, struct fa_attempt
 		for (int h = 0; h < FA_AH_COUNT; h++) {
 			const cJSON *hv = cJSON_GetObjectItemCaseSensitive(v, header_names[h]);
 
+			if (not_utf8(hv, f->name, header_names[h], err))
+				return false;
 			if (hv == NULL || !get_str(hv, &a->attempt_headers[h])) {
 				fa_err_set(err, "$.%s.%s: expected string or null, got %s", f->name,
 				           header_names[h], fa_attempt_json_type(hv));

@@ -122,7 +122,8 @@ cJSON *fa_attempt_to_json(const struct fa_attempt *a);
  * members such as "prev" are ignored; retry_after_ms, pause_from, tokens,
  * stream_chunks, stream_end and time_scale may be missing, as in journals
  * written before they existed or at scale 1: NULL, NULL, -1, -1, NULL, 1). FA_EINVAL with
- * "$.member: ..." in @err when another member is missing or a member has the wrong type. */
+ * "$.member: ..." in @err when another member is missing, a member has the wrong type or a
+ * string member is not UTF-8. */
 enum fa_rc fa_attempt_from_json(const cJSON *obj, struct fa_attempt *out, struct fa_err *err);
 
 /*

@@ -316,7 +316,7 @@ static void add_provider(cJSON *sc, const struct kept *k, size_t n, const struct
 			key_scope = true;
 		const char *id = mapped_key(m, nm, a);
 
-		if (id == NULL || cJSON_HasObjectItem(keys, id))
+		if (id == NULL || (cJSON_GetObjectItemCaseSensitive(keys, id) != NULL))
 			continue;
 		cJSON *key = cJSON_AddObjectToObject(keys, id);
 		char *secret = fa_xasprintf("sk-imported-%s", id);
@@ -324,7 +324,7 @@ static void add_provider(cJSON *sc, const struct kept *k, size_t n, const struct
 		cJSON_AddStringToObject(key, "secret", secret);
 		cJSON_AddStringToObject(key, "user", user);
 		free(secret);
-		if (!cJSON_HasObjectItem(users, user))
+		if (cJSON_GetObjectItemCaseSensitive(users, user) == NULL)
 			cJSON_AddObjectToObject(users, user);
 	}
 	if (keys->child == NULL) {
@@ -549,17 +549,19 @@ enum fa_rc hx_recording_scenario(const struct fa_attempt *a, size_t n, const cha
 	cJSON_AddItemToObject(sc, "routes", make_routes(k, nk, &n_routes));
 	if (!opts->no_harness) {
 		/* a task without a key (its attempts all unauthorized) uses the first */
-		keys = cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "provider"), "keys");
+		keys = cJSON_GetObjectItemCaseSensitive(
+		        cJSON_GetObjectItemCaseSensitive(sc, "provider"), "keys");
 		if (add_harness(sc, t, nt, t0, km, nkm, name, err) != FA_OK)
 			goto out;
 		cJSON *ti;
 
-		cJSON_ArrayForEach(ti,
-		                   cJSON_GetObjectItem(cJSON_GetObjectItem(sc, "harness"), "tasks"))
+		cJSON_ArrayForEach(
+		        ti, cJSON_GetObjectItemCaseSensitive(
+		                    cJSON_GetObjectItemCaseSensitive(sc, "harness"), "tasks"))
 		{
-			cJSON *kid = cJSON_GetObjectItem(ti, "key");
+			cJSON *kid = cJSON_GetObjectItemCaseSensitive(ti, "key");
 
-			if (!cJSON_HasObjectItem(keys, kid->valuestring))
+			if (cJSON_GetObjectItemCaseSensitive(keys, kid->valuestring) == NULL)
 				cJSON_SetValuestring(kid, keys->child->string);
 		}
 	}

@@ -546,3 +546,19 @@ def test_a_bad_journal_line_is_named(harness_bin, tmp_path):
     assert r.returncode == 2
     assert r.stderr == (f"fakeapi-harness import-journal: {tmp_path}/missing.jsonl: cannot "
                         "read: No such file or directory\n")
+
+
+def test_import_journal_keeps_users_that_differ_only_in_case(harness_bin, tmp_path):
+    """User names "opS" and "ops" are two users: the scenario made names
+    both (a lookup in any letter case lost one, and the loader refused the
+    scenario with an internal error)."""
+    lines = [json.loads(l) for l in (JOURNAL / "recorded.jsonl").read_text().splitlines()[:3]]
+    lines[0]["user"] = "opS"
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(e, separators=(",", ":")) + "\n" for e in lines))
+    out = tmp_path / "s.json"
+    r = harness(harness_bin, "import-journal", "-o", str(out), str(path))
+    assert r.returncode == 0, r.stderr
+    assert "internal error" not in r.stderr
+    users = json.loads(out.read_text())["provider"]["users"]
+    assert {"opS", "ops"} <= set(users), users

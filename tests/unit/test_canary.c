@@ -181,8 +181,9 @@ static void canary__scan_dir_searches_files_for_the_key_never_through_symlinks(v
 static void result_with_msgs(struct hx_scenario_result *out)
 {
 	static const char *const lines[] = {
-		"{\"type\":\"escalation\",\"task\":\"t1\",\"record\":{\"reason\":\"x\","
-		"\"note\":\"Bearer sk-secret-1.kcKEY\"}}",
+		/* one element in two pieces: the parentheses say so */
+		("{\"type\":\"escalation\",\"task\":\"t1\",\"record\":{\"reason\":\"x\","
+		 "\"note\":\"Bearer sk-secret-1.kcKEY\"}}"),
 		"{\"type\":\"action_sent\",\"task\":\"t1\",\"note\":\"kcKEY\"}",
 		"{\"type\":\"escalation\",\"task\":\"t2\",\"record\":{\"mail\":\"body@x\"}}",
 	};

@@ -391,6 +391,19 @@ static void header_number(cJSON *o)
 	                          cJSON_CreateNumber(2));
 }
 
+/* Found by the journal import's fuzz target: a user of bytes that are
+ * not UTF-8 went on into a scenario the loader refuses, an internal error
+ * (tests/fuzz/corpus/recording/user-not-utf8.jsonl). */
+static void user_not_utf8(cJSON *o)
+{
+	cJSON_ReplaceItemInObject(o, "user", cJSON_CreateString("\xbaps"));
+}
+static void header_not_utf8(cJSON *o)
+{
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(o, "attempt_headers"), "amz-sdk-request",
+	                          cJSON_CreateString("attempt=\xff"));
+}
+
 static void from_json_rejects_wrong_types(void)
 {
 	struct fa_attempt b;
@@ -412,6 +425,10 @@ static void from_json_rejects_wrong_types(void)
 	expect_rejected(pause_bool, "$.pause_until_us: expected integer or null, got boolean");
 	expect_rejected(header_number,
 	                "$.attempt_headers.amz-sdk-request: expected string or null, got number");
+	expect_rejected(user_not_utf8,
+	                "$.user: expected UTF-8 text, got a string that is not UTF-8");
+	expect_rejected(header_not_utf8, "$.attempt_headers.amz-sdk-request: expected UTF-8 text, "
+	                                 "got a string that is not UTF-8");
 	CU_ASSERT_EQUAL(fa_attempt_from_json(arr, &b, &err), FA_EINVAL);
 	CU_ASSERT_STRING_EQUAL(err.msg, "$: expected object, got array");
 	cJSON_Delete(arr);

@@ -508,7 +508,9 @@ void hx_escalation_sanitised_check(const struct hx_check_ctx *c, struct hx_check
 		r->verdict = HX_PASS;
 		r->detail = fa_xasprintf(
 		        "%zu escalation record%s (first: task %s) and %zu bytes of the "
-		        "client's output, records and state searched: no key or body canary",
+		        "client's output, records and state searched: no key or body canary "
+		        "(files it may have written outside CLIENT_STATE_DIR, its home or /tmp "
+		        "say, were not searched)",
 		        n_records, n_records == 1 ? "" : "s", first_task,
 		        in->canary_bytes_searched);
 		hx_evidence_give(&ev, r);

@@ -365,8 +365,7 @@ def test_import_journal_names_a_retry_after_that_is_not_utf8(harness_bin, tmp_pa
     assert r.returncode == 2
     assert r.stdout == ""
     assert errors(r.stderr) == (f"fakeapi-harness import-journal: {path}:1: $.retry_after: "
-                                "expected a header value in UTF-8, got bytes that are not "
-                                "UTF-8\n")
+                                "expected UTF-8 text, got a string that is not UTF-8\n")
 
 
 def test_import_journal_renames_key_ids_that_share_a_variable(harness_bin, tmp_path):

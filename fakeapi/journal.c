@@ -487,20 +487,30 @@ static ssize_t read_stored(struct fa_journal *j, uint64_t v, char *buf, size_t m
 	return got;
 }
 
-/* Virtual offsets [*@v0, *@v1) of the entries kept with seq > @since,
- * once they are stored. Caller holds the lock. Returns their count. */
-static size_t range_after(struct fa_journal *j, uint64_t since, uint64_t *v0, uint64_t *v1)
+/* What the journal held at one instant, read together under the lock. */
+struct mark {
+	uint64_t last_seq;
+	char head[FA_SHA256_HEX];
+};
+
+/*
+ * Virtual offsets [*@v0, *@v1) of the entries kept with seq > @since, as
+ * they are now (*@m: the seq and head that go with them), once they are
+ * stored. Caller holds the lock; the wait releases it, and what is
+ * appended meanwhile is not in the range. Returns their count.
+ */
+static size_t range_after(struct fa_journal *j, uint64_t since, uint64_t *v0, uint64_t *v1,
+                          struct mark *m)
 {
 	uint64_t first = since + 1 > j->first_kept ? since + 1 : j->first_kept;
+	size_t n = first > j->last_seq ? 0 : (size_t)(j->last_seq - first + 1);
 
-	wait_stored(j, j->bytes);
+	m->last_seq = j->last_seq;
+	memcpy(m->head, j->head, sizeof(m->head));
 	*v1 = j->bytes;
-	if (first > j->last_seq) {
-		*v0 = *v1;
-		return 0;
-	}
-	*v0 = j->voff[first - 1];
-	return (size_t)(j->last_seq - first + 1);
+	*v0 = n == 0 ? *v1 : j->voff[first - 1];
+	wait_stored(j, *v1);
+	return n;
 }
 
 struct fa_journal_view {
@@ -514,16 +524,17 @@ struct fa_journal_view {
 struct fa_journal_view *fa_journal_view_open(struct fa_journal *j, uint64_t since)
 {
 	struct fa_journal_view *w = fa_xcalloc(1, sizeof(*w));
+	struct mark m;
 	size_t n;
 	int len;
 
 	w->j = j;
 	pthread_mutex_lock(&j->mu);
-	n = range_after(j, since, &w->v0, &w->v1);
-	len = snprintf(w->prefix, sizeof(w->prefix),
-	               "{\"head\":\"%s\",\"count\":%zu,\"last_seq\":%llu,\"entries\":[", j->head, n,
-	               (unsigned long long)j->last_seq);
+	n = range_after(j, since, &w->v0, &w->v1, &m);
 	pthread_mutex_unlock(&j->mu);
+	len = snprintf(w->prefix, sizeof(w->prefix),
+	               "{\"head\":\"%s\",\"count\":%zu,\"last_seq\":%llu,\"entries\":[", m.head, n,
+	               (unsigned long long)m.last_seq);
 	w->prefix_len = (size_t)len;
 	/* each newline becomes a comma, the last one the "]"; then "}" */
 	w->size = w->prefix_len + (w->v1 - w->v0) + (n == 0 ? 2 : 1);
@@ -600,12 +611,13 @@ char *fa_journal_json(struct fa_journal *j, uint64_t since)
 void fa_journal_snapshot(struct fa_journal *j, uint64_t since, struct fa_attempt **out, size_t *n)
 {
 	uint64_t v0, v1, v;
+	struct mark m;
 	size_t want, size;
 	char *buf, *p;
 	ssize_t got = 0;
 
 	pthread_mutex_lock(&j->mu);
-	want = range_after(j, since, &v0, &v1);
+	want = range_after(j, since, &v0, &v1, &m);
 	pthread_mutex_unlock(&j->mu);
 	*out = fa_xcalloc(want > 0 ? want : 1, sizeof(**out));
 	*n = 0;

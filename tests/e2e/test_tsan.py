@@ -78,14 +78,22 @@ def worker(host, port, until, n, counts, lock):
 
 
 def admin(url, until, seen):
+    """Read the journal and health while the load runs; every answer must
+    be whole (a streamed journal cut short is recorded, not lost in a
+    thread's exception)."""
     host, port = url.split("//")[1].split(":")
     while time.monotonic() < until:
         conn = http.client.HTTPConnection(host, int(port), timeout=10)
         for path in ("/_fakeapi/journal?since=1", "/_fakeapi/health"):
-            conn.request("GET", path)
-            resp = conn.getresponse()
-            resp.read()
-            seen.append(resp.status)
+            try:
+                conn.request("GET", path)
+                resp = conn.getresponse()
+                doc = json.loads(resp.read())
+                whole = "entries" not in doc or len(doc["entries"]) == doc["count"]
+                seen.append(resp.status if whole else f"{path}: count differs")
+            except (OSError, http.client.HTTPException, ValueError) as e:
+                seen.append(f"{path}: {e!r}")
+                break
         conn.close()
 
 

@@ -1034,6 +1034,55 @@ static void digest_is_sha256(void)
 	                       "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
+/* Appenders for views_stay_whole_under_appends. */
+static void *append_many(void *arg)
+{
+	for (int i = 0; i < 1500; i++)
+		append_filled(arg, i);
+	return NULL;
+}
+
+/* A view opened while lines are being written reads whole: it covers the
+ * lines stored when it opened, none appended while it waited for them. */
+static void views_stay_whole_under_appends(void)
+{
+	struct fa_journal *j = journal_new(NULL);
+	pthread_t t[4];
+	int views = 0, bad = 0;
+
+	for (int k = 0; k < 4; k++)
+		pthread_create(&t[k], NULL, append_many, j);
+	while (fa_journal_count(j) < 6000 && views < 3000) {
+		struct fa_journal_view *w = fa_journal_view_open(j, 0);
+		size_t size = (size_t)fa_journal_view_size(w), pos = 0;
+		char *buf = fa_xmalloc(size + 1);
+		cJSON *doc;
+
+		while (pos < size) {
+			ssize_t got = fa_journal_view_read(w, pos, buf + pos, size - pos);
+
+			if (got <= 0)
+				break;
+			pos += (size_t)got;
+		}
+		buf[pos] = '\0';
+		doc = pos == size ? cJSON_Parse(buf) : NULL;
+		if (doc == NULL ||
+		    cJSON_GetArraySize(cJSON_GetObjectItem(doc, "entries")) !=
+		            (int)cJSON_GetNumberValue(cJSON_GetObjectItem(doc, "count")))
+			bad++;
+		cJSON_Delete(doc);
+		free(buf);
+		fa_journal_view_close(w);
+		views++;
+	}
+	for (int k = 0; k < 4; k++)
+		pthread_join(t[k], NULL);
+	CU_ASSERT_EQUAL(bad, 0);
+	CU_ASSERT(views > 0);
+	fa_journal_free(j);
+}
+
 void test_journal_register(void)
 {
 	CU_pSuite s = CU_add_suite("journal", NULL, NULL);
@@ -1055,6 +1104,7 @@ void test_journal_register(void)
 	            lines_are_read_back_whatever_the_store);
 	CU_add_test(s, "journal__line_is_cjsons_rendering", line_is_cjsons_rendering);
 	CU_add_test(s, "journal__digest_is_sha256", digest_is_sha256);
+	CU_add_test(s, "journal__views_stay_whole_under_appends", views_stay_whole_under_appends);
 	CU_add_test(s, "journal__reset_keeps_seq_counting", reset_keeps_seq_counting);
 	CU_add_test(s, "journal__file_lines_verify", file_lines_verify);
 	CU_add_test(s, "journal__verify_names_removed_middle_line",

@@ -148,13 +148,25 @@ static void unknown(struct fa_resp *resp)
 }
 
 /* Is @host (a Host header: name or address, maybe a port) a loopback
- * name? localhost and *.localhost (RFC 6761), 127.0.0.0/8, ::1. */
+ * name (fa_admin_loopback_name)? */
+bool fa_admin_loopback_name(const char *name)
+{
+	size_t n = strlen(name);
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (strcasecmp(name, "localhost") == 0 ||
+	    (n > 10 && strcasecmp(name + n - 10, ".localhost") == 0))
+		return true;
+	if (inet_pton(AF_INET, name, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return inet_pton(AF_INET6, name, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
 static bool loopback_host(const char *host)
 {
 	char name[256];
 	const char *end;
-	struct in_addr a4;
-	struct in6_addr a6;
 	size_t n;
 
 	if (host[0] == '[') {
@@ -169,14 +181,9 @@ static bool loopback_host(const char *host)
 		return false;
 	memcpy(name, host, n);
 	name[n] = '\0';
-	if (n > 0 && name[n - 1] == '.')
+	if (name[n - 1] == '.')
 		name[--n] = '\0'; /* a fully qualified "localhost." */
-	if (strcasecmp(name, "localhost") == 0 ||
-	    (n > 10 && strcasecmp(name + n - 10, ".localhost") == 0))
-		return true;
-	if (inet_pton(AF_INET, name, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	return inet_pton(AF_INET6, name, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+	return fa_admin_loopback_name(name);
 }
 
 /* Does @req present @token as "Authorization: Bearer TOKEN"? Compared as

@@ -9,6 +9,10 @@
 /* Reserved prefix: nothing under it is a scenario route or an attempt. */
 #define FA_ADMIN_PREFIX "/_fakeapi/"
 
+/* Is @name (a host name or address, no port) a loopback one: localhost
+ * and *.localhost in any letter case (RFC 6761), 127.0.0.0/8, ::1? */
+bool fa_admin_loopback_name(const char *name);
+
 /* Is @path under FA_ADMIN_PREFIX? */
 bool fa_admin_is_admin_path(const char *path);
 

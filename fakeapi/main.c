@@ -1,5 +1,4 @@
 /* main.c -- the fakeapi program: serve a scenario, or verify a journal. */
-#include <arpa/inet.h>
 #include <getopt.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "admin.h"
 #include "clock.h"
 #include "follow.h"
 #include "journal.h"
@@ -130,19 +130,6 @@ static bool journal_missing(struct fa_journal *j, const char *path)
 	return true;
 }
 
-/* Does @bind name a loopback address (127.0.0.0/8, ::1, localhost)? */
-static bool loopback_bind(const char *bind)
-{
-	struct in_addr a4;
-	struct in6_addr a6;
-
-	if (strcmp(bind, "localhost") == 0)
-		return true;
-	if (inet_pton(AF_INET, bind, &a4) == 1)
-		return (ntohl(a4.s_addr) >> 24) == 127;
-	return inet_pton(AF_INET6, bind, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
-}
-
 /* One line on stderr, then the hint to --help; returns 2 (usage). */
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -234,7 +221,7 @@ int main(int argc, char **argv)
 		return usage_error("no scenario: give FILE or --scenario FILE");
 	if (admin_token != NULL && admin_token[0] == '\0')
 		admin_token = NULL;
-	if (!loopback_bind(bind) && admin_token == NULL)
+	if (!fa_admin_loopback_name(bind) && admin_token == NULL)
 		return usage_error("--bind %s would open the admin API (/_fakeapi/reset, "
 		                   "/_fakeapi/journal, ...) to the network: give --admin-token "
 		                   "TOKEN or set FAKEAPI_ADMIN_TOKEN",
@@ -271,7 +258,7 @@ int main(int argc, char **argv)
 		fa_journal_set_sink(journal, fa_follow_sink, &follow);
 	}
 	p = fa_provider_new(sc, journal, seed, fa_clock_mono_us());
-	fa_provider_set_admin_guard(p, admin_token, loopback_bind(bind));
+	fa_provider_set_admin_guard(p, admin_token, fa_admin_loopback_name(bind));
 	rc = fa_server_start(p,
 	                     &(struct fa_server_opts){ .bind = bind,
 	                                               .port = (unsigned)port,

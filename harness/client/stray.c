@@ -173,6 +173,21 @@ static char cg_base[HX_STRAY_CGROUP_MAX - 32]; /* the harness's folder; "" = non
 static size_t cg_mount_len;                    /* the hierarchy's mount point in cg_base */
 static atomic_uint cg_next;
 
+/* cgroup.kill (kernel 5.14 on): every process in @dir at once. */
+static void cgroup_kill(const char *dir)
+{
+	char *path = fa_xasprintf("%s/cgroup.kill", dir);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (write(fd, "1", 1) < 0) {
+			/* an older kernel: the scan below signals each one */
+		}
+		close(fd);
+	}
+	free(path);
+}
+
 /* Empty and remove the cgroup folder @dir and its client folders "cN":
  * what is still in them is killed (cgroup.kill), then each is removed
  * once empty (a few ms at most). */
@@ -183,23 +198,14 @@ static void cg_remove_tree(const char *dir)
 	struct dirent *de;
 
 	while (d != NULL && (de = readdir(d)) != NULL) {
-		char *sub, *kill_path;
-		int fd;
+		char *sub;
 
 		if (de->d_name[0] != 'c' || de->d_name[1] < '0' || de->d_name[1] > '9')
 			continue;
 		sub = fa_xasprintf("%s/%s", dir, de->d_name);
-		kill_path = fa_xasprintf("%s/cgroup.kill", sub);
-		fd = open(kill_path, O_WRONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			if (write(fd, "1", 1) < 0) {
-				/* an older kernel: nothing more to do from here */
-			}
-			close(fd);
-		}
+		cgroup_kill(sub);
 		for (int i = 0; i < 50 && rmdir(sub) != 0 && errno == EBUSY; i++)
 			nanosleep(&pause, NULL);
-		free(kill_path);
 		free(sub);
 	}
 	if (d != NULL)
@@ -515,21 +521,6 @@ static bool reap(struct found_set *s)
 			all = false;
 	}
 	return all;
-}
-
-/* cgroup.kill (kernel 5.14 on): every process in @dir at once. */
-static void cgroup_kill(const char *dir)
-{
-	char *path = fa_xasprintf("%s/cgroup.kill", dir);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		if (write(fd, "1", 1) < 0) {
-			/* an older kernel: the scan below signals each one */
-		}
-		close(fd);
-	}
-	free(path);
 }
 
 size_t hx_stray_kill(const char *nonce, pid_t pgid, const char *cgroup)
